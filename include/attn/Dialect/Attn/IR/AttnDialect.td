@@ -1,0 +1,28 @@
+//===- AttnDialect.td - The attn dialect -------------------*- tablegen -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNDIALECT_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::mlir::attn";
+  let summary = "Scaled dot-product attention as one op";
+  let description = [{
+    The `attn` dialect holds `attn.sdpa`, scaled dot-product attention with
+    grouped-query heads, boolean or additive masks, causal structure and an
+    optional log-sum-exp result, and the attributes that describe it. Passes
+    lower it either naively (materializing the score table, as the formula
+    reads) or fused into online-softmax tile loops.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasCanonicalizer = 0;
+  let dependentDialects = ["tensor::TensorDialect"];
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNDIALECT_TD

@@ -1,0 +1,101 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_TD
+
+include "attn/Dialect/Attn/IR/AttnDialect.td"
+include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+def Attn_SdpaOp : Attn_Op<"sdpa", [
+    Pure,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+                              ["reifyResultShapes"]>]> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    Computes, for every batch `b`, query head `h` and query row `i`:
+
+    ```
+    out[b,h,i,:] = softmax_j(scale * Q[b,h,i,:] . K[b,h',j,:] + mask) . V[b,h',j,:]
+    ```
+
+    with `h' = h / (Hq / Hkv)` (grouped-query attention), scores accumulated
+    in f32 whatever the element type, and the result rounded once.
+
+    - `query`: `[B, Hq, Lq, D]`, `key`: `[B, Hkv, Lk, D]`,
+      `value`: `[B, Hkv, Lk, Dv]`, all f32, f16 or bf16 (the same type).
+    - `mask` (optional), rank 4, each dim equal to the matching dim of
+      `[B, Hq, Lq, Lk]` or 1 (broadcast): `i1` (true = may attend) or float
+      (the query's type or f32; added to the scaled score).
+    - `scale` (optional): defaults to `1/sqrt(D)`.
+    - `causal` (optional): `#attn.causal<top_left>` (key `j` visible to query
+      `i` iff `j <= i`) or `#attn.causal<bottom_right>` (iff
+      `j <= i + Lk - Lq`).
+    - Results: `out` `[B, Hq, Lq, Dv]` of the query's element type and, if
+      asked for, `lse` `[B, Hq, Lq]` f32, the natural-log log-sum-exp of the
+      visible scaled scores (`-inf` for a row with nothing visible, whose
+      `out` is 0).
+
+    `B`, `Lq` and `Lk` may be dynamic; heads and head dims must be static.
+
+    Example:
+
+    ```mlir
+    %o, %lse = attn.sdpa %q, %k, %v mask(%m)
+        {scale = 0.125 : f32, causal = #attn.causal<bottom_right>}
+        : tensor<2x8x128x64xf32>, tensor<2x2x256x64xf32>,
+          tensor<2x2x256x64xf32>, tensor<1x1x128x256xi1>
+        -> tensor<2x8x128x64xf32>, tensor<2x8x128xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    Optional<AnyRankedTensor>:$mask,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<Attn_CausalAttr>:$causal
+  );
+  let results = (outs
+    AnyRankedTensor:$out,
+    Optional<AnyRankedTensor>:$lse
+  );
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict `:`
+    type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
+    `->` type($out) (`,` type($lse)^)?
+  }];
+
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+
+  let extraClassDeclaration = [{
+    RankedTensorType getQueryType() { return getQuery().getType(); }
+    RankedTensorType getKeyType() { return getKey().getType(); }
+    RankedTensorType getValueType() { return getValue().getType(); }
+    RankedTensorType getOutType() { return getOut().getType(); }
+
+    /// The scale actually applied: the attribute, or 1/sqrt(D).
+    float getEffectiveScale();
+    /// The default scale for this op's head dim, 1/sqrt(D), as f32.
+    float getDefaultScale();
+    /// Number of query heads sharing one key/value head (Hq / Hkv).
+    int64_t getGroupSize();
+    /// True if the mask is i1 (select), false if it is additive.
+    bool hasBoolMask();
+    std::optional<CausalKind> getCausalKind();
+  }];
+}
+
+#endif // ATTN_DIALECT_ATTN_IR_ATTNOPS_TD

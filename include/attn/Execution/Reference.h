@@ -1,0 +1,87 @@
+//===- Reference.h - The f64 sdpa oracle ------------------------*- C++ -*-===//
+//
+// An independent reference for attn.sdpa (SPEC.md section 1, "Semantics,
+// exactly"), written as plain loops in double precision so that it shares no
+// code and no tiling with either lowering, and the error measures used to
+// hold both lowerings to the numerics contract (SPEC.md section 2).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_REFERENCE_H
+#define ATTN_EXECUTION_REFERENCE_H
+
+#include "attn/Execution/HostTensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mlir::attn::exec {
+
+enum class Causal { None, TopLeft, BottomRight };
+enum class MaskKind { None, Bool, Float };
+
+/// The sizes and options of one sdpa.
+struct SdpaProblem {
+  int64_t b = 1, hq = 1, hkv = 1, lq = 1, lk = 1, d = 1, dv = 1;
+  /// Multiplies Q.K^T; the caller picks it (1/sqrt(d) is the op's default).
+  double scale = 0;
+  Causal causal = Causal::None;
+  MaskKind mask = MaskKind::None;
+  /// Rank 4; each dim equals the matching one of [b, hq, lq, lk], or 1.
+  /// Ignored when mask is MaskKind::None.
+  std::vector<int64_t> maskShape;
+  bool lse = false;
+
+  /// 2 * b * hq * (d + dv) * P, with P the exact number of (i, j) pairs the
+  /// causal rule admits (lq * lk without one).
+  int64_t flops() const;
+  /// "" if the problem is well formed, else a message saying what is wrong.
+  std::string validate() const;
+};
+
+/// "" if `q`, `k`, `v` and `mask` have the shapes and element types that `p`
+/// calls for (q [b,hq,lq,d], k [b,hkv,lk,d], v [b,hkv,lk,dv] of one float type;
+/// mask of p.maskShape, Bool for MaskKind::Bool and floating point for
+/// MaskKind::Float), else a message. Includes p.validate().
+std::string validateOperands(const SdpaProblem &p, const HostTensor &q,
+                             const HostTensor &k, const HostTensor &v,
+                             const HostTensor *mask);
+
+/// Computes out [b,hq,lq,dv] and, if `lse` is non-null, lse [b,hq,lq] (natural
+/// log; -inf for a row with nothing visible) in double precision. Inputs may be
+/// of any float type. Keys that are not visible are skipped, so a NaN stored in
+/// their value rows does not reach `out`. If validateOperands() reports a
+/// problem, `out` and `*lse` are resized as usual and filled with NaN, so that
+/// any comparison against them fails instead of the process crashing.
+void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
+                   const HostTensor &k, const HostTensor &v,
+                   const HostTensor *mask, std::vector<double> &out,
+                   std::vector<double> *lse);
+
+struct ErrorStats {
+  /// max |got - ref| over the compared elements.
+  double maxAbs = 0;
+  /// ||got - ref||_2 / ||ref||_2, or ||got - ref||_2 when ||ref||_2 == 0.
+  double relL2 = 0;
+  /// max |ref| over the finite reference elements.
+  double refMaxAbs = 0;
+  /// `got` holds a NaN where the reference does not.
+  bool hasNaN = false;
+  /// Number of elements compared (both-NaN elements are skipped).
+  int64_t count = 0;
+};
+
+/// Compares `got` (any float type) element-wise to `ref`. A NaN in `got` where
+/// `ref` is not NaN sets hasNaN and makes maxAbs and relL2 +inf; an element
+/// where both are NaN is skipped; a NaN only in `ref` makes maxAbs and relL2
+/// +inf. Equal infinities (-inf == -inf in an lse) count as error 0 and are
+/// left out of ||ref||. A size mismatch gives count 0 and +inf errors.
+ErrorStats compareToReference(const HostTensor &got,
+                              const std::vector<double> &ref);
+/// The same, with the reference given as a tensor (shapes must match).
+ErrorStats compareTensors(const HostTensor &got, const HostTensor &ref);
+
+} // namespace mlir::attn::exec
+
+#endif // ATTN_EXECUTION_REFERENCE_H

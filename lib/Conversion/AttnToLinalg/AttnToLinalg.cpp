@@ -1,0 +1,356 @@
+//===- AttnToLinalg.cpp - attn.sdpa to linalg on tensors (naive) ----------===//
+//
+// Part of the attn project.
+//
+// The reference lowering: every step of the formula is its own linalg.generic
+// over the materialized [B, Hq, Lq, Lk] score table. It favours being
+// obviously right over being fast; the fused lowering is checked against it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToLinalg.h"
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOLINALG
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// Sizes shared by the helpers: dims of [B, Hq, Lq, Lk] and Dv as index
+/// values or attributes, ready for tensor.empty.
+struct SdpaDims {
+  OpFoldResult b, hq, lq, lk, dv;
+};
+
+static OpFoldResult dimOf(OpBuilder &b, Location loc, Value t, int64_t i) {
+  auto type = cast<RankedTensorType>(t.getType());
+  if (!type.isDynamicDim(i))
+    return b.getIndexAttr(type.getDimSize(i));
+  return tensor::DimOp::create(b, loc, t, i).getResult();
+}
+
+static Value extendToF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+/// A tensor of `shape` filled with `value` (f32).
+static Value createFilled(OpBuilder &b, Location loc,
+                          ArrayRef<OpFoldResult> shape, float value) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  Value cst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+}
+
+static SmallVector<utils::IteratorType> iterators(unsigned parallel,
+                                                  unsigned reduction) {
+  SmallVector<utils::IteratorType> it(parallel, utils::IteratorType::parallel);
+  it.append(reduction, utils::IteratorType::reduction);
+  return it;
+}
+
+/// The key/value head that query head `h` reads: h floordiv (Hq/Hkv).
+static AffineExpr kvHead(AffineExpr h, int64_t group) {
+  return group == 1 ? h : h.floorDiv(group);
+}
+
+/// S[b,h,i,j] = sum_d Q[b,h,i,d] * K[b,h/g,j,d], in f32.
+static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
+                           const SdpaDims &dims) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bb, h, i, j, d;
+  bindDims(ctx, bb, h, i, j, d);
+  int64_t group = op.getGroupSize();
+  auto qMap = AffineMap::get(5, 0, {bb, h, i, d}, ctx);
+  auto kMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, d}, ctx);
+  auto sMap = AffineMap::get(5, 0, {bb, h, i, j}, ctx);
+  Value init = createFilled(b, loc, {dims.b, dims.hq, dims.lq, dims.lk}, 0.0f);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{op.getQuery(), op.getKey()}, init,
+      ArrayRef<AffineMap>{qMap, kMap, sMap}, iterators(4, 1),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value prod = arith::MulFOp::create(nb, nloc, extendToF32(nb, nloc, args[0]),
+                                           extendToF32(nb, nloc, args[1]));
+        Value sum = arith::AddFOp::create(nb, nloc, args[2], prod);
+        linalg::YieldOp::create(nb, nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+/// Applies scale, the mask and the causal rule to the scores; hidden entries
+/// become -inf.
+static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
+                                     Value scores, const SdpaDims &dims) {
+  MLIRContext *ctx = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  SmallVector<Value> inputs = {scores};
+  SmallVector<AffineMap> maps = {id4};
+  Value mask = op.getMask();
+  if (mask) {
+    // A broadcast (static size-1) mask dim always reads index 0.
+    auto maskType = cast<RankedTensorType>(mask.getType());
+    SmallVector<AffineExpr> exprs;
+    for (int64_t k = 0; k < 4; ++k)
+      exprs.push_back(maskType.getDimSize(k) == 1
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(k, ctx));
+    inputs.push_back(mask);
+    maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+  }
+  maps.push_back(id4);
+
+  // Bottom-right causal alignment shifts the diagonal by Lk - Lq.
+  std::optional<CausalKind> causal = op.getCausalKind();
+  Value diagShift;
+  if (causal == CausalKind::BottomRight) {
+    Value lq = getValueOrCreateConstantIndexOp(b, loc, dims.lq);
+    Value lk = getValueOrCreateConstantIndexOp(b, loc, dims.lk);
+    diagShift = arith::SubIOp::create(b, loc, lk, lq);
+  }
+  float scale = op.getEffectiveScale();
+  bool boolMask = op.hasBoolMask();
+  Value init = tensor::EmptyOp::create(b, loc,
+                                       ArrayRef<OpFoldResult>{dims.b, dims.hq,
+                                                              dims.lq, dims.lk},
+                                       b.getF32Type());
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iterators(4, 0),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value negInf =
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(kNegInf));
+        Value s = arith::MulFOp::create(
+            nb, nloc, args[0],
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(scale)));
+        if (mask && !boolMask)
+          s = arith::AddFOp::create(nb, nloc, s,
+                                    extendToF32(nb, nloc, args[1]));
+        if (mask && boolMask)
+          s = arith::SelectOp::create(nb, nloc, args[1], s, negInf);
+        if (causal) {
+          Value i = linalg::IndexOp::create(nb, nloc, 2);
+          Value j = linalg::IndexOp::create(nb, nloc, 3);
+          Value diag = diagShift ? arith::AddIOp::create(nb, nloc, i, diagShift)
+                                       .getResult()
+                                 : i;
+          Value visible = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::sle, j, diag);
+          s = arith::SelectOp::create(nb, nloc, visible, s, negInf);
+        }
+        linalg::YieldOp::create(nb, nloc, s);
+      });
+  return generic.getResult(0);
+}
+
+/// Reduces the last dim of a [B,Hq,Lq,Lk] tensor into [B,Hq,Lq] with `init`
+/// and the combiner `combine(acc, x)`.
+static Value reduceRows(
+    OpBuilder &b, Location loc, Value input, const SdpaDims &dims, float init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  MLIRContext *ctx = b.getContext();
+  Value acc = createFilled(b, loc, {dims.b, dims.hq, dims.lq}, init);
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  auto rowMap = AffineMap::get(4, 0,
+                               {getAffineDimExpr(0, ctx),
+                                getAffineDimExpr(1, ctx),
+                                getAffineDimExpr(2, ctx)},
+                               ctx);
+  auto generic = linalg::GenericOp::create(
+      b, loc, acc.getType(), input, acc, ArrayRef<AffineMap>{id4, rowMap},
+      iterators(3, 1), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, combine(nb, nloc, args[1], args[0]));
+      });
+  return generic.getResult(0);
+}
+
+/// E = exp(S - m) with E = 0 where S is -inf (hidden), so that a row whose
+/// max is -inf yields zeros instead of exp(-inf - -inf) = NaN.
+static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
+                              Value rowMax, const SdpaDims &dims) {
+  MLIRContext *ctx = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  auto rowMap = AffineMap::get(4, 0,
+                               {getAffineDimExpr(0, ctx),
+                                getAffineDimExpr(1, ctx),
+                                getAffineDimExpr(2, ctx)},
+                               ctx);
+  Value init = tensor::EmptyOp::create(b, loc,
+                                       ArrayRef<OpFoldResult>{dims.b, dims.hq,
+                                                              dims.lq, dims.lk},
+                                       b.getF32Type());
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{scores, rowMax}, init,
+      ArrayRef<AffineMap>{id4, rowMap, id4}, iterators(4, 0),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value negInf =
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(kNegInf));
+        Value zero = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0));
+        Value hidden = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                             args[0], negInf);
+        Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
+        Value e = math::ExpOp::create(nb, nloc, diff);
+        linalg::YieldOp::create(nb, nloc,
+                                arith::SelectOp::create(nb, nloc, hidden, zero,
+                                                        e)
+                                    .getResult());
+      });
+  return generic.getResult(0);
+}
+
+/// O[b,h,i,e] = sum_j E[b,h,i,j] * V[b,h/g,j,e], in f32.
+static Value computeWeightedValues(OpBuilder &b, Location loc, SdpaOp op,
+                                   Value expScores, const SdpaDims &dims) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr bb, h, i, e, j;
+  bindDims(ctx, bb, h, i, e, j);
+  int64_t group = op.getGroupSize();
+  auto pMap = AffineMap::get(5, 0, {bb, h, i, j}, ctx);
+  auto vMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, e}, ctx);
+  auto oMap = AffineMap::get(5, 0, {bb, h, i, e}, ctx);
+  Value init = createFilled(b, loc, {dims.b, dims.hq, dims.lq, dims.dv}, 0.0f);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{expScores, op.getValue()}, init,
+      ArrayRef<AffineMap>{pMap, vMap, oMap}, iterators(4, 1),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value prod = arith::MulFOp::create(nb, nloc, args[0],
+                                           extendToF32(nb, nloc, args[1]));
+        linalg::YieldOp::create(
+            nb, nloc, arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
+      });
+  return generic.getResult(0);
+}
+
+/// out = l == 0 ? 0 : O / l, rounded once to the result element type.
+static Value normalizeOutput(OpBuilder &b, Location loc, SdpaOp op,
+                             Value weighted, Value rowSum,
+                             const SdpaDims &dims) {
+  MLIRContext *ctx = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  auto rowMap = AffineMap::get(4, 0,
+                               {getAffineDimExpr(0, ctx),
+                                getAffineDimExpr(1, ctx),
+                                getAffineDimExpr(2, ctx)},
+                               ctx);
+  Type outElt = op.getOutType().getElementType();
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.dv},
+      outElt);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{weighted, rowSum}, init,
+      ArrayRef<AffineMap>{id4, rowMap, id4}, iterators(4, 0),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value zero = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0));
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            args[1], zero);
+        Value div = arith::DivFOp::create(nb, nloc, args[0], args[1]);
+        Value r = arith::SelectOp::create(nb, nloc, empty, zero, div);
+        if (outElt != r.getType())
+          r = arith::TruncFOp::create(nb, nloc, outElt, r);
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+/// lse = l == 0 ? -inf : m + log(l).
+static Value computeLogSumExp(OpBuilder &b, Location loc, Value rowMax,
+                              Value rowSum, const SdpaDims &dims) {
+  MLIRContext *ctx = b.getContext();
+  auto id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq}, b.getF32Type());
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{rowMax, rowSum}, init,
+      ArrayRef<AffineMap>{id3, id3, id3}, iterators(3, 0),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value zero = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0));
+        Value negInf =
+            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(kNegInf));
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            args[1], zero);
+        Value lse = arith::AddFOp::create(
+            nb, nloc, args[0], math::LogOp::create(nb, nloc, args[1]));
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::SelectOp::create(nb, nloc, empty, negInf, lse).getResult());
+      });
+  return generic.getResult(0);
+}
+
+struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SdpaDims dims;
+    dims.b = dimOf(rewriter, loc, op.getQuery(), 0);
+    dims.hq = dimOf(rewriter, loc, op.getQuery(), 1);
+    dims.lq = dimOf(rewriter, loc, op.getQuery(), 2);
+    dims.lk = dimOf(rewriter, loc, op.getKey(), 2);
+    dims.dv = dimOf(rewriter, loc, op.getValue(), 3);
+
+    Value raw = computeScores(rewriter, loc, op, dims);
+    Value scores = applyScaleMaskAndCausal(rewriter, loc, op, raw, dims);
+    Value rowMax = reduceRows(
+        rewriter, loc, scores, dims, kNegInf,
+        [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+          return arith::MaximumFOp::create(b, l, acc, x);
+        });
+    Value expScores = computeExpScores(rewriter, loc, scores, rowMax, dims);
+    Value rowSum = reduceRows(
+        rewriter, loc, expScores, dims, 0.0f,
+        [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+          return arith::AddFOp::create(b, l, acc, x);
+        });
+    Value weighted = computeWeightedValues(rewriter, loc, op, expScores, dims);
+    SmallVector<Value> results = {
+        normalizeOutput(rewriter, loc, op, weighted, rowSum, dims)};
+    if (op.getLse())
+      results.push_back(computeLogSumExp(rewriter, loc, rowMax, rowSum, dims));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct ConvertAttnToLinalgPass
+    : public attn::impl::ConvertAttnToLinalgBase<ConvertAttnToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateAttnToLinalgPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // Every op must have been lowered: anything left is a bug or an input
+    // this lowering cannot express, and the user must hear which.
+    WalkResult left = getOperation()->walk([](SdpaOp op) {
+      op.emitOpError("could not be lowered to linalg");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateAttnToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<SdpaToLinalg>(patterns.getContext());
+}

@@ -1,0 +1,279 @@
+//===- AttnOps.cpp - attn dialect operations ------------------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Accessors
+//===----------------------------------------------------------------------===//
+
+float SdpaOp::getDefaultScale() {
+  int64_t d = getQueryType().getDimSize(3);
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+}
+
+float SdpaOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToFloat();
+  return getDefaultScale();
+}
+
+int64_t SdpaOp::getGroupSize() {
+  return getQueryType().getDimSize(1) / getKeyType().getDimSize(1);
+}
+
+bool SdpaOp::hasBoolMask() {
+  return getMask() &&
+         cast<RankedTensorType>(getMask().getType()).getElementType().isInteger(
+             1);
+}
+
+std::optional<CausalKind> SdpaOp::getCausalKind() {
+  if (CausalKindAttr attr = getCausalAttr())
+    return attr.getValue();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier
+//===----------------------------------------------------------------------===//
+
+static std::string dimToString(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+static bool isSupportedElementType(Type t) {
+  return t.isF32() || t.isF16() || t.isBF16();
+}
+
+/// Checks that dim `lhsDim` of `lhsName` equals dim `rhsDim` of `rhsName`
+/// when both are static.
+static LogicalResult verifyDimsMatch(SdpaOp op, StringRef lhsName,
+                                     ShapedType lhs, unsigned lhsDim,
+                                     StringRef rhsName, ShapedType rhs,
+                                     unsigned rhsDim) {
+  int64_t a = lhs.getDimSize(lhsDim), b = rhs.getDimSize(rhsDim);
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
+    return success();
+  return op.emitOpError() << "expected " << lhsName << " dim " << lhsDim
+                          << " (" << a << ") to equal " << rhsName << " dim "
+                          << rhsDim << " (" << b << ")";
+}
+
+static LogicalResult verifyStaticDim(SdpaOp op, StringRef name, ShapedType t,
+                                     unsigned dim, StringRef what) {
+  if (!t.isDynamicDim(dim))
+    return success();
+  return op.emitOpError() << "expected " << name << " dim " << dim << " ("
+                          << what << ") to be static";
+}
+
+LogicalResult SdpaOp::verify() {
+  RankedTensorType q = getQueryType(), k = getKeyType(), v = getValueType();
+  RankedTensorType o = getOutType();
+
+  struct Named {
+    StringRef name;
+    RankedTensorType type;
+    int64_t rank;
+  };
+  for (const Named &n : {Named{"query", q, 4}, Named{"key", k, 4},
+                         Named{"value", v, 4}, Named{"result out", o, 4}}) {
+    if (n.type.getRank() != n.rank)
+      return emitOpError() << "expected " << n.name << " to have rank "
+                           << n.rank << ", but got rank " << n.type.getRank();
+  }
+
+  Type elt = q.getElementType();
+  if (!isSupportedElementType(elt))
+    return emitOpError() << "expected query element type to be f32, f16 or "
+                            "bf16, but got "
+                         << elt;
+  if (k.getElementType() != elt)
+    return emitOpError() << "expected key element type (" << k.getElementType()
+                         << ") to equal query element type (" << elt << ")";
+  if (v.getElementType() != elt)
+    return emitOpError() << "expected value element type ("
+                         << v.getElementType()
+                         << ") to equal query element type (" << elt << ")";
+  if (o.getElementType() != elt)
+    return emitOpError() << "expected result out element type ("
+                         << o.getElementType()
+                         << ") to equal query element type (" << elt << ")";
+
+  // Heads and head dims drive the GQA mapping, the default scale and the
+  // tile shapes: they must be known at compile time.
+  if (failed(verifyStaticDim(*this, "query", q, 1, "heads")) ||
+      failed(verifyStaticDim(*this, "query", q, 3, "head dim")) ||
+      failed(verifyStaticDim(*this, "key", k, 1, "heads")) ||
+      failed(verifyStaticDim(*this, "key", k, 3, "head dim")) ||
+      failed(verifyStaticDim(*this, "value", v, 1, "heads")) ||
+      failed(verifyStaticDim(*this, "value", v, 3, "head dim")))
+    return failure();
+
+  if (failed(verifyDimsMatch(*this, "key", k, 0, "query", q, 0)) ||
+      failed(verifyDimsMatch(*this, "key", k, 3, "query", q, 3)) ||
+      failed(verifyDimsMatch(*this, "value", v, 0, "query", q, 0)) ||
+      failed(verifyDimsMatch(*this, "value", v, 1, "key", k, 1)) ||
+      failed(verifyDimsMatch(*this, "value", v, 2, "key", k, 2)))
+    return failure();
+
+  int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
+    return emitOpError() << "expected query heads (query dim 1: " << hq
+                         << ") to be a positive multiple of key/value heads "
+                            "(key dim 1: "
+                         << hkv << ")";
+  if (q.getDimSize(3) <= 0 || v.getDimSize(3) <= 0)
+    return emitOpError() << "expected positive head dims, but got query dim 3 ("
+                         << q.getDimSize(3) << ") and value dim 3 ("
+                         << v.getDimSize(3) << ")";
+
+  // The result: [B, Hq, Lq, Dv].
+  if (failed(verifyDimsMatch(*this, "result out", o, 0, "query", q, 0)) ||
+      failed(verifyDimsMatch(*this, "result out", o, 1, "query", q, 1)) ||
+      failed(verifyDimsMatch(*this, "result out", o, 2, "query", q, 2)) ||
+      failed(verifyDimsMatch(*this, "result out", o, 3, "value", v, 3)))
+    return failure();
+
+  if (Value lse = getLse()) {
+    auto l = cast<RankedTensorType>(lse.getType());
+    if (l.getRank() != 3)
+      return emitOpError() << "expected result lse to have rank 3, but got rank "
+                           << l.getRank();
+    if (!l.getElementType().isF32())
+      return emitOpError() << "expected result lse element type to be f32, but "
+                              "got "
+                           << l.getElementType();
+    for (unsigned i = 0; i < 3; ++i)
+      if (failed(verifyDimsMatch(*this, "result lse", l, i, "query", q, i)))
+        return failure();
+  }
+
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (m.getRank() != 4)
+      return emitOpError() << "expected mask to have rank 4, but got rank "
+                           << m.getRank();
+    Type mt = m.getElementType();
+    if (!mt.isInteger(1) && mt != elt && !mt.isF32())
+      return emitOpError() << "expected mask element type to be i1, f32 or "
+                              "the query element type ("
+                           << elt << "), but got " << mt;
+    // The dims a mask dim is matched against: [B, Hq, Lq, Lk].
+    int64_t full[4] = {q.getDimSize(0), hq, q.getDimSize(2), k.getDimSize(2)};
+    const char *names[4] = {"B", "Hq", "Lq", "Lk"};
+    for (unsigned i = 0; i < 4; ++i) {
+      int64_t md = m.getDimSize(i);
+      if (md == 1 || ShapedType::isDynamic(md) ||
+          ShapedType::isDynamic(full[i]) || md == full[i])
+        continue;
+      return emitOpError() << "expected mask dim " << i << " (" << md
+                           << ") to be 1 or " << names[i] << " ("
+                           << dimToString(full[i]) << ")";
+    }
+  }
+
+  if (std::optional<APFloat> s = getScale()) {
+    if (!s->isFiniteNonZero())
+      return emitOpError() << "expected scale to be finite and non-zero, but "
+                              "got "
+                           << getScaleAttr();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape reification
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+SdpaOp::reifyResultShapes(OpBuilder &b,
+                          ReifiedRankedShapedTypeDims &reifiedReturnShapes) {
+  Location loc = getLoc();
+  auto dimOf = [&](Value t, int64_t i) -> OpFoldResult {
+    auto type = cast<RankedTensorType>(t.getType());
+    if (!type.isDynamicDim(i))
+      return b.getIndexAttr(type.getDimSize(i));
+    return tensor::DimOp::create(b, loc, t, i).getResult();
+  };
+  SmallVector<OpFoldResult> outShape = {
+      dimOf(getQuery(), 0), dimOf(getQuery(), 1), dimOf(getQuery(), 2),
+      dimOf(getValue(), 3)};
+  reifiedReturnShapes.push_back(outShape);
+  if (getLse())
+    reifiedReturnShapes.push_back(
+        SmallVector<OpFoldResult>(outShape.begin(), outShape.begin() + 3));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Canonicalization
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A mask that hides nothing and adds nothing (a splat constant `true` i1
+/// mask, or a splat constant 0.0 float mask) is dropped.
+struct DropTrivialMask : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Value mask = op.getMask();
+    if (!mask)
+      return rewriter.notifyMatchFailure(op, "no mask");
+    DenseElementsAttr attr;
+    if (!matchPattern(mask, m_Constant(&attr)) || !attr.isSplat())
+      return rewriter.notifyMatchFailure(op, "mask is not a splat constant");
+    bool trivial = false;
+    if (attr.getElementType().isInteger(1))
+      trivial = attr.getSplatValue<bool>();
+    else if (isa<FloatType>(attr.getElementType()))
+      trivial = attr.getSplatValue<APFloat>().isZero();
+    if (!trivial)
+      return rewriter.notifyMatchFailure(op, "mask hides or adds something");
+    rewriter.modifyOpInPlace(op, [&] { op.getMaskMutable().clear(); });
+    return success();
+  }
+};
+
+/// An explicit `scale` equal (as f32) to the default 1/sqrt(D) is dropped,
+/// so that equivalent ops print and compare the same.
+struct DropDefaultScale : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<APFloat> s = op.getScale();
+    if (!s || s->convertToFloat() != op.getDefaultScale())
+      return rewriter.notifyMatchFailure(op, "no explicit default scale");
+    rewriter.modifyOpInPlace(op, [&] { op.removeScaleAttr(); });
+    return success();
+  }
+};
+
+} // namespace
+
+void SdpaOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<DropTrivialMask, DropDefaultScale>(context);
+}

@@ -1,0 +1,29 @@
+//===- InitAttn.cpp - register everything attn provides -------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/InitAttn.h"
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+
+void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect>();
+  // attn-opt is a drop-in mlir-opt: users run attn's passes in the middle of
+  // their own pipelines, so every upstream dialect and extension is there.
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+}
+
+void mlir::attn::registerAttnPasses() {
+  registerAllPasses();
+  registerAttnConversionPasses();
+  registerAttnPipelines();
+}

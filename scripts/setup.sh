@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what attn needs (Debian 12 packages) and builds it into build/.
+# Safe to run again: it installs only what is missing and rebuilds only what
+# changed (Ninja + ccache).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
+
+APT_PACKAGES=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libomp-22-dev
+  cmake ninja-build ccache g++ libgtest-dev python3
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+LLVM_PREFIX="$(llvm-config-22 --prefix)"
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+    -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+fi
+# Two cores: two compile jobs, and the link jobs are small (libMLIR.so).
+cmake --build "$BUILD" -j "$(nproc)"

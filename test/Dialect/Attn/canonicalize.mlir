@@ -1,0 +1,60 @@
+// RUN: attn-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// An all-true constant i1 mask hides nothing: it is dropped.
+// CHECK-LABEL: func.func @all_true_mask
+// CHECK-NOT: arith.constant
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK-NOT: mask
+func.func @all_true_mask(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %m = arith.constant dense<true> : tensor<1x1x8x8xi1>
+  %o = attn.sdpa %q, %q, %q mask(%m) : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x8xi1> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// An all-zero additive mask adds nothing: it is dropped.
+// CHECK-LABEL: func.func @zero_float_mask
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK-NOT: mask
+func.func @zero_float_mask(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  %m = arith.constant dense<0.0> : tensor<1x1x1x8xf32>
+  %o = attn.sdpa %q, %q, %q mask(%m) : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x1x1x8xf32> -> tensor<1x2x8x16xf16>
+  return %o : tensor<1x2x8x16xf16>
+}
+
+// -----
+
+// A mask that hides something stays, constant or not.
+// CHECK-LABEL: func.func @mask_kept
+// CHECK: %[[M:.*]] = arith.constant dense<{{\[}}[{{\[}}[true, false]]]]> : tensor<1x1x1x2xi1>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%[[M]])
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}})
+func.func @mask_kept(%q: tensor<1x1x2x4xf32>, %m2: tensor<1x1x2x2xi1>) -> (tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>) {
+  %m = arith.constant dense<[[[[true, false]]]]> : tensor<1x1x1x2xi1>
+  %a = attn.sdpa %q, %q, %q mask(%m) : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x1x2xi1> -> tensor<1x1x2x4xf32>
+  %b = attn.sdpa %q, %q, %q mask(%m2) : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>, tensor<1x1x2x2xi1> -> tensor<1x1x2x4xf32>
+  return %a, %b : tensor<1x1x2x4xf32>, tensor<1x1x2x4xf32>
+}
+
+// -----
+
+// An explicit scale equal to the default 1/sqrt(D) is dropped; another stays.
+// CHECK-LABEL: func.func @default_scale
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x2x64xf32>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {scale = 2.500000e-01 : f32} : tensor<1x1x2x64xf32>
+func.func @default_scale(%q: tensor<1x1x2x64xf32>) -> (tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32>) {
+  %a = attn.sdpa %q, %q, %q {scale = 0.125 : f32} : tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32> -> tensor<1x1x2x64xf32>
+  %b = attn.sdpa %q, %q, %q {scale = 0.25 : f32} : tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32> -> tensor<1x1x2x64xf32>
+  return %a, %b : tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32>
+}
+
+// -----
+
+// The op is pure: an unused one is erased.
+// CHECK-LABEL: func.func @dead
+// CHECK-NOT: attn.sdpa
+func.func @dead(%q: tensor<1x1x2x64xf32>) {
+  %a = attn.sdpa %q, %q, %q : tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32> -> tensor<1x1x2x64xf32>
+  return
+}

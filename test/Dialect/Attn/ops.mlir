@@ -1,0 +1,46 @@
+// Every form of attn.sdpa round-trips through the printer and the parser.
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @plain
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x8x128x64xf32>, %[[K:.*]]: tensor<2x8x256x64xf32>, %[[V:.*]]: tensor<2x8x256x64xf32>)
+// CHECK: attn.sdpa %[[Q]], %[[K]], %[[V]] : tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32> -> tensor<2x8x128x64xf32>
+func.func @plain(%q: tensor<2x8x128x64xf32>, %k: tensor<2x8x256x64xf32>, %v: tensor<2x8x256x64xf32>) -> tensor<2x8x128x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<2x8x128x64xf32>, tensor<2x8x256x64xf32>, tensor<2x8x256x64xf32> -> tensor<2x8x128x64xf32>
+  return %o : tensor<2x8x128x64xf32>
+}
+
+// CHECK-LABEL: func.func @everything
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x8x128x64xf32>, %[[K:.*]]: tensor<2x2x256x64xf32>, %[[V:.*]]: tensor<2x2x256x32xf32>, %[[M:.*]]: tensor<1x1x128x256xi1>)
+// CHECK: %{{.*}}, %{{.*}} = attn.sdpa %[[Q]], %[[K]], %[[V]] mask(%[[M]]) {causal = #attn.causal<bottom_right>, scale = 1.250000e-01 : f32} : tensor<2x8x128x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x32xf32>, tensor<1x1x128x256xi1> -> tensor<2x8x128x32xf32>, tensor<2x8x128xf32>
+func.func @everything(%q: tensor<2x8x128x64xf32>, %k: tensor<2x2x256x64xf32>, %v: tensor<2x2x256x32xf32>, %m: tensor<1x1x128x256xi1>) -> (tensor<2x8x128x32xf32>, tensor<2x8x128xf32>) {
+  %o, %lse = attn.sdpa %q, %k, %v mask(%m) {scale = 0.125 : f32, causal = #attn.causal<bottom_right>}
+      : tensor<2x8x128x64xf32>, tensor<2x2x256x64xf32>, tensor<2x2x256x32xf32>, tensor<1x1x128x256xi1>
+      -> tensor<2x8x128x32xf32>, tensor<2x8x128xf32>
+  return %o, %lse : tensor<2x8x128x32xf32>, tensor<2x8x128xf32>
+}
+
+// CHECK-LABEL: func.func @top_left_mqa
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>} : tensor<1x8x16x32xbf16>, tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16> -> tensor<1x8x16x32xbf16>
+func.func @top_left_mqa(%q: tensor<1x8x16x32xbf16>, %k: tensor<1x1x16x32xbf16>, %v: tensor<1x1x16x32xbf16>) -> tensor<1x8x16x32xbf16> {
+  %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>} : tensor<1x8x16x32xbf16>, tensor<1x1x16x32xbf16>, tensor<1x1x16x32xbf16> -> tensor<1x8x16x32xbf16>
+  return %o : tensor<1x8x16x32xbf16>
+}
+
+// A float mask of the query's type and one of f32 for an f16 query.
+// CHECK-LABEL: func.func @float_masks
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x16xf16> -> tensor<1x2x16x32xf16>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x1x1x16xf32> -> tensor<1x2x16x32xf16>
+func.func @float_masks(%q: tensor<1x2x16x32xf16>, %m16: tensor<1x2x16x16xf16>, %m32: tensor<1x1x1x16xf32>) -> (tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>) {
+  %a = attn.sdpa %q, %q, %q mask(%m16) : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x16xf16> -> tensor<1x2x16x32xf16>
+  %b = attn.sdpa %q, %q, %q mask(%m32) : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x1x1x16xf32> -> tensor<1x2x16x32xf16>
+  return %a, %b : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>
+}
+
+// Dynamic batch and sequence lengths, with lse and a dynamic mask.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}}) : tensor<?x4x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x1x?x?xf16> -> tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
+func.func @dynamic(%q: tensor<?x4x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tensor<?x2x?x64xf16>, %m: tensor<?x1x?x?xf16>) -> (tensor<?x4x?x64xf16>, tensor<?x4x?xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v mask(%m) : tensor<?x4x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x1x?x?xf16> -> tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
+  return %o, %l : tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
+}

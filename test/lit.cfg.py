@@ -1,0 +1,53 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%shlibext", config.shlibext))
+config.substitutions.append(
+    (
+        "%mlir_runner_utils",
+        os.path.join(config.llvm_lib_dir, "libmlir_runner_utils" + config.shlibext),
+    )
+)
+config.substitutions.append(
+    (
+        "%mlir_c_runner_utils",
+        os.path.join(config.llvm_lib_dir, "libmlir_c_runner_utils" + config.shlibext),
+    )
+)
+
+# Upstream's FileCheck strictness.
+config.environment["FILECHECK_OPTS"] = (
+    "-enable-var-scope --allow-unused-prefixes=false"
+)
+
+llvm_config.use_default_substitutions()
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = [
+    "attn-opt",
+    ToolSubst("mlir-runner", unresolved="fatal"),
+]
+optional_tools = ["attn-run"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+for t in optional_tools:
+    path = os.path.join(config.attn_tools_dir, t)
+    if os.path.exists(path):
+        config.substitutions.append((t, path))
+        config.available_features.add(t)
+
+# GPU integration tests need a CUDA device; the machines CI runs on have none.
+if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("cuda-device")

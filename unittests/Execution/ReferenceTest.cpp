@@ -1,0 +1,568 @@
+//===- ReferenceTest.cpp - Tests for the f64 sdpa reference -----*- C++ -*-===//
+
+#include "attn/Execution/Reference.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir::attn::exec;
+
+namespace {
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+HostTensor makeTensor(DType dtype, std::vector<int64_t> shape,
+                      const std::vector<double> &values) {
+  HostTensor t = HostTensor::zeros(dtype, std::move(shape));
+  EXPECT_EQ(static_cast<size_t>(t.numel()), values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setFromDouble(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+HostTensor randomTensor(DType dtype, std::vector<int64_t> shape,
+                        uint64_t seed) {
+  HostTensor t = HostTensor::zeros(dtype, std::move(shape));
+  fillRandomNormal(t, seed);
+  return t;
+}
+
+struct Operands {
+  HostTensor q, k, v;
+};
+
+Operands randomOperands(const SdpaProblem &p, uint64_t seed,
+                        DType dtype = DType::F32) {
+  return {randomTensor(dtype, {p.b, p.hq, p.lq, p.d}, seed),
+          randomTensor(dtype, {p.b, p.hkv, p.lk, p.d}, seed + 1),
+          randomTensor(dtype, {p.b, p.hkv, p.lk, p.dv}, seed + 2)};
+}
+
+SdpaProblem makeProblem(int64_t b, int64_t hq, int64_t hkv, int64_t lq,
+                        int64_t lk, int64_t d, int64_t dv) {
+  SdpaProblem p;
+  p.b = b;
+  p.hq = hq;
+  p.hkv = hkv;
+  p.lq = lq;
+  p.lk = lk;
+  p.d = d;
+  p.dv = dv;
+  p.scale = 1.0 / std::sqrt(static_cast<double>(d));
+  return p;
+}
+
+/// Copies head `h` of batch `b` of a [B, H, L, D] tensor into a [1, 1, L, D]
+/// one.
+HostTensor sliceHead(const HostTensor &t, int64_t b, int64_t h) {
+  int64_t heads = t.shape[1], rows = t.shape[2], cols = t.shape[3];
+  HostTensor s = HostTensor::zeros(t.dtype, {1, 1, rows, cols});
+  for (int64_t i = 0; i < rows * cols; ++i)
+    s.setFromDouble(i, t.getAsDouble(((b * heads + h) * rows) * cols + i));
+  return s;
+}
+
+TEST(ReferenceTest, HandComputedTwoByTwo) {
+  SdpaProblem p = makeProblem(1, 1, 1, 2, 2, 2, 2);
+  p.scale = 0.5;
+  p.lse = true;
+  HostTensor q = makeTensor(DType::F32, {1, 1, 2, 2}, {1, 0, 0, 1});
+  HostTensor k = makeTensor(DType::F32, {1, 1, 2, 2}, {1, 2, 3, -1});
+  HostTensor v = makeTensor(DType::F32, {1, 1, 2, 2}, {1, 2, 3, 4});
+  std::vector<double> out, lse;
+  referenceSdpa(p, q, k, v, nullptr, out, &lse);
+  ASSERT_EQ(out.size(), 4u);
+  ASSERT_EQ(lse.size(), 2u);
+
+  // Row 0: q = (1, 0), scores 0.5 * (1, 3) = (0.5, 1.5).
+  double e00 = std::exp(0.5), e01 = std::exp(1.5);
+  double p00 = e00 / (e00 + e01), p01 = e01 / (e00 + e01);
+  EXPECT_NEAR(out[0], p00 * 1 + p01 * 3, 1e-14);
+  EXPECT_NEAR(out[1], p00 * 2 + p01 * 4, 1e-14);
+  EXPECT_NEAR(lse[0], std::log(e00 + e01), 1e-14);
+  // Row 1: q = (0, 1), scores 0.5 * (2, -1) = (1, -0.5).
+  double e10 = std::exp(1.0), e11 = std::exp(-0.5);
+  double p10 = e10 / (e10 + e11), p11 = e11 / (e10 + e11);
+  EXPECT_NEAR(out[2], p10 * 1 + p11 * 3, 1e-14);
+  EXPECT_NEAR(out[3], p10 * 2 + p11 * 4, 1e-14);
+  EXPECT_NEAR(lse[1], std::log(e10 + e11), 1e-14);
+}
+
+TEST(ReferenceTest, LessonMaskSeesOnlyKeysZeroAndOne) {
+  // The lesson's example: T = 4, d_k = 8, every query may only see keys 0, 1.
+  SdpaProblem p = makeProblem(1, 1, 1, 4, 4, 8, 8);
+  p.mask = MaskKind::Bool;
+  p.maskShape = {1, 1, 4, 4};
+  Operands ops = randomOperands(p, 11);
+  HostTensor mask =
+      makeTensor(DType::Bool, {1, 1, 4, 4},
+                 {1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0});
+  std::vector<double> out;
+  referenceSdpa(p, ops.q, ops.k, ops.v, &mask, out, nullptr);
+
+  for (int64_t i = 0; i < 4; ++i) {
+    double s[2];
+    for (int j = 0; j < 2; ++j) {
+      double dot = 0;
+      for (int x = 0; x < 8; ++x)
+        dot += ops.q.getAsDouble(i * 8 + x) * ops.k.getAsDouble(j * 8 + x);
+      s[j] = dot * p.scale;
+    }
+    double m = std::max(s[0], s[1]);
+    double w0 = std::exp(s[0] - m), w1 = std::exp(s[1] - m);
+    for (int x = 0; x < 8; ++x) {
+      double expected =
+          (w0 * ops.v.getAsDouble(x) + w1 * ops.v.getAsDouble(8 + x)) /
+          (w0 + w1);
+      EXPECT_NEAR(out[i * 8 + x], expected, 1e-13);
+    }
+  }
+
+  // Weights on keys 2 and 3 are exactly zero: whatever their value rows
+  // hold, even NaN or huge values, the output does not change by a bit.
+  HostTensor v2 = ops.v;
+  for (int64_t x = 16; x < 32; ++x)
+    v2.setFromDouble(x, x % 2 ? 1e30 : kNaN);
+  std::vector<double> out2;
+  referenceSdpa(p, ops.q, ops.k, v2, &mask, out2, nullptr);
+  EXPECT_EQ(out2, out);
+}
+
+TEST(ReferenceTest, FullyMaskedRowGivesZeroAndMinusInfLse) {
+  SdpaProblem p = makeProblem(1, 1, 1, 3, 4, 4, 4);
+  p.mask = MaskKind::Bool;
+  p.maskShape = {1, 1, 3, 4};
+  p.lse = true;
+  Operands ops = randomOperands(p, 21);
+  HostTensor mask = makeTensor(DType::Bool, {1, 1, 3, 4},
+                               {1, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1});
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, &mask, out, &lse);
+  for (int x = 0; x < 4; ++x) {
+    EXPECT_EQ(out[4 + x], 0.0);
+    EXPECT_TRUE(std::isfinite(out[x]));
+    EXPECT_TRUE(std::isfinite(out[8 + x]));
+  }
+  EXPECT_EQ(lse[1], -kInf);
+  EXPECT_TRUE(std::isfinite(lse[0]));
+
+  // A float mask of -inf over a whole row means the same thing.
+  SdpaProblem pf = p;
+  pf.mask = MaskKind::Float;
+  HostTensor fmask = HostTensor::zeros(DType::F32, {1, 1, 3, 4});
+  for (int64_t i = 0; i < 12; ++i)
+    fmask.setFromDouble(i, mask.getAsDouble(i) != 0 ? 0.0 : -kInf);
+  std::vector<double> outF, lseF;
+  referenceSdpa(pf, ops.q, ops.k, ops.v, &fmask, outF, &lseF);
+  EXPECT_EQ(outF, out);
+  EXPECT_EQ(lseF, lse);
+}
+
+TEST(ReferenceTest, GroupedQueryHeadsUseTheirKeyValueHead) {
+  SdpaProblem p = makeProblem(2, 4, 2, 5, 7, 8, 6);
+  p.lse = true;
+  Operands ops = randomOperands(p, 31);
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  ASSERT_EQ(out.size(), static_cast<size_t>(2 * 4 * 5 * 6));
+
+  SdpaProblem single = makeProblem(1, 1, 1, 5, 7, 8, 6);
+  single.lse = true;
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t h = 0; h < 4; ++h) {
+      // Heads 0, 1 read kv head 0; heads 2, 3 read kv head 1.
+      int64_t kvHead = h / 2;
+      std::vector<double> headOut, headLse;
+      referenceSdpa(single, sliceHead(ops.q, b, h), sliceHead(ops.k, b, kvHead),
+                    sliceHead(ops.v, b, kvHead), nullptr, headOut, &headLse);
+      size_t row0 = static_cast<size_t>((b * 4 + h) * 5);
+      for (size_t i = 0; i < headOut.size(); ++i)
+        ASSERT_EQ(out[row0 * 6 + i], headOut[i]) << "b " << b << " h " << h;
+      for (size_t i = 0; i < headLse.size(); ++i)
+        ASSERT_EQ(lse[row0 + i], headLse[i]);
+    }
+  }
+  // Sanity: heads sharing a kv head but with different queries differ.
+  EXPECT_NE(out[0], out[5 * 6]);
+}
+
+/// Runs `causal` and the equivalent explicit -inf float mask and expects
+/// identical results.
+void checkCausalAgainstMask(Causal causal, int64_t lq, int64_t lk) {
+  SdpaProblem p = makeProblem(1, 2, 1, lq, lk, 4, 3);
+  p.lse = true;
+  p.causal = causal;
+  Operands ops = randomOperands(p, 41 + lq * 10 + lk);
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+
+  SdpaProblem pm = p;
+  pm.causal = Causal::None;
+  pm.mask = MaskKind::Float;
+  pm.maskShape = {1, 1, lq, lk};
+  HostTensor mask = HostTensor::zeros(DType::F32, {1, 1, lq, lk});
+  int64_t admitted = 0;
+  for (int64_t i = 0; i < lq; ++i) {
+    for (int64_t j = 0; j < lk; ++j) {
+      bool visible = causal == Causal::TopLeft ? j <= i : j <= i + lk - lq;
+      admitted += visible;
+      mask.setFromDouble(i * lk + j, visible ? 0.0 : -kInf);
+    }
+  }
+  std::vector<double> outM, lseM;
+  referenceSdpa(pm, ops.q, ops.k, ops.v, &mask, outM, &lseM);
+  EXPECT_EQ(out, outM) << "lq " << lq << " lk " << lk;
+  EXPECT_EQ(lse, lseM) << "lq " << lq << " lk " << lk;
+  EXPECT_EQ(p.flops(), 2 * 1 * 2 * (4 + 3) * admitted);
+
+  // Rows with nothing visible are exactly 0 / -inf; the rest are finite.
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t i = 0; i < lq; ++i) {
+      int64_t lastVisible = causal == Causal::TopLeft ? i : i + lk - lq;
+      size_t row = static_cast<size_t>(h * lq + i);
+      if (lastVisible < 0) {
+        EXPECT_EQ(lse[row], -kInf);
+        for (int64_t x = 0; x < 3; ++x)
+          EXPECT_EQ(out[row * 3 + x], 0.0);
+      } else {
+        EXPECT_TRUE(std::isfinite(lse[row]));
+      }
+    }
+  }
+}
+
+TEST(ReferenceTest, CausalMatchesExplicitMask) {
+  for (Causal causal : {Causal::TopLeft, Causal::BottomRight})
+    for (auto [lq, lk] :
+         {std::pair<int64_t, int64_t>{3, 5}, {5, 3}, {4, 4}, {1, 6}, {6, 1}})
+      checkCausalAgainstMask(causal, lq, lk);
+}
+
+TEST(ReferenceTest, CausalAlignmentDiffersWhenLengthsDiffer) {
+  // lq = 2, lk = 4: top_left row 0 sees key 0 only, so its output is exactly
+  // V row 0; bottom_right row 0 sees keys 0..2.
+  SdpaProblem p = makeProblem(1, 1, 1, 2, 4, 4, 4);
+  Operands ops = randomOperands(p, 51);
+  std::vector<double> topLeft, bottomRight;
+  p.causal = Causal::TopLeft;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, topLeft, nullptr);
+  p.causal = Causal::BottomRight;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, bottomRight, nullptr);
+  for (int x = 0; x < 4; ++x)
+    EXPECT_EQ(topLeft[x], ops.v.getAsDouble(x));
+  EXPECT_NE(topLeft, bottomRight);
+  // Row 1 of bottom_right sees every key: the same as no causal rule.
+  std::vector<double> none;
+  p.causal = Causal::None;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, none, nullptr);
+  for (int x = 4; x < 8; ++x)
+    EXPECT_EQ(bottomRight[x], none[x]);
+}
+
+TEST(ReferenceTest, FloatMaskBroadcastEqualsMaterializedMask) {
+  SdpaProblem p = makeProblem(2, 2, 2, 3, 5, 4, 4);
+  p.lse = true;
+  p.mask = MaskKind::Float;
+  Operands ops = randomOperands(p, 61);
+  std::vector<std::vector<int64_t>> shapes = {
+      {1, 1, 3, 5}, {2, 1, 1, 5}, {1, 2, 3, 1}, {1, 1, 1, 1}};
+  uint64_t seed = 70;
+  for (const auto &shape : shapes) {
+    HostTensor small = randomTensor(DType::F32, shape, seed++);
+    small.setFromDouble(0, -kInf); // Exercise -inf through broadcasting too.
+    HostTensor full = HostTensor::zeros(DType::F32, {2, 2, 3, 5});
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 5; ++j) {
+            int64_t src = (((shape[0] == 1 ? 0 : b) * shape[1] +
+                            (shape[1] == 1 ? 0 : h)) *
+                               shape[2] +
+                           (shape[2] == 1 ? 0 : i)) *
+                              shape[3] +
+                          (shape[3] == 1 ? 0 : j);
+            full.setFromDouble(((b * 2 + h) * 3 + i) * 5 + j,
+                               small.getAsDouble(src));
+          }
+    SdpaProblem pSmall = p, pFull = p;
+    pSmall.maskShape = shape;
+    pFull.maskShape = {2, 2, 3, 5};
+    std::vector<double> outSmall, lseSmall, outFull, lseFull;
+    referenceSdpa(pSmall, ops.q, ops.k, ops.v, &small, outSmall, &lseSmall);
+    referenceSdpa(pFull, ops.q, ops.k, ops.v, &full, outFull, &lseFull);
+    ASSERT_EQ(pSmall.validate(), "");
+    EXPECT_EQ(outSmall, outFull);
+    EXPECT_EQ(lseSmall, lseFull);
+    for (double x : outSmall)
+      EXPECT_FALSE(std::isnan(x));
+  }
+}
+
+TEST(ReferenceTest, FloatMaskIsAddedToTheScores) {
+  // Adding the same constant to a whole row changes nothing (softmax is
+  // shift-invariant) except the lse, which moves by that constant.
+  SdpaProblem p = makeProblem(1, 1, 1, 2, 3, 4, 4);
+  p.lse = true;
+  Operands ops = randomOperands(p, 81);
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  p.mask = MaskKind::Float;
+  p.maskShape = {1, 1, 1, 1};
+  HostTensor c = makeTensor(DType::F32, {1, 1, 1, 1}, {2.5});
+  std::vector<double> outC, lseC;
+  referenceSdpa(p, ops.q, ops.k, ops.v, &c, outC, &lseC);
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_NEAR(outC[i], out[i], 1e-14);
+  EXPECT_NEAR(lseC[0], lse[0] + 2.5, 1e-14);
+  EXPECT_NEAR(lseC[1], lse[1] + 2.5, 1e-14);
+}
+
+TEST(ReferenceTest, LseIsLogSumExpOfScaledScores) {
+  SdpaProblem p = makeProblem(1, 2, 2, 3, 6, 5, 2);
+  p.scale = 0.37;
+  p.lse = true;
+  Operands ops = randomOperands(p, 91);
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t i = 0; i < 3; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < 6; ++j) {
+        double dot = 0;
+        for (int64_t x = 0; x < 5; ++x)
+          dot += ops.q.getAsDouble((h * 3 + i) * 5 + x) *
+                 ops.k.getAsDouble((h * 6 + j) * 5 + x);
+        sum += std::exp(0.37 * dot);
+      }
+      EXPECT_NEAR(lse[h * 3 + i], std::log(sum), 1e-13);
+    }
+  }
+}
+
+TEST(ReferenceTest, LargeScoresDoNotOverflow) {
+  // exp(1000) overflows a double; the max-subtracted softmax does not.
+  SdpaProblem p = makeProblem(1, 1, 1, 1, 2, 1, 1);
+  p.scale = 1.0;
+  p.lse = true;
+  HostTensor q = makeTensor(DType::F32, {1, 1, 1, 1}, {1000});
+  HostTensor k = makeTensor(DType::F32, {1, 1, 2, 1}, {1, 1});
+  HostTensor v = makeTensor(DType::F32, {1, 1, 2, 1}, {2, 4});
+  std::vector<double> out, lse;
+  referenceSdpa(p, q, k, v, nullptr, out, &lse);
+  EXPECT_EQ(out[0], 3.0);
+  EXPECT_NEAR(lse[0], 1000 + std::log(2.0), 1e-12);
+}
+
+TEST(ReferenceTest, NaNPropagatesToTheRowsItTouches) {
+  SdpaProblem p = makeProblem(1, 1, 1, 3, 4, 2, 2);
+  p.lse = true;
+  Operands ops = randomOperands(p, 101);
+  ops.q.setFromDouble(1 * 2 + 1, kNaN); // Query row 1.
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  EXPECT_TRUE(std::isnan(out[2]) && std::isnan(out[3]) && std::isnan(lse[1]));
+  for (int64_t x : {0, 1, 4, 5})
+    EXPECT_FALSE(std::isnan(out[x]));
+
+  // A NaN in a visible key's value row reaches every row.
+  Operands ops2 = randomOperands(p, 101);
+  ops2.v.setFromDouble(0, kNaN);
+  referenceSdpa(p, ops2.q, ops2.k, ops2.v, nullptr, out, &lse);
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(std::isnan(out[i * 2]));
+    EXPECT_FALSE(std::isnan(out[i * 2 + 1]));
+  }
+}
+
+TEST(ReferenceTest, LowPrecisionInputsAreReadExactly) {
+  SdpaProblem p = makeProblem(1, 2, 1, 3, 4, 8, 8);
+  for (DType dtype : {DType::F16, DType::BF16}) {
+    Operands low = randomOperands(p, 111, dtype);
+    // The same values, held as f64.
+    Operands wide;
+    for (auto [from, to] :
+         {std::pair<HostTensor *, HostTensor *>{&low.q, &wide.q},
+          {&low.k, &wide.k},
+          {&low.v, &wide.v}}) {
+      *to = HostTensor::zeros(DType::F64, from->shape);
+      for (int64_t i = 0; i < from->numel(); ++i)
+        to->setFromDouble(i, from->getAsDouble(i));
+    }
+    std::vector<double> outLow, outWide;
+    referenceSdpa(p, low.q, low.k, low.v, nullptr, outLow, nullptr);
+    referenceSdpa(p, wide.q, wide.k, wide.v, nullptr, outWide, nullptr);
+    EXPECT_EQ(outLow, outWide) << dtypeName(dtype);
+  }
+}
+
+TEST(ReferenceTest, FlopsCountAdmittedPairs) {
+  SdpaProblem p = makeProblem(1, 1, 1, 4, 4, 1, 1);
+  // 2 * b * hq * (d + dv) = 4 per admitted pair here.
+  EXPECT_EQ(p.flops(), 4 * 16);
+  p.causal = Causal::TopLeft;
+  EXPECT_EQ(p.flops(), 4 * 10);
+  p.causal = Causal::BottomRight;
+  EXPECT_EQ(p.flops(), 4 * 10);
+  p.lq = 2;
+  EXPECT_EQ(p.flops(), 4 * (3 + 4));
+  p.causal = Causal::TopLeft;
+  EXPECT_EQ(p.flops(), 4 * (1 + 2));
+  p.lq = 4;
+  p.lk = 2;
+  EXPECT_EQ(p.flops(), 4 * (1 + 2 + 2 + 2));
+  p.causal = Causal::BottomRight; // Rows 0, 1 see nothing.
+  EXPECT_EQ(p.flops(), 4 * (0 + 0 + 1 + 2));
+
+  SdpaProblem big = makeProblem(2, 8, 2, 128, 256, 64, 32);
+  EXPECT_EQ(big.flops(), int64_t(2) * 2 * 8 * (64 + 32) * 128 * 256);
+
+  // The closed form against brute force over many shapes.
+  for (Causal causal : {Causal::TopLeft, Causal::BottomRight}) {
+    for (int64_t lq = 1; lq <= 12; ++lq) {
+      for (int64_t lk = 1; lk <= 12; ++lk) {
+        SdpaProblem s = makeProblem(3, 2, 1, lq, lk, 5, 7);
+        s.causal = causal;
+        int64_t pairs = 0;
+        for (int64_t i = 0; i < lq; ++i)
+          for (int64_t j = 0; j < lk; ++j)
+            pairs += causal == Causal::TopLeft ? j <= i : j <= i + lk - lq;
+        ASSERT_EQ(s.flops(), 2 * 3 * 2 * (5 + 7) * pairs)
+            << "lq " << lq << " lk " << lk;
+      }
+    }
+  }
+}
+
+TEST(ReferenceTest, ValidateReportsProblems) {
+  SdpaProblem p = makeProblem(1, 8, 2, 16, 16, 64, 64);
+  EXPECT_EQ(p.validate(), "");
+  p.hkv = 3;
+  EXPECT_NE(p.validate().find("hkv"), std::string::npos) << p.validate();
+  p.hkv = 2;
+  p.lk = 0;
+  EXPECT_NE(p.validate().find("lk"), std::string::npos);
+  p.lk = 16;
+  p.d = -1;
+  EXPECT_NE(p.validate().find("positive"), std::string::npos);
+  p.d = 64;
+  p.mask = MaskKind::Bool;
+  p.maskShape = {1, 16, 16};
+  EXPECT_NE(p.validate().find("rank"), std::string::npos);
+  p.maskShape = {1, 4, 16, 16};
+  EXPECT_NE(p.validate().find("mask dim 1"), std::string::npos) << p.validate();
+  p.maskShape = {1, 8, 1, 16};
+  EXPECT_EQ(p.validate(), "");
+}
+
+TEST(ReferenceTest, BadOperandsGiveNaNNotACrash) {
+  SdpaProblem p = makeProblem(1, 2, 2, 3, 4, 8, 8);
+  p.lse = true;
+  Operands ops = randomOperands(p, 121);
+  EXPECT_EQ(validateOperands(p, ops.q, ops.k, ops.v, nullptr), "");
+  HostTensor shortKey = randomTensor(DType::F32, {1, 2, 3, 8}, 1);
+  EXPECT_NE(validateOperands(p, ops.q, shortKey, ops.v, nullptr).find("key"),
+            std::string::npos);
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, shortKey, ops.v, nullptr, out, &lse);
+  ASSERT_EQ(out.size(), static_cast<size_t>(2 * 3 * 8));
+  ASSERT_EQ(lse.size(), 6u);
+  for (double x : out)
+    EXPECT_TRUE(std::isnan(x));
+
+  p.mask = MaskKind::Bool;
+  p.maskShape = {1, 1, 3, 4};
+  EXPECT_NE(validateOperands(p, ops.q, ops.k, ops.v, nullptr), "");
+  HostTensor floatMask = HostTensor::zeros(DType::F32, {1, 1, 3, 4});
+  EXPECT_NE(validateOperands(p, ops.q, ops.k, ops.v, &floatMask).find("i1"),
+            std::string::npos);
+}
+
+TEST(CompareTest, ExactMatchIsZero) {
+  HostTensor got = makeTensor(DType::F32, {4}, {1, -2, 0.5, 3});
+  ErrorStats s = compareToReference(got, {1, -2, 0.5, 3});
+  EXPECT_EQ(s.maxAbs, 0.0);
+  EXPECT_EQ(s.relL2, 0.0);
+  EXPECT_EQ(s.refMaxAbs, 3.0);
+  EXPECT_FALSE(s.hasNaN);
+  EXPECT_EQ(s.count, 4);
+}
+
+TEST(CompareTest, ErrorMeasures) {
+  HostTensor got = makeTensor(DType::F64, {2}, {3.5, 4});
+  ErrorStats s = compareToReference(got, {3, 4});
+  EXPECT_DOUBLE_EQ(s.maxAbs, 0.5);
+  EXPECT_DOUBLE_EQ(s.relL2, 0.5 / 5.0);
+  // A zero reference: relL2 falls back to the absolute norm.
+  s = compareToReference(got, {0, 0});
+  EXPECT_DOUBLE_EQ(s.relL2, std::sqrt(3.5 * 3.5 + 16));
+  EXPECT_DOUBLE_EQ(s.maxAbs, 4.0);
+  // f16 results are read through their rounding.
+  HostTensor half = makeTensor(DType::F16, {1}, {0.1});
+  s = compareToReference(half, {0.1});
+  EXPECT_GT(s.maxAbs, 0.0);
+  EXPECT_LT(s.maxAbs, 1e-4);
+}
+
+TEST(CompareTest, NaNHandling) {
+  HostTensor got = makeTensor(DType::F32, {3}, {1, kNaN, 3});
+  ErrorStats s = compareToReference(got, {1, 2, 3});
+  EXPECT_TRUE(s.hasNaN);
+  EXPECT_EQ(s.maxAbs, kInf);
+  EXPECT_EQ(s.relL2, kInf);
+
+  // NaN in both at the same place: skipped.
+  s = compareToReference(got, {1, kNaN, 3});
+  EXPECT_FALSE(s.hasNaN);
+  EXPECT_EQ(s.maxAbs, 0.0);
+  EXPECT_EQ(s.relL2, 0.0);
+  EXPECT_EQ(s.count, 2);
+
+  // NaN only in the reference: not a match.
+  HostTensor finite = makeTensor(DType::F32, {3}, {1, 2, 3});
+  s = compareToReference(finite, {1, kNaN, 3});
+  EXPECT_FALSE(s.hasNaN);
+  EXPECT_EQ(s.relL2, kInf);
+
+  // A poisoned (never written) output fails.
+  HostTensor poisoned = HostTensor::zeros(DType::BF16, {3});
+  poisoned.fillNaN();
+  s = compareToReference(poisoned, {1, 2, 3});
+  EXPECT_TRUE(s.hasNaN);
+}
+
+TEST(CompareTest, InfinitiesForLse) {
+  HostTensor got = makeTensor(DType::F32, {3}, {-kInf, 1.5, 2});
+  ErrorStats s = compareToReference(got, {-kInf, 1.5, 2});
+  EXPECT_EQ(s.maxAbs, 0.0);
+  EXPECT_EQ(s.relL2, 0.0);
+  EXPECT_FALSE(s.hasNaN);
+  EXPECT_EQ(s.refMaxAbs, 2.0);
+  // -inf where the reference is finite, or the reverse, is an infinite error.
+  s = compareToReference(got, {0.0, 1.5, 2});
+  EXPECT_EQ(s.maxAbs, kInf);
+  HostTensor finite = makeTensor(DType::F32, {3}, {0, 1.5, 2});
+  s = compareToReference(finite, {-kInf, 1.5, 2});
+  EXPECT_EQ(s.relL2, kInf);
+  s = compareToReference(got, {kInf, 1.5, 2});
+  EXPECT_EQ(s.relL2, kInf);
+}
+
+TEST(CompareTest, SizeMismatchAndTensors) {
+  HostTensor got = makeTensor(DType::F32, {3}, {1, 2, 3});
+  ErrorStats s = compareToReference(got, {1, 2});
+  EXPECT_EQ(s.relL2, kInf);
+  EXPECT_EQ(s.count, 0);
+
+  HostTensor ref = makeTensor(DType::F64, {3}, {1, 2, 3.5});
+  s = compareTensors(got, ref);
+  EXPECT_DOUBLE_EQ(s.maxAbs, 0.5);
+  EXPECT_EQ(s.count, 3);
+  HostTensor other = makeTensor(DType::F64, {1, 3}, {1, 2, 3});
+  s = compareTensors(got, other);
+  EXPECT_EQ(s.relL2, kInf);
+}
+
+} // namespace
