@@ -8,6 +8,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/InitAllDialects.h"
@@ -25,5 +26,6 @@ void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
 void mlir::attn::registerAttnPasses() {
   registerAllPasses();
   registerAttnConversionPasses();
+  registerAttnTransformsPasses();
   registerAttnPipelines();
 }

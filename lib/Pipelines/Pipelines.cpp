@@ -7,6 +7,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -22,13 +24,22 @@ using namespace mlir;
 
 /// One-shot bufferization across function boundaries with identity layouts,
 /// so that entry points take plain memrefs, then ownership-based
-/// deallocation so the temporaries are freed.
+/// deallocation so the temporaries are freed. Results that an entry point
+/// materializes into a destination argument are computed in place there
+/// (empty-tensor elimination), so nothing is copied and nothing the kernel
+/// leaves unwritten goes unnoticed.
 static void addBufferization(OpPassManager &pm) {
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions opts;
   opts.bufferizeFunctionBoundaries = true;
   opts.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(opts));
+  // Tile buffers have static shapes: allocate them once per query block,
+  // not once per key block.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createBufferLoopHoistingPass());
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
 }
@@ -43,6 +54,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
@@ -57,7 +69,30 @@ void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
   buildLowerToLLVMPipeline(pm);
 }
 
+void mlir::attn::buildCpuPipeline(OpPassManager &pm,
+                                  const CpuPipelineOptions &options) {
+  AttnTileOnlineSoftmaxOptions tiling;
+  tiling.blockQ = options.blockQ;
+  tiling.blockKV = options.blockKV;
+  pm.addPass(createAttnTileOnlineSoftmax(tiling));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  addBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  if (options.openmp) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addPass(createCanonicalizerPass());
+  }
+  buildLowerToLLVMPipeline(pm);
+}
+
 void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<CpuPipelineOptions>(
+      "attn-lower-cpu",
+      "Lower attn.sdpa to fused online-softmax loops, OpenMP and LLVM for the "
+      "CPU",
+      buildCpuPipeline);
   PassPipelineRegistration<>(
       "attn-lower-naive-cpu",
       "Lower attn.sdpa naively (score table materialized) to LLVM for the CPU",

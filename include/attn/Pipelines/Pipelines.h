@@ -24,6 +24,26 @@ void buildLowerToLLVMPipeline(OpPassManager &pm);
 /// loops, LLVM. The reference (oracle) lowering for the CPU.
 void buildNaiveCpuPipeline(OpPassManager &pm);
 
+/// Options of the fused CPU pipeline.
+struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
+  PassOptions::Option<int64_t> blockQ{
+      *this, "block-q",
+      llvm::cl::desc("Query rows per block of the online-softmax tiling"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> blockKV{
+      *this, "block-kv",
+      llvm::cl::desc("Keys per block of the online-softmax loop"),
+      llvm::cl::init(64)};
+  PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run the query blocks on OpenMP threads"),
+      llvm::cl::init(true)};
+};
+
+/// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
+/// OpenMP, LLVM. The fused lowering for the CPU.
+void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
 /// Registers the named pipelines above with the global pass registry.
 void registerAttnPipelines();
 

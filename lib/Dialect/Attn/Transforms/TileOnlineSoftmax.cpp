@@ -1,0 +1,733 @@
+//===- TileOnlineSoftmax.cpp - attn.sdpa to online-softmax tile loops -----===//
+//
+// Part of the attn project.
+//
+// Tiles attn.sdpa into a parallel loop over (batch, head, query block) and,
+// inside it, sequential loops over key/value blocks that carry the running
+// max, the running sum and the accumulator. Scores live in log2 units (the
+// query tile is pre-multiplied by scale * log2(e)) so the loop uses exp2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNTILEONLINESOFTMAX
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr double kLog2E = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// What every tile helper needs to know about the op being tiled.
+struct TileContext {
+  mutable SdpaOp op; // op accessors are not const
+  Location loc;
+  int64_t bq, bk, d, dv, group;
+  Type elt;
+  std::optional<CausalKind> causal;
+  Value batch, lq, lk; // index values (constants when static)
+  Value diagShift;     // Lk - Lq for bottom_right, 0 for top_left
+  float qScale;        // scale * log2(e), applied to the query tile
+};
+
+/// The indices that identify one query block inside the scf.forall.
+struct QueryBlock {
+  Value b, h, hkv, qStart, qLen;
+};
+
+/// The running state of the online softmax: row max m, row sum l (both
+/// [bq], log2 units) and the [bq, dv] accumulator.
+struct SoftmaxState {
+  Value m, l, acc;
+  SmallVector<Value> asValues() const { return {m, l, acc}; }
+  static SoftmaxState from(ValueRange v) { return {v[0], v[1], v[2]}; }
+};
+
+Value cstIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value cstF32(OpBuilder &b, Location loc, float v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+}
+
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+Value indexOf(OpBuilder &b, Location loc, Value t, int64_t dim) {
+  auto type = cast<RankedTensorType>(t.getType());
+  if (!type.isDynamicDim(dim))
+    return cstIndex(b, loc, type.getDimSize(dim));
+  return tensor::DimOp::create(b, loc, t, dim);
+}
+
+Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MinSIOp::create(b, loc, x, y);
+}
+
+Value maxIndex(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+
+/// A static f32 tile filled with `value`.
+Value filledTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                 float value) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  return linalg::FillOp::create(b, loc, cstF32(b, loc, value), empty)
+      .getResult(0);
+}
+
+SmallVector<utils::IteratorType> iterators(unsigned parallel,
+                                           unsigned reduction) {
+  SmallVector<utils::IteratorType> it(parallel, utils::IteratorType::parallel);
+  it.append(reduction, utils::IteratorType::reduction);
+  return it;
+}
+
+AffineMap mapOf(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+/// A rank-reducing view [len, width] of rows [start, start + len) of the
+/// [B, H, L, width] tensor `source` at (b, h).
+Value sliceRows(OpBuilder &b, Location loc, Value source, Value bIdx,
+                Value hIdx, Value start, OpFoldResult len) {
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t width = type.getDimSize(3);
+  std::optional<int64_t> staticLen = getConstantIntValue(len);
+  auto resultType = RankedTensorType::get(
+      {staticLen ? *staticLen : ShapedType::kDynamic, width},
+      type.getElementType());
+  SmallVector<OpFoldResult> offsets = {bIdx, hIdx, start, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1), len,
+                                     b.getIndexAttr(width)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, resultType, source, offsets,
+                                        sizes, strides);
+}
+
+/// Rows [start, start + len) of K or V at (b, h), zero-padded to `rows`.
+Value paddedRows(OpBuilder &b, Location loc, Value source, Value bIdx,
+                 Value hIdx, Value start, Value len, int64_t rows) {
+  Value slice = sliceRows(b, loc, source, bIdx, hIdx, start, len);
+  auto sliceType = cast<RankedTensorType>(slice.getType());
+  auto paddedType = RankedTensorType::get({rows, sliceType.getDimSize(1)},
+                                          sliceType.getElementType());
+  Value high = arith::SubIOp::create(b, loc, cstIndex(b, loc, rows), len);
+  Value zero = arith::ConstantOp::create(
+      b, loc, b.getZeroAttr(sliceType.getElementType()));
+  return tensor::PadOp::create(
+      b, loc, paddedType, slice,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{high, b.getIndexAttr(0)}, zero);
+}
+
+/// The query block as a [bq, d] f32 tile multiplied by scale * log2(e);
+/// rows past the end of the sequence are zero.
+Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
+                          const QueryBlock &qb) {
+  Location loc = ctx.loc;
+  MLIRContext *mctx = b.getContext();
+  Value slice = sliceRows(b, loc, ctx.op.getQuery(), qb.b, qb.h, qb.qStart,
+                          qb.qLen);
+  Value zero = filledTile(b, loc, {ctx.bq, ctx.d}, 0.0f);
+  SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = {qb.qLen, b.getIndexAttr(ctx.d)};
+  SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+  Value dest =
+      tensor::ExtractSliceOp::create(b, loc, zero, offsets, sizes, strides);
+  auto id2 = AffineMap::getMultiDimIdentityMap(2, mctx);
+  float scale = ctx.qScale;
+  Value scaled =
+      linalg::GenericOp::create(
+          b, loc, dest.getType(), slice, dest,
+          ArrayRef<AffineMap>{id2, id2}, iterators(2, 0),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value x = toF32(nb, nloc, args[0]);
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::MulFOp::create(nb, nloc, x, cstF32(nb, nloc, scale))
+                    .getResult());
+          })
+          .getResult(0);
+  return tensor::InsertSliceOp::create(b, loc, scaled, zero, offsets, sizes,
+                                       strides);
+}
+
+/// S[i, j] = sum_d Q[i, d] * K[j, d]: the [bq, bk] f32 score tile.
+Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
+                    Value kTile) {
+  Location loc = ctx.loc;
+  MLIRContext *mctx = b.getContext();
+  Value init = filledTile(b, loc, {ctx.bq, ctx.bk}, 0.0f);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{qTile, kTile}, init,
+             ArrayRef<AffineMap>{mapOf(mctx, 3, {0, 2}), mapOf(mctx, 3, {1, 2}),
+                                 mapOf(mctx, 3, {0, 1})},
+             iterators(2, 1),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value prod = arith::MulFOp::create(nb, nloc, args[0],
+                                                  toF32(nb, nloc, args[1]));
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
+             })
+      .getResult(0);
+}
+
+/// Applies the user's mask to the score tile. Mask elements are read with
+/// indices clamped into the tensor, so padded rows and keys (whose scores
+/// are discarded or masked anyway) never read out of bounds.
+Value applyUserMask(OpBuilder &b, const TileContext &ctx, const QueryBlock &qb,
+                    Value kStart, Value scores) {
+  Value mask = ctx.op.getMask();
+  Location loc = ctx.loc;
+  MLIRContext *mctx = b.getContext();
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  bool isBool = maskType.getElementType().isInteger(1);
+  Value one = cstIndex(b, loc, 1);
+  Value lastQ = arith::SubIOp::create(b, loc, ctx.lq, one);
+  Value lastK = arith::SubIOp::create(b, loc, ctx.lk, one);
+  Value zero = cstIndex(b, loc, 0);
+  auto bcast = [&](int64_t dim, Value idx) {
+    return maskType.getDimSize(dim) == 1 ? zero : idx;
+  };
+  auto id2 = AffineMap::getMultiDimIdentityMap(2, mctx);
+  return linalg::GenericOp::create(
+             b, loc, scores.getType(), ValueRange{}, scores,
+             ArrayRef<AffineMap>{id2}, iterators(2, 0),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value i = linalg::IndexOp::create(nb, nloc, 0);
+               Value j = linalg::IndexOp::create(nb, nloc, 1);
+               Value qi = minIndex(
+                   nb, nloc, arith::AddIOp::create(nb, nloc, qb.qStart, i),
+                   lastQ);
+               Value kj = minIndex(
+                   nb, nloc, arith::AddIOp::create(nb, nloc, kStart, j), lastK);
+               Value m = tensor::ExtractOp::create(
+                   nb, nloc, mask,
+                   ValueRange{bcast(0, qb.b), bcast(1, qb.h), bcast(2, qi),
+                              bcast(3, kj)});
+               Value s = args[0];
+               if (isBool) {
+                 s = arith::SelectOp::create(nb, nloc, m, s,
+                                             cstF32(nb, nloc, kNegInf));
+               } else {
+                 Value add = arith::MulFOp::create(
+                     nb, nloc, toF32(nb, nloc, m),
+                     cstF32(nb, nloc, static_cast<float>(kLog2E)));
+                 s = arith::AddFOp::create(nb, nloc, s, add);
+               }
+               linalg::YieldOp::create(nb, nloc, s);
+             })
+      .getResult(0);
+}
+
+/// Hides the scores that causality hides (key kStart + j is visible to
+/// query qStart + i iff kStart + j <= qStart + i + shift) and, for a padded
+/// tail block, the keys j >= validKeys.
+Value applyElementMask(OpBuilder &b, const TileContext &ctx,
+                       const QueryBlock &qb, Value kStart, Value validKeys,
+                       bool causal, Value scores) {
+  Location loc = ctx.loc;
+  auto id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, scores.getType(), ValueRange{}, scores,
+             ArrayRef<AffineMap>{id2}, iterators(2, 0),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value i = linalg::IndexOp::create(nb, nloc, 0);
+               Value j = linalg::IndexOp::create(nb, nloc, 1);
+               Value visible;
+               if (causal) {
+                 Value key = arith::AddIOp::create(nb, nloc, kStart, j);
+                 Value diag = arith::AddIOp::create(
+                     nb, nloc, arith::AddIOp::create(nb, nloc, qb.qStart, i),
+                     ctx.diagShift);
+                 visible = arith::CmpIOp::create(
+                     nb, nloc, arith::CmpIPredicate::sle, key, diag);
+               }
+               if (validKeys) {
+                 Value inRange = arith::CmpIOp::create(
+                     nb, nloc, arith::CmpIPredicate::slt, j, validKeys);
+                 visible = visible ? arith::AndIOp::create(nb, nloc, visible,
+                                                           inRange)
+                                         .getResult()
+                                   : inRange;
+               }
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::SelectOp::create(nb, nloc, visible, args[0],
+                                           cstF32(nb, nloc, kNegInf))
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// The row max of a score tile: r[i] = max_j S[i, j].
+Value computeRowMax(OpBuilder &b, const TileContext &ctx, Value scores) {
+  MLIRContext *mctx = b.getContext();
+  Value init = filledTile(b, ctx.loc, {ctx.bq}, kNegInf);
+  return linalg::GenericOp::create(
+             b, ctx.loc, init.getType(), scores, init,
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {0})},
+             iterators(1, 1),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::MaximumFOp::create(nb, nloc, args[1], args[0])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// m_new[i] = max(m[i], r[i]) and alpha[i] = exp2(m[i] - m_new[i]), how much
+/// the old sum and accumulator shrink; a row that had seen nothing (m =
+/// -inf) has l = acc = 0 and gets alpha = 0. m is updated in place, so the
+/// loop-carried buffer stays the same.
+std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
+                                     Value rowMax, Value m) {
+  MLIRContext *mctx = b.getContext();
+  auto id1 = AffineMap::getMultiDimIdentityMap(1, mctx);
+  Value alphaInit = tensor::EmptyOp::create(
+      b, ctx.loc, ArrayRef<int64_t>{ctx.bq}, b.getF32Type());
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, TypeRange{m.getType(), alphaInit.getType()}, rowMax,
+      ValueRange{m, alphaInit}, ArrayRef<AffineMap>{id1, id1, id1},
+      iterators(1, 0), [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value mOld = args[1];
+        Value mNew = arith::MaximumFOp::create(nb, nloc, mOld, args[0]);
+        Value empty =
+            arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, mOld,
+                                  cstF32(nb, nloc, kNegInf));
+        Value a = math::Exp2Op::create(
+            nb, nloc, arith::SubFOp::create(nb, nloc, mOld, mNew));
+        Value alpha = arith::SelectOp::create(nb, nloc, empty,
+                                              cstF32(nb, nloc, 0.0f), a);
+        linalg::YieldOp::create(nb, nloc, ValueRange{mNew, alpha});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
+}
+
+/// P[i, j] = exp2(S[i, j] - m_new[i]), 0 where S is -inf (so a row that has
+/// seen nothing yet stays at 0 instead of exp2(-inf - -inf) = NaN).
+Value computeProbabilities(OpBuilder &b, const TileContext &ctx, Value scores,
+                           Value mNew) {
+  MLIRContext *mctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, ctx.loc, scores.getType(), mNew, scores,
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {0}), mapOf(mctx, 2, {0, 1})},
+             iterators(2, 0),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value s = args[1];
+               Value hidden =
+                   arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, s,
+                                         cstF32(nb, nloc, kNegInf));
+               Value p = math::Exp2Op::create(
+                   nb, nloc, arith::SubFOp::create(nb, nloc, s, args[0]));
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::SelectOp::create(nb, nloc, hidden,
+                                           cstF32(nb, nloc, 0.0f), p)
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// x[i, ...] *= alpha[i] for the row sum (rank 1) or the accumulator.
+Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x,
+                  Value alpha) {
+  MLIRContext *mctx = b.getContext();
+  unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
+  return linalg::GenericOp::create(
+             b, ctx.loc, x.getType(), alpha, x,
+             ArrayRef<AffineMap>{mapOf(mctx, rank, {0}),
+                                 AffineMap::getMultiDimIdentityMap(rank, mctx)},
+             iterators(rank, 0),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::MulFOp::create(nb, nloc, args[1], args[0])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// l[i] += sum_j P[i, j].
+Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p,
+                       Value l) {
+  MLIRContext *mctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, ctx.loc, l.getType(), p, l,
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {0})},
+             iterators(1, 1),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::AddFOp::create(nb, nloc, args[1], args[0])
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// acc[i, e] += sum_j P[i, j] * V[j, e].
+Value accumulateValues(OpBuilder &b, const TileContext &ctx, Value p,
+                       Value vTile, Value acc) {
+  MLIRContext *mctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, ctx.loc, acc.getType(), ValueRange{p, vTile}, acc,
+             ArrayRef<AffineMap>{mapOf(mctx, 3, {0, 2}), mapOf(mctx, 3, {2, 1}),
+                                 mapOf(mctx, 3, {0, 1})},
+             iterators(2, 1),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value prod = arith::MulFOp::create(nb, nloc, args[0],
+                                                  toF32(nb, nloc, args[1]));
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
+             })
+      .getResult(0);
+}
+
+/// One step of the online softmax over the key block starting at kStart.
+/// `validKeys` is set for a padded tail block; `causal` asks for the
+/// diagonal's element mask.
+SoftmaxState emitKvBlock(OpBuilder &b, const TileContext &ctx,
+                         const QueryBlock &qb, Value qTile, Value kStart,
+                         Value kTile, Value vTile, Value validKeys,
+                         bool causal, const SoftmaxState &state) {
+  Value s = emitScoreTile(b, ctx, qTile, kTile);
+  if (ctx.op.getMask())
+    s = applyUserMask(b, ctx, qb, kStart, s);
+  if (causal || validKeys)
+    s = applyElementMask(b, ctx, qb, kStart, validKeys, causal, s);
+  auto [mNew, alpha] =
+      updateRowMax(b, ctx, computeRowMax(b, ctx, s), state.m);
+  Value p = computeProbabilities(b, ctx, s, mNew);
+  Value l = accumulateRowSum(b, ctx, p, rescaleRows(b, ctx, state.l, alpha));
+  Value acc = accumulateValues(b, ctx, p, vTile,
+                               rescaleRows(b, ctx, state.acc, alpha));
+  return {mNew, l, acc};
+}
+
+/// A loop over the full key blocks [lb, ub) (block indices); tiles are views.
+SoftmaxState emitKvLoop(OpBuilder &b, const TileContext &ctx,
+                        const QueryBlock &qb, Value qTile, Value lb, Value ub,
+                        bool causal, const SoftmaxState &init) {
+  Location loc = ctx.loc;
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, cstIndex(b, loc, 1), init.asValues(),
+      [&](OpBuilder &nb, Location nloc, Value kb, ValueRange iterArgs) {
+        Value kStart =
+            arith::MulIOp::create(nb, nloc, kb, cstIndex(nb, nloc, ctx.bk));
+        OpFoldResult len = nb.getIndexAttr(ctx.bk);
+        Value kTile =
+            sliceRows(nb, nloc, ctx.op.getKey(), qb.b, qb.hkv, kStart, len);
+        Value vTile =
+            sliceRows(nb, nloc, ctx.op.getValue(), qb.b, qb.hkv, kStart, len);
+        SoftmaxState next =
+            emitKvBlock(nb, ctx, qb, qTile, kStart, kTile, vTile,
+                        /*validKeys=*/Value(), causal,
+                        SoftmaxState::from(iterArgs));
+        scf::YieldOp::create(nb, nloc, next.asValues());
+      });
+  return SoftmaxState::from(loop.getResults());
+}
+
+/// The last, partial key block [kStart, kStart + len), zero-padded to bk,
+/// run only if len > 0.
+SoftmaxState emitKvTail(OpBuilder &b, const TileContext &ctx,
+                        const QueryBlock &qb, Value qTile, Value kStart,
+                        Value len, const SoftmaxState &state) {
+  Location loc = ctx.loc;
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, len,
+                                    cstIndex(b, loc, 0));
+  SmallVector<Value> values = state.asValues();
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(values).getTypes(), any,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value kTile = paddedRows(b, loc, ctx.op.getKey(), qb.b, qb.hkv, kStart,
+                             len, ctx.bk);
+    Value vTile = paddedRows(b, loc, ctx.op.getValue(), qb.b, qb.hkv, kStart,
+                             len, ctx.bk);
+    SoftmaxState next = emitKvBlock(b, ctx, qb, qTile, kStart, kTile, vTile,
+                                    len, ctx.causal.has_value(), state);
+    scf::YieldOp::create(b, loc, next.asValues());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, values);
+  }
+  return SoftmaxState::from(ifOp.getResults());
+}
+
+/// out = l == 0 ? 0 : acc / l, rounded once to the element type.
+Value emitOutputTile(OpBuilder &b, const TileContext &ctx,
+                     const SoftmaxState &state) {
+  MLIRContext *mctx = b.getContext();
+  Value init = tensor::EmptyOp::create(
+      b, ctx.loc, ArrayRef<int64_t>{ctx.bq, ctx.dv}, ctx.elt);
+  Type elt = ctx.elt;
+  return linalg::GenericOp::create(
+             b, ctx.loc, init.getType(), ValueRange{state.acc, state.l}, init,
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {0}),
+                                 mapOf(mctx, 2, {0, 1})},
+             iterators(2, 0),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value zero = cstF32(nb, nloc, 0.0f);
+               Value empty = arith::CmpFOp::create(
+                   nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
+               Value r = arith::SelectOp::create(
+                   nb, nloc, empty, zero,
+                   arith::DivFOp::create(nb, nloc, args[0], args[1]));
+               if (elt != r.getType())
+                 r = arith::TruncFOp::create(nb, nloc, elt, r);
+               linalg::YieldOp::create(nb, nloc, r);
+             })
+      .getResult(0);
+}
+
+/// lse = ln(2) * (m + log2(l)) (natural log), -inf where l == 0.
+Value emitLseTile(OpBuilder &b, const TileContext &ctx,
+                  const SoftmaxState &state) {
+  MLIRContext *mctx = b.getContext();
+  auto id1 = AffineMap::getMultiDimIdentityMap(1, mctx);
+  Value init = tensor::EmptyOp::create(b, ctx.loc, ArrayRef<int64_t>{ctx.bq},
+                                       b.getF32Type());
+  return linalg::GenericOp::create(
+             b, ctx.loc, init.getType(), ValueRange{state.m, state.l}, init,
+             ArrayRef<AffineMap>{id1, id1, id1}, iterators(1, 0),
+             [](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value empty = arith::CmpFOp::create(
+                   nb, nloc, arith::CmpFPredicate::OEQ, args[1],
+                   cstF32(nb, nloc, 0.0f));
+               Value log2Sum = arith::AddFOp::create(
+                   nb, nloc, args[0], math::Log2Op::create(nb, nloc, args[1]));
+               Value lse = arith::MulFOp::create(
+                   nb, nloc, log2Sum,
+                   cstF32(nb, nloc, static_cast<float>(kLn2)));
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::SelectOp::create(nb, nloc, empty,
+                                           cstF32(nb, nloc, kNegInf), lse)
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// The body of the scf.forall for one (b, h, query block): returns the
+/// output tile (and the lse tile) restricted to the block's valid rows.
+void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
+                    ValueRange ivs) {
+  Location loc = ctx.loc;
+  QueryBlock qb;
+  qb.b = ivs[0];
+  qb.h = ivs[1];
+  qb.hkv = ctx.group == 1
+               ? qb.h
+               : arith::DivUIOp::create(b, loc, qb.h,
+                                        cstIndex(b, loc, ctx.group))
+                     .getResult();
+  qb.qStart = arith::MulIOp::create(b, loc, ivs[2], cstIndex(b, loc, ctx.bq));
+  qb.qLen = minIndex(b, loc, cstIndex(b, loc, ctx.bq),
+                     arith::SubIOp::create(b, loc, ctx.lq, qb.qStart));
+
+  Value qTile = emitScaledQueryTile(b, ctx, qb);
+
+  // The keys this block can see at all: [0, kvEnd).
+  Value zero = cstIndex(b, loc, 0);
+  Value bk = cstIndex(b, loc, ctx.bk);
+  Value kvEnd = ctx.lk;
+  if (ctx.causal) {
+    Value lastDiag = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, qb.qStart, qb.qLen),
+        ctx.diagShift);
+    kvEnd = minIndex(b, loc, maxIndex(b, loc, lastDiag, zero), ctx.lk);
+  }
+  Value fullBlocks = arith::DivUIOp::create(b, loc, kvEnd, bk);
+  // Blocks that the block's first row already sees whole need no element
+  // mask: keys < qStart + shift + 1.
+  Value freeBlocks = fullBlocks;
+  if (ctx.causal) {
+    Value firstEnd = arith::AddIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, qb.qStart, ctx.diagShift),
+        cstIndex(b, loc, 1));
+    Value n = arith::FloorDivSIOp::create(b, loc, firstEnd, bk);
+    freeBlocks = minIndex(b, loc, maxIndex(b, loc, n, zero), fullBlocks);
+  }
+
+  SoftmaxState state{filledTile(b, loc, {ctx.bq}, kNegInf),
+                     filledTile(b, loc, {ctx.bq}, 0.0f),
+                     filledTile(b, loc, {ctx.bq, ctx.dv}, 0.0f)};
+  state = emitKvLoop(b, ctx, qb, qTile, zero, freeBlocks, /*causal=*/false,
+                     state);
+  if (ctx.causal)
+    state = emitKvLoop(b, ctx, qb, qTile, freeBlocks, fullBlocks,
+                       /*causal=*/true, state);
+  Value tailStart = arith::MulIOp::create(b, loc, fullBlocks, bk);
+  Value tailLen = arith::SubIOp::create(b, loc, kvEnd, tailStart);
+  state = emitKvTail(b, ctx, qb, qTile, tailStart, tailLen, state);
+
+  // Write the block's valid rows into the shared outputs.
+  SmallVector<OpFoldResult> rowOffsets(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> one(4, b.getIndexAttr(1));
+  Value outTile = emitOutputTile(b, ctx, state);
+  Value outRows = tensor::ExtractSliceOp::create(
+      b, loc, outTile, rowOffsets,
+      ArrayRef<OpFoldResult>{qb.qLen, b.getIndexAttr(ctx.dv)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  Value lseRows;
+  if (ctx.op.getLse()) {
+    Value lseTile = emitLseTile(b, ctx, state);
+    lseRows = tensor::ExtractSliceOp::create(
+        b, loc, lseTile, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{qb.qLen},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  }
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  ValueRange shared = forall.getRegionIterArgs();
+  tensor::ParallelInsertSliceOp::create(
+      b, loc, outRows, shared[0],
+      ArrayRef<OpFoldResult>{qb.b, qb.h, qb.qStart, b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1), qb.qLen,
+                             b.getIndexAttr(ctx.dv)},
+      one);
+  if (lseRows)
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, lseRows, shared[1],
+        ArrayRef<OpFoldResult>{qb.b, qb.h, qb.qStart},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1), qb.qLen},
+        ArrayRef<OpFoldResult>(one).take_front(3));
+}
+
+struct TileSdpa : public OpRewritePattern<SdpaOp> {
+  TileSdpa(MLIRContext *ctx, OnlineSoftmaxTiling tiling)
+      : OpRewritePattern(ctx), tiling(tiling) {}
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    if (tiling.blockQ <= 0 || tiling.blockKV <= 0)
+      return rewriter.notifyMatchFailure(op, "block sizes must be positive");
+    Location loc = op.getLoc();
+    RankedTensorType qType = op.getQueryType(), kType = op.getKeyType();
+
+    TileContext ctx{op, loc};
+    ctx.d = qType.getDimSize(3);
+    ctx.dv = op.getValueType().getDimSize(3);
+    ctx.group = op.getGroupSize();
+    ctx.elt = qType.getElementType();
+    ctx.causal = op.getCausalKind();
+    ctx.qScale = static_cast<float>(
+        static_cast<double>(op.getEffectiveScale()) * kLog2E);
+    // Blocks never exceed a static sequence length: a decode step with
+    // Lq = 1 gets 1-row query tiles.
+    ctx.bq = qType.isDynamicDim(2)
+                 ? tiling.blockQ
+                 : std::min(tiling.blockQ, std::max<int64_t>(
+                                               1, qType.getDimSize(2)));
+    ctx.bk = kType.isDynamicDim(2)
+                 ? tiling.blockKV
+                 : std::min(tiling.blockKV, std::max<int64_t>(
+                                                1, kType.getDimSize(2)));
+    ctx.batch = indexOf(rewriter, loc, op.getQuery(), 0);
+    ctx.lq = indexOf(rewriter, loc, op.getQuery(), 2);
+    ctx.lk = indexOf(rewriter, loc, op.getKey(), 2);
+    if (ctx.causal == CausalKind::BottomRight)
+      ctx.diagShift = arith::SubIOp::create(rewriter, loc, ctx.lk, ctx.lq);
+    else
+      ctx.diagShift = cstIndex(rewriter, loc, 0);
+
+    // Shared outputs: every element is written by exactly one query block.
+    SmallVector<Value> outs;
+    SmallVector<OpFoldResult> outShape = {
+        getAsOpFoldResult(ctx.batch), rewriter.getIndexAttr(qType.getDimSize(1)),
+        getAsOpFoldResult(ctx.lq), rewriter.getIndexAttr(ctx.dv)};
+    outs.push_back(tensor::EmptyOp::create(rewriter, loc, outShape, ctx.elt));
+    if (op.getLse())
+      outs.push_back(tensor::EmptyOp::create(
+          rewriter, loc, ArrayRef<OpFoldResult>(outShape).take_front(3),
+          rewriter.getF32Type()));
+
+    Value numQBlocks = arith::CeilDivUIOp::create(
+        rewriter, loc, ctx.lq, cstIndex(rewriter, loc, ctx.bq));
+    SmallVector<OpFoldResult> ubs = {ctx.batch,
+                                     rewriter.getIndexAttr(qType.getDimSize(1)),
+                                     numQBlocks};
+    auto forall = scf::ForallOp::create(rewriter, loc, ubs, outs,
+                                        /*mapping=*/std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(forall.getTerminator());
+      emitQueryBlock(rewriter, ctx, forall, forall.getInductionVars());
+    }
+    rewriter.replaceOp(op, forall.getResults());
+    return success();
+  }
+
+  OnlineSoftmaxTiling tiling;
+};
+
+struct AttnTileOnlineSoftmaxPass
+    : public attn::impl::AttnTileOnlineSoftmaxBase<AttnTileOnlineSoftmaxPass> {
+  using AttnTileOnlineSoftmaxBase::AttnTileOnlineSoftmaxBase;
+
+  void runOnOperation() override {
+    if (blockQ <= 0 || blockKV <= 0) {
+      getOperation()->emitError()
+          << "attn-tile-online-softmax: block-q (" << blockQ
+          << ") and block-kv (" << blockKV << ") must be positive";
+      return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateTileOnlineSoftmaxPatterns(patterns, {blockQ, blockKV});
+    // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
+      return signalPassFailure();
+    WalkResult left = getOperation()->walk([](SdpaOp op) {
+      op.emitOpError("could not be tiled into online-softmax loops");
+      return WalkResult::interrupt();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::attn::populateTileOnlineSoftmaxPatterns(
+    RewritePatternSet &patterns, const OnlineSoftmaxTiling &tiling) {
+  patterns.add<TileSdpa>(patterns.getContext(), tiling);
+}

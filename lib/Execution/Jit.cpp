@@ -1,0 +1,230 @@
+//===- Jit.cpp - compile and run an attn entry point with the JIT ---------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/Jit.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+// From libomp (the LLVM OpenMP runtime the generated code calls into); its
+// omp.h sits among clang's builtin headers, which the host compiler must not
+// see.
+extern "C" void omp_set_num_threads(int);
+
+using namespace mlir;
+using namespace mlir::attn::exec;
+
+static constexpr const char *kEntryName = "__attn_entry";
+
+JitKernel::~JitKernel() = default;
+
+void mlir::attn::exec::setJitThreads(int threads) {
+  if (threads > 0)
+    omp_set_num_threads(threads);
+}
+
+static bool isElementTypeOf(Type t, DType d) {
+  switch (d) {
+  case DType::F32:
+    return t.isF32();
+  case DType::F16:
+    return t.isF16();
+  case DType::BF16:
+    return t.isBF16();
+  case DType::Bool:
+    return t.isInteger(1);
+  case DType::F64:
+    return t.isF64();
+  }
+  return false;
+}
+
+/// Builds `__attn_entry(inputs..., outputs...)` over memrefs: it calls
+/// `entry` on the inputs and materializes each result in its output buffer.
+/// After inlining, bufferization writes the results straight into the
+/// caller's buffers.
+static LogicalResult buildEntryWrapper(ModuleOp module, func::FuncOp entry,
+                                       std::string &error) {
+  FunctionType type = entry.getFunctionType();
+  SmallVector<Type> memrefArgs;
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults())) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!tensor) {
+      error = "entry @" + entry.getSymName().str() +
+              " must take and return ranked tensors only";
+      return failure();
+    }
+    memrefArgs.push_back(
+        MemRefType::get(tensor.getShape(), tensor.getElementType()));
+  }
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = entry.getLoc();
+  auto wrapper = func::FuncOp::create(b, loc, kEntryName,
+                                      b.getFunctionType(memrefArgs, {}));
+  wrapper->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   b.getUnitAttr());
+  Block *body = wrapper.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  unsigned numInputs = type.getNumInputs();
+  SmallVector<Value> tensors;
+  for (unsigned i = 0; i < numInputs; ++i)
+    tensors.push_back(bufferization::ToTensorOp::create(
+        b, loc, type.getInput(i), body->getArgument(i), /*restrict=*/true));
+  auto call = func::CallOp::create(b, loc, entry, tensors);
+  for (auto [i, result] : llvm::enumerate(call.getResults())) {
+    auto m = bufferization::MaterializeInDestinationOp::create(
+        b, loc, result, body->getArgument(numInputs + i));
+    m.setRestrict(true);
+    m.setWritable(true);
+  }
+  func::ReturnOp::create(b, loc);
+  // Everything but the wrapper is inlined into it and then dropped.
+  for (auto f : module.getOps<func::FuncOp>())
+    if (f != wrapper && !f.isDeclaration())
+      f.setPrivate();
+  return success();
+}
+
+std::unique_ptr<JitKernel> JitKernel::compile(
+    ModuleOp module, StringRef entryName,
+    const std::function<void(OpPassManager &)> &buildPipeline,
+    std::string &error) {
+  OwningOpRef<ModuleOp> clone = module.clone();
+  auto entry = clone->lookupSymbol<func::FuncOp>(entryName);
+  if (!entry || entry.isDeclaration()) {
+    error = "no function @" + entryName.str() + " with a body";
+    return nullptr;
+  }
+  std::unique_ptr<JitKernel> kernel(new JitKernel());
+  for (Type t : entry.getFunctionType().getInputs())
+    kernel->argTypes.push_back(dyn_cast<RankedTensorType>(t));
+  for (Type t : entry.getFunctionType().getResults())
+    kernel->resultTypes.push_back(dyn_cast<RankedTensorType>(t));
+  if (failed(buildEntryWrapper(*clone, entry, error)))
+    return nullptr;
+
+  PassManager pm(module.getContext());
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  buildPipeline(pm);
+  if (failed(pm.run(*clone))) {
+    error = "lowering failed (see the diagnostics above)";
+    return nullptr;
+  }
+  llvm::raw_string_ostream os(kernel->loweredText);
+  clone->print(os);
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  // Compile for this CPU and its features (AVX-512 where present).
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder) {
+    error = "cannot detect the host CPU: " + toString(tmBuilder.takeError());
+    return nullptr;
+  }
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm) {
+    error = "cannot create a target machine: " + toString(tm.takeError());
+    return nullptr;
+  }
+  auto transformer = makeOptimizingTransformer(3, 0, tm->get());
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  // memref.copy between strided views lowers to a call to memrefCopy.
+  SmallVector<StringRef> libs = {ATTN_C_RUNNER_UTILS};
+  options.sharedLibPaths = libs;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*clone, options, std::move(*tm));
+  if (!engine) {
+    error = "JIT compilation failed: " + toString(engine.takeError());
+    return nullptr;
+  }
+  kernel->engine = std::move(*engine);
+  return kernel;
+}
+
+namespace {
+/// A memref descriptor of any rank, laid out as the LLVM lowering expects:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}.
+struct Descriptor {
+  std::vector<int64_t> words;
+  Descriptor(void *data, ArrayRef<int64_t> shape) {
+    size_t rank = shape.size();
+    words.resize(3 + 2 * rank);
+    words[0] = reinterpret_cast<int64_t>(data);
+    words[1] = reinterpret_cast<int64_t>(data);
+    words[2] = 0;
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      words[3 + i] = shape[i];
+      words[3 + rank + i] = stride;
+      stride *= shape[i];
+    }
+  }
+};
+} // namespace
+
+static std::string checkTensor(const char *what, size_t i, RankedTensorType t,
+                               const HostTensor &h) {
+  std::string prefix = std::string(what) + " " + std::to_string(i) + ": ";
+  if (!isElementTypeOf(t.getElementType(), h.dtype))
+    return prefix + "expected element type matching the function's, got " +
+           dtypeName(h.dtype);
+  if (static_cast<int64_t>(h.shape.size()) != t.getRank())
+    return prefix + "expected rank " + std::to_string(t.getRank()) +
+           ", got shape " + h.shapeString();
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (!t.isDynamicDim(d) && t.getDimSize(d) != h.shape[d])
+      return prefix + "expected dim " + std::to_string(d) + " to be " +
+             std::to_string(t.getDimSize(d)) + ", got shape " +
+             h.shapeString();
+  return "";
+}
+
+std::string JitKernel::run(const std::vector<HostTensor *> &inputs,
+                           const std::vector<HostTensor *> &outputs) {
+  if (inputs.size() != argTypes.size() || outputs.size() != resultTypes.size())
+    return "expected " + std::to_string(argTypes.size()) + " inputs and " +
+           std::to_string(resultTypes.size()) + " outputs";
+  std::vector<Descriptor> descs;
+  descs.reserve(inputs.size() + outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string err = checkTensor("input", i, argTypes[i], *inputs[i]);
+    if (!err.empty())
+      return err;
+    descs.emplace_back(inputs[i]->raw(), inputs[i]->shape);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string err = checkTensor("output", i, resultTypes[i], *outputs[i]);
+    if (!err.empty())
+      return err;
+    descs.emplace_back(outputs[i]->raw(), outputs[i]->shape);
+  }
+  // The C interface takes a pointer to each descriptor; the packed call
+  // takes a pointer to each of those pointers.
+  std::vector<void *> descPtrs, args;
+  for (Descriptor &d : descs)
+    descPtrs.push_back(d.words.data());
+  for (void *&p : descPtrs)
+    args.push_back(&p);
+  if (llvm::Error e = engine->invokePacked(
+          std::string("_mlir_ciface_") + kEntryName, args))
+    return "JIT call failed: " + toString(std::move(e));
+  return "";
+}

@@ -1,0 +1,839 @@
+//===- SdpaSpec.cpp - attn-run's --sdpa spec strings ------------*- C++ -*-===//
+//
+// Parsing is two-staged: the items are split and each value is read with a
+// strict grammar (so "8x", "1e3" or "" never pass as a number), then the
+// filled spec is validated as a whole, so a hand-built SdpaSpec gets the same
+// diagnostics as a parsed one. Every size computation is overflow-checked.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/SdpaSpec.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace mlir::attn::exec {
+
+/// No single tensor of the problem may hold more elements than this.
+static const int64_t kMaxElements = int64_t(1) << 40;
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+/// a * b for non-negative a and b; false if it overflows int64.
+static bool mulChecked(int64_t a, int64_t b, int64_t &result) {
+  if (a < 0 || b < 0)
+    return false;
+  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a)
+    return false;
+  result = a * b;
+  return true;
+}
+
+/// The product of `dims`; false if a dim is negative or it overflows.
+static bool productChecked(const std::vector<int64_t> &dims, int64_t &result) {
+  result = 1;
+  for (int64_t dim : dims)
+    if (!mulChecked(result, dim, result))
+      return false;
+  return true;
+}
+
+static std::string joinDims(const std::vector<int64_t> &dims) {
+  std::string s;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      s += 'x';
+    s += std::to_string(dims[i]);
+  }
+  return s;
+}
+
+static std::string trim(const std::string &s) {
+  const char *ws = " \t\r\n";
+  size_t begin = s.find_first_not_of(ws);
+  if (begin == std::string::npos)
+    return "";
+  size_t end = s.find_last_not_of(ws);
+  return s.substr(begin, end - begin + 1);
+}
+
+/// Reads a whole decimal integer: an optional '-', then digits only.
+static bool parseInt(const std::string &s, int64_t &out) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && s[i] == '-') {
+    negative = true;
+    ++i;
+  }
+  if (i == s.size())
+    return false;
+  uint64_t value = 0;
+  const uint64_t limit = uint64_t(std::numeric_limits<int64_t>::max()) + 1;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+    uint64_t digit = static_cast<uint64_t>(s[i] - '0');
+    if (value > (limit - digit) / 10)
+      return false;
+    value = value * 10 + digit;
+  }
+  if (!negative && value == limit)
+    return false;
+  out =
+      negative ? static_cast<int64_t>(0 - value) : static_cast<int64_t>(value);
+  return true;
+}
+
+/// Reads a whole floating-point literal (anything strtod takes, entirely).
+static bool parseDouble(const std::string &s, double &out) {
+  if (s.empty())
+    return false;
+  const char *begin = s.c_str();
+  char *end = nullptr;
+  double value = std::strtod(begin, &end);
+  if (end != begin + s.size())
+    return false;
+  out = value;
+  return true;
+}
+
+/// The shortest "%.*g" spelling of `v` that reads back as the same double.
+static std::string formatDoubleRoundTrip(double v) {
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v)
+      return buf;
+  }
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+static const char *causalName(Causal causal) {
+  switch (causal) {
+  case Causal::None:
+    return "none";
+  case Causal::TopLeft:
+    return "top_left";
+  case Causal::BottomRight:
+    return "bottom_right";
+  }
+  return "none";
+}
+
+static const char *maskName(MaskKind mask) {
+  switch (mask) {
+  case MaskKind::None:
+    return "none";
+  case MaskKind::Bool:
+    return "bool";
+  case MaskKind::Float:
+    return "float";
+  }
+  return "none";
+}
+
+static bool isElementDType(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+}
+
+//===----------------------------------------------------------------------===//
+// SdpaSpec
+//===----------------------------------------------------------------------===//
+
+SdpaSpec SdpaSpec::withDefaults() const {
+  SdpaSpec s = *this;
+  if (s.hkv == -1)
+    s.hkv = s.hq;
+  if (s.lk == -1)
+    s.lk = s.lq;
+  if (s.dv == -1)
+    s.dv = s.d;
+  if (s.mask != MaskKind::None && s.maskShape.empty())
+    s.maskShape = {s.b, s.hq, s.lq, s.lk};
+  return s;
+}
+
+std::string SdpaSpec::validate() const {
+  SdpaSpec s = withDefaults();
+  const std::pair<const char *, int64_t> dims[] = {
+      {"b", s.b},   {"hq", s.hq}, {"hkv", s.hkv}, {"lq", s.lq},
+      {"lk", s.lk}, {"d", s.d},   {"dv", s.dv}};
+  for (const auto &[name, value] : dims)
+    if (value <= 0)
+      return std::string(name) + "=" + std::to_string(value) +
+             ": expected a positive size";
+  if (!isElementDType(s.dtype))
+    return std::string("dtype=") + dtypeName(s.dtype) +
+           ": expected f32, f16 or bf16";
+
+  // Sizes before anything that multiplies them.
+  const std::pair<const char *, std::vector<int64_t>> tensors[] = {
+      {"query", {s.b, s.hq, s.lq, s.d}},   {"key", {s.b, s.hkv, s.lk, s.d}},
+      {"value", {s.b, s.hkv, s.lk, s.dv}}, {"out", {s.b, s.hq, s.lq, s.dv}},
+      {"lse", {s.b, s.hq, s.lq}},
+  };
+  std::string sizes =
+      "b=" + std::to_string(s.b) + ",hq=" + std::to_string(s.hq) +
+      ",hkv=" + std::to_string(s.hkv) + ",lq=" + std::to_string(s.lq) +
+      ",lk=" + std::to_string(s.lk) + ",d=" + std::to_string(s.d) +
+      ",dv=" + std::to_string(s.dv);
+  for (const auto &[name, shape] : tensors) {
+    int64_t n = 0;
+    if (!productChecked(shape, n) || n > kMaxElements)
+      return sizes + ": the " + name + " tensor [" + joinDims(shape) +
+             "] would have more than 2^40 elements";
+  }
+
+  if (s.hq % s.hkv != 0)
+    return "hkv=" + std::to_string(s.hkv) +
+           " does not divide hq=" + std::to_string(s.hq) +
+           " (grouped-query attention needs hq % hkv "
+           "== 0)";
+
+  if (s.mask == MaskKind::None) {
+    if (!s.maskShape.empty())
+      return "mask_shape=" + joinDims(s.maskShape) +
+             " given without mask=bool or mask=float";
+  } else {
+    const std::string given = "mask_shape=" + joinDims(s.maskShape);
+    if (s.maskShape.size() != 4)
+      return given + ": expected 4 dims, got " +
+             std::to_string(s.maskShape.size());
+    const int64_t full[4] = {s.b, s.hq, s.lq, s.lk};
+    const char *names[4] = {"b", "hq", "lq", "lk"};
+    for (int i = 0; i < 4; ++i)
+      if (s.maskShape[i] != 1 && s.maskShape[i] != full[i])
+        return given + ": dim " + std::to_string(i) + " (" +
+               std::to_string(s.maskShape[i]) + ") must be 1 or " + names[i] +
+               " (" + std::to_string(full[i]) + ")";
+    // Each dim is 1 or a dim bounded above, but their product may not be.
+    int64_t n = 0;
+    if (!productChecked(s.maskShape, n) || n > kMaxElements)
+      return given + ": the mask tensor would have more than 2^40 elements";
+  }
+
+  // FLOPs = 2 * b * hq * (d + dv) * lq * lk must fit in int64 (it bounds the
+  // causal pair count too). d + dv <= 2^41 by the checks above.
+  int64_t flops = 2;
+  if (!mulChecked(flops, s.b, flops) || !mulChecked(flops, s.hq, flops) ||
+      !mulChecked(flops, s.d + s.dv, flops) ||
+      !mulChecked(flops, s.lq, flops) || !mulChecked(flops, s.lk, flops))
+    return sizes + ": the FLOP count 2*b*hq*(d+dv)*lq*lk overflows int64";
+
+  if (s.scale) {
+    double v = *s.scale;
+    std::string given = "scale=" + formatDoubleRoundTrip(v);
+    if (!std::isfinite(v))
+      return given + ": expected a finite number";
+    if (v == 0)
+      return given + ": expected a non-zero number";
+    float f = static_cast<float>(v);
+    if (!std::isfinite(f))
+      return given + ": overflows the f32 scale attribute";
+    if (f == 0)
+      return given + ": rounds to 0 as the f32 scale attribute";
+  }
+  return "";
+}
+
+double SdpaSpec::effectiveScale() const {
+  double v;
+  if (scale)
+    v = *scale;
+  else
+    v = 1.0 / std::sqrt(static_cast<double>(withDefaults().d));
+  return static_cast<double>(static_cast<float>(v));
+}
+
+SdpaProblem SdpaSpec::toProblem() const {
+  SdpaSpec s = withDefaults();
+  SdpaProblem p;
+  p.b = s.b;
+  p.hq = s.hq;
+  p.hkv = s.hkv;
+  p.lq = s.lq;
+  p.lk = s.lk;
+  p.d = s.d;
+  p.dv = s.dv;
+  p.scale = s.effectiveScale();
+  p.causal = s.causal;
+  p.mask = s.mask;
+  p.maskShape = s.maskShape;
+  p.lse = s.lse;
+  return p;
+}
+
+std::string SdpaSpec::toString() const {
+  SdpaSpec s = withDefaults();
+  std::string out =
+      "b=" + std::to_string(s.b) + ",hq=" + std::to_string(s.hq) +
+      ",hkv=" + std::to_string(s.hkv) + ",lq=" + std::to_string(s.lq) +
+      ",lk=" + std::to_string(s.lk) + ",d=" + std::to_string(s.d) +
+      ",dv=" + std::to_string(s.dv) + ",dtype=" + dtypeName(s.dtype) +
+      ",causal=" + causalName(s.causal) + ",mask=" + maskName(s.mask);
+  if (s.mask != MaskKind::None)
+    out += ",mask_shape=" + joinDims(s.maskShape);
+  if (s.scale)
+    out += ",scale=" + formatDoubleRoundTrip(*s.scale);
+  out += s.lse ? ",lse=1" : ",lse=0";
+  if (s.dynamic)
+    out += ",dynamic=1";
+  return out;
+}
+
+std::vector<std::vector<int64_t>> SdpaSpec::argShapes() const {
+  SdpaSpec s = withDefaults();
+  std::vector<std::vector<int64_t>> shapes = {{s.b, s.hq, s.lq, s.d},
+                                              {s.b, s.hkv, s.lk, s.d},
+                                              {s.b, s.hkv, s.lk, s.dv}};
+  if (s.mask != MaskKind::None)
+    shapes.push_back(s.maskShape);
+  return shapes;
+}
+
+std::vector<DType> SdpaSpec::argDTypes() const {
+  std::vector<DType> types = {dtype, dtype, dtype};
+  if (mask == MaskKind::Bool)
+    types.push_back(DType::Bool);
+  else if (mask == MaskKind::Float)
+    types.push_back(dtype);
+  return types;
+}
+
+std::vector<std::vector<int64_t>> SdpaSpec::resultShapes() const {
+  SdpaSpec s = withDefaults();
+  std::vector<std::vector<int64_t>> shapes = {{s.b, s.hq, s.lq, s.dv}};
+  if (s.lse)
+    shapes.push_back({s.b, s.hq, s.lq});
+  return shapes;
+}
+
+std::vector<DType> SdpaSpec::resultDTypes() const {
+  std::vector<DType> types = {dtype};
+  if (lse)
+    types.push_back(DType::F32);
+  return types;
+}
+
+//===----------------------------------------------------------------------===//
+// parseSdpaSpec
+//===----------------------------------------------------------------------===//
+
+namespace {
+enum class Key {
+  B,
+  Hq,
+  Hkv,
+  Lq,
+  Lk,
+  D,
+  Dv,
+  DTypeKey,
+  CausalKey,
+  MaskKey,
+  MaskShape,
+  Scale,
+  Lse,
+  Dynamic,
+  NumKeys
+};
+} // namespace
+
+static const char *const kKeyNames[] = {
+    "b",     "hq",     "hkv",  "lq",         "lk",    "d",   "dv",
+    "dtype", "causal", "mask", "mask_shape", "scale", "lse", "dynamic"};
+static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
+                  static_cast<size_t>(Key::NumKeys),
+              "one name per key");
+
+static bool lookupKey(const std::string &name, Key &key) {
+  for (size_t i = 0; i < static_cast<size_t>(Key::NumKeys); ++i)
+    if (name == kKeyNames[i]) {
+      key = static_cast<Key>(i);
+      return true;
+    }
+  return false;
+}
+
+/// Reads `value` into the field of `spec` that `key` names, or sets `error`.
+static bool parseValue(Key key, const std::string &name,
+                       const std::string &value, SdpaSpec &spec,
+                       std::string &error) {
+  const std::string given = name + "=" + value;
+  auto parseDim = [&](int64_t &field) {
+    int64_t v = 0;
+    if (!parseInt(value, v)) {
+      error = given + ": malformed integer '" + value + "'";
+      return false;
+    }
+    if (v <= 0) {
+      error = given + ": expected a positive size";
+      return false;
+    }
+    field = v;
+    return true;
+  };
+  auto parseFlag = [&](bool &field) {
+    if (value != "0" && value != "1") {
+      error = given + ": expected 0 or 1";
+      return false;
+    }
+    field = value == "1";
+    return true;
+  };
+
+  switch (key) {
+  case Key::B:
+    return parseDim(spec.b);
+  case Key::Hq:
+    return parseDim(spec.hq);
+  case Key::Hkv:
+    return parseDim(spec.hkv);
+  case Key::Lq:
+    return parseDim(spec.lq);
+  case Key::Lk:
+    return parseDim(spec.lk);
+  case Key::D:
+    return parseDim(spec.d);
+  case Key::Dv:
+    return parseDim(spec.dv);
+  case Key::DTypeKey:
+    if (value == "f32")
+      spec.dtype = DType::F32;
+    else if (value == "f16")
+      spec.dtype = DType::F16;
+    else if (value == "bf16")
+      spec.dtype = DType::BF16;
+    else {
+      error = given + ": expected f32, f16 or bf16";
+      return false;
+    }
+    return true;
+  case Key::CausalKey:
+    if (value == "none")
+      spec.causal = Causal::None;
+    else if (value == "top_left")
+      spec.causal = Causal::TopLeft;
+    else if (value == "bottom_right")
+      spec.causal = Causal::BottomRight;
+    else {
+      error = given + ": expected none, top_left or bottom_right";
+      return false;
+    }
+    return true;
+  case Key::MaskKey:
+    if (value == "none")
+      spec.mask = MaskKind::None;
+    else if (value == "bool")
+      spec.mask = MaskKind::Bool;
+    else if (value == "float")
+      spec.mask = MaskKind::Float;
+    else {
+      error = given + ": expected none, bool or float";
+      return false;
+    }
+    return true;
+  case Key::MaskShape: {
+    std::vector<int64_t> dims;
+    size_t start = 0;
+    while (true) {
+      size_t x = value.find('x', start);
+      std::string part = value.substr(
+          start, x == std::string::npos ? std::string::npos : x - start);
+      int64_t v = 0;
+      if (!parseInt(part, v)) {
+        error = given + ": malformed dim '" + part + "' (expected AxBxCxD)";
+        return false;
+      }
+      if (v <= 0) {
+        error = given + ": expected positive dims";
+        return false;
+      }
+      dims.push_back(v);
+      if (x == std::string::npos)
+        break;
+      start = x + 1;
+    }
+    spec.maskShape = dims;
+    return true;
+  }
+  case Key::Scale: {
+    double v = 0;
+    if (!parseDouble(value, v)) {
+      error = given + ": malformed number '" + value + "'";
+      return false;
+    }
+    spec.scale = v;
+    return true;
+  }
+  case Key::Lse:
+    return parseFlag(spec.lse);
+  case Key::Dynamic:
+    return parseFlag(spec.dynamic);
+  case Key::NumKeys:
+    break;
+  }
+  error = given + ": unknown key '" + name + "'";
+  return false;
+}
+
+bool parseSdpaSpec(const std::string &text, SdpaSpec &spec,
+                   std::string &error) {
+  SdpaSpec parsed;
+  bool seen[static_cast<size_t>(Key::NumKeys)] = {};
+  size_t start = 0;
+  int itemIndex = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = trim(text.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start));
+    ++itemIndex;
+    // An entirely empty spec falls through to the "missing key" message.
+    bool wholeTextEmpty = itemIndex == 1 && comma == std::string::npos;
+    if (item.empty() && !wholeTextEmpty) {
+      error = "empty item " + std::to_string(itemIndex) + " in '" + text +
+              "' (stray comma?)";
+      return false;
+    }
+    if (!item.empty()) {
+      size_t eq = item.find('=');
+      if (eq == std::string::npos) {
+        error = "item '" + item + "' is not key=value";
+        return false;
+      }
+      std::string name = trim(item.substr(0, eq));
+      std::string value = trim(item.substr(eq + 1));
+      Key key;
+      if (!lookupKey(name, key)) {
+        error = "unknown key '" + name + "' in '" + item +
+                "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
+                "mask_shape, scale, lse or dynamic)";
+        return false;
+      }
+      size_t index = static_cast<size_t>(key);
+      if (seen[index]) {
+        error = "duplicate key '" + name + "' in '" + item + "'";
+        return false;
+      }
+      seen[index] = true;
+      if (!parseValue(key, name, value, parsed, error))
+        return false;
+    }
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+
+  for (Key required : {Key::Hq, Key::Lq, Key::D})
+    if (!seen[static_cast<size_t>(required)]) {
+      error = std::string("missing required key '") +
+              kKeyNames[static_cast<size_t>(required)] +
+              "' (hq, lq and d "
+              "have no default)";
+      return false;
+    }
+  std::string problem = parsed.validate();
+  if (!problem.empty()) {
+    error = problem;
+    return false;
+  }
+  spec = parsed.withDefaults();
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// buildSdpaModuleText
+//===----------------------------------------------------------------------===//
+
+/// `tensor<AxBx...xT>` with the dims whose `dynamicDims` bit is set as '?'.
+static std::string tensorType(const std::vector<int64_t> &shape,
+                              const std::vector<bool> &dynamicDims,
+                              DType dtype) {
+  std::string s = "tensor<";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i < dynamicDims.size() && dynamicDims[i])
+      s += '?';
+    else
+      s += std::to_string(shape[i]);
+    s += 'x';
+  }
+  s += dtypeName(dtype);
+  s += '>';
+  return s;
+}
+
+static bool isBareIdentifier(const std::string &name) {
+  if (name.empty())
+    return false;
+  auto isLetter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  if (!isLetter(name[0]))
+    return false;
+  for (char c : name)
+    if (!isLetter(c) && !(c >= '0' && c <= '9') && c != '$' && c != '.')
+      return false;
+  return true;
+}
+
+/// `@name`, or `@"..."` with MLIR's \XX escapes when `name` is not bare.
+static std::string symbolRef(const std::string &name) {
+  if (isBareIdentifier(name))
+    return "@" + name;
+  std::string s = "@\"";
+  for (unsigned char c : name) {
+    if (c == '"' || c == '\\' || c < 0x20 || c == 0x7f) {
+      char buf[4];
+      std::snprintf(buf, sizeof(buf), "\\%02X", c);
+      s += buf;
+    } else {
+      s += static_cast<char>(c);
+    }
+  }
+  s += '"';
+  return s;
+}
+
+std::string buildSdpaModuleText(const SdpaSpec &spec,
+                                const std::string &funcName) {
+  SdpaSpec s = spec.withDefaults();
+  bool dyn = s.dynamic;
+  // B and the sequence dims (0 and 2) of query, key, value, out and lse.
+  std::vector<bool> dyn4 = {dyn, false, dyn, false};
+  std::vector<std::vector<int64_t>> args = s.argShapes();
+  std::vector<DType> argTypes = s.argDTypes();
+  std::vector<std::vector<int64_t>> results = s.resultShapes();
+  std::vector<DType> resultTypes = s.resultDTypes();
+
+  std::vector<std::string> argTypeText;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::vector<bool> dynamicDims = dyn4;
+    if (i == 3) {
+      // The mask: its B, Lq and Lk dims unless broadcast.
+      dynamicDims.assign(args[i].size(), false);
+      for (size_t j = 0; j < args[i].size(); ++j)
+        dynamicDims[j] = dyn && j != 1 && args[i][j] != 1;
+    }
+    argTypeText.push_back(tensorType(args[i], dynamicDims, argTypes[i]));
+  }
+  std::vector<std::string> resultTypeText;
+  for (size_t i = 0; i < results.size(); ++i)
+    resultTypeText.push_back(tensorType(results[i], dyn4, resultTypes[i]));
+
+  static const char *const argNames[] = {"%q", "%k", "%v", "%m"};
+  std::string out = "func.func " + symbolRef(funcName) + "(";
+  for (size_t i = 0; i < argTypeText.size() && i < 4; ++i) {
+    if (i)
+      out += ", ";
+    out += std::string(argNames[i]) + ": " + argTypeText[i];
+  }
+  out += ") -> ";
+  std::string resultList; // "tensor<...>, tensor<...>"
+  for (size_t i = 0; i < resultTypeText.size(); ++i) {
+    if (i)
+      resultList += ", ";
+    resultList += resultTypeText[i];
+  }
+  out += resultTypeText.size() == 1 ? resultList : "(" + resultList + ")";
+  out += " {\n";
+
+  std::string values = s.lse ? "%o, %lse" : "%o";
+  out += "  " + values + " = attn.sdpa %q, %k, %v";
+  if (s.mask != MaskKind::None)
+    out += " mask(%m)";
+  std::vector<std::string> attrs;
+  if (s.causal != Causal::None)
+    attrs.push_back(std::string("causal = #attn.causal<") +
+                    causalName(s.causal) + ">");
+  if (s.scale) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.9e",
+                  static_cast<double>(static_cast<float>(*s.scale)));
+    attrs.push_back(std::string("scale = ") + buf + " : f32");
+  }
+  if (!attrs.empty()) {
+    out += " {";
+    for (size_t i = 0; i < attrs.size(); ++i) {
+      if (i)
+        out += ", ";
+      out += attrs[i];
+    }
+    out += "}";
+  }
+  out += " : ";
+  for (size_t i = 0; i < argTypeText.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += argTypeText[i];
+  }
+  out += " -> " + resultList + "\n";
+  out += "  return " + values + " : " + resultList + "\n";
+  out += "}\n";
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// JsonWriter
+//===----------------------------------------------------------------------===//
+
+static void appendJsonString(std::string &out, const std::string &s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  out += '"';
+}
+
+void JsonWriter::beforeValue() {
+  if (afterKey) {
+    afterKey = false;
+    return;
+  }
+  if (hasElement.empty())
+    return;
+  if (hasElement.back())
+    out += ',';
+  hasElement.back() = true;
+}
+
+JsonWriter &JsonWriter::beginObject() {
+  beforeValue();
+  out += '{';
+  hasElement.push_back(false);
+  return *this;
+}
+
+JsonWriter &JsonWriter::endObject() {
+  out += '}';
+  if (!hasElement.empty())
+    hasElement.pop_back();
+  afterKey = false;
+  return *this;
+}
+
+JsonWriter &JsonWriter::beginArray() {
+  beforeValue();
+  out += '[';
+  hasElement.push_back(false);
+  return *this;
+}
+
+JsonWriter &JsonWriter::endArray() {
+  out += ']';
+  if (!hasElement.empty())
+    hasElement.pop_back();
+  afterKey = false;
+  return *this;
+}
+
+JsonWriter &JsonWriter::key(const std::string &name) {
+  beforeValue();
+  appendJsonString(out, name);
+  out += ':';
+  afterKey = true;
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(double v) {
+  beforeValue();
+  if (!std::isfinite(v)) {
+    out += "null";
+    return *this;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  out += buf;
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(bool v) {
+  beforeValue();
+  out += v ? "true" : "false";
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(const std::string &v) {
+  beforeValue();
+  appendJsonString(out, v);
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(const char *v) {
+  if (!v)
+    return null();
+  return value(std::string(v));
+}
+
+JsonWriter &JsonWriter::value(const std::vector<int64_t> &values) {
+  beginArray();
+  for (int64_t v : values)
+    valueInt(v);
+  return endArray();
+}
+
+JsonWriter &JsonWriter::value(const std::vector<double> &values) {
+  beginArray();
+  for (double v : values)
+    value(v);
+  return endArray();
+}
+
+JsonWriter &JsonWriter::null() {
+  beforeValue();
+  out += "null";
+  return *this;
+}
+
+JsonWriter &JsonWriter::valueInt(int64_t v) {
+  beforeValue();
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%" PRId64, v);
+  out += buf;
+  return *this;
+}
+
+JsonWriter &JsonWriter::valueUInt(uint64_t v) {
+  beforeValue();
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%" PRIu64, v);
+  out += buf;
+  return *this;
+}
+
+} // namespace mlir::attn::exec

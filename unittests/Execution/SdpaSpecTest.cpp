@@ -1,0 +1,430 @@
+//===- SdpaSpecTest.cpp - Tests for --sdpa spec strings ---------*- C++ -*-===//
+
+#include "attn/Execution/SdpaSpec.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace mlir::attn::exec;
+
+namespace {
+
+using Shapes = std::vector<std::vector<int64_t>>;
+
+SdpaSpec parseOk(const std::string &text) {
+  SdpaSpec spec;
+  std::string error;
+  EXPECT_TRUE(parseSdpaSpec(text, spec, error)) << text << ": " << error;
+  EXPECT_EQ(error, "") << text;
+  return spec;
+}
+
+/// Parses `text`, expects a rejection and returns the message.
+std::string parseError(const std::string &text) {
+  SdpaSpec spec;
+  spec.b = 77; // Must survive a failed parse untouched.
+  std::string error;
+  EXPECT_FALSE(parseSdpaSpec(text, spec, error)) << text;
+  EXPECT_EQ(spec.b, 77) << text;
+  EXPECT_NE(error, "") << text;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  return error;
+}
+
+/// The line of `text` that holds "attn.sdpa", without its indentation.
+std::string sdpaLine(const std::string &text) {
+  size_t at = text.find("attn.sdpa");
+  if (at == std::string::npos)
+    return "";
+  size_t begin = text.rfind('\n', at);
+  begin = begin == std::string::npos ? 0 : begin + 1;
+  size_t end = text.find('\n', at);
+  std::string line = text.substr(begin, end - begin);
+  return line.substr(line.find_first_not_of(' '));
+}
+
+TEST(SdpaSpecTest, DefaultsAreFilled) {
+  SdpaSpec s = parseOk("hq=8,lq=128,d=64");
+  EXPECT_EQ(s.b, 1);
+  EXPECT_EQ(s.hq, 8);
+  EXPECT_EQ(s.hkv, 8);
+  EXPECT_EQ(s.lq, 128);
+  EXPECT_EQ(s.lk, 128);
+  EXPECT_EQ(s.d, 64);
+  EXPECT_EQ(s.dv, 64);
+  EXPECT_EQ(s.dtype, DType::F32);
+  EXPECT_EQ(s.causal, Causal::None);
+  EXPECT_EQ(s.mask, MaskKind::None);
+  EXPECT_TRUE(s.maskShape.empty());
+  EXPECT_FALSE(s.scale.has_value());
+  EXPECT_FALSE(s.lse);
+  EXPECT_FALSE(s.dynamic);
+  EXPECT_EQ(s.toString(), "b=1,hq=8,hkv=8,lq=128,lk=128,d=64,dv=64,dtype=f32,"
+                          "causal=none,mask=none,lse=0");
+  EXPECT_EQ(s.effectiveScale(),
+            static_cast<double>(static_cast<float>(1.0 / std::sqrt(64.0))));
+
+  // A mask without mask_shape covers the whole [b, hq, lq, lk].
+  SdpaSpec m = parseOk("b=2,hq=4,hkv=2,lq=16,lk=32,d=8,mask=bool");
+  EXPECT_EQ(m.maskShape, (std::vector<int64_t>{2, 4, 16, 32}));
+}
+
+TEST(SdpaSpecTest, ParsesEveryKey) {
+  SdpaSpec s = parseOk(" b = 2 ,hq=8,hkv=2,lq=128,lk=256,d=64,dv=32,dtype=bf16,"
+                       "causal=top_left,mask=float,mask_shape=1x8x1x256,"
+                       "scale=0.3,lse=1,dynamic=1");
+  EXPECT_EQ(s.b, 2);
+  EXPECT_EQ(s.hkv, 2);
+  EXPECT_EQ(s.lk, 256);
+  EXPECT_EQ(s.dv, 32);
+  EXPECT_EQ(s.dtype, DType::BF16);
+  EXPECT_EQ(s.causal, Causal::TopLeft);
+  EXPECT_EQ(s.mask, MaskKind::Float);
+  EXPECT_EQ(s.maskShape, (std::vector<int64_t>{1, 8, 1, 256}));
+  ASSERT_TRUE(s.scale.has_value());
+  EXPECT_EQ(*s.scale, 0.3);
+  // The attribute is an f32, so the effective scale is 0.3 rounded to float.
+  EXPECT_EQ(s.effectiveScale(), static_cast<double>(0.3f));
+  EXPECT_NE(s.effectiveScale(), 0.3);
+  EXPECT_TRUE(s.lse);
+  EXPECT_TRUE(s.dynamic);
+
+  EXPECT_EQ(parseOk("hq=1,lq=1,d=1,causal=bottom_right").causal,
+            Causal::BottomRight);
+  EXPECT_EQ(parseOk("hq=1,lq=1,d=1,dtype=f16").dtype, DType::F16);
+  EXPECT_EQ(parseOk("hq=1,lq=1,d=1,mask=none").mask, MaskKind::None);
+  EXPECT_FALSE(parseOk("hq=1,lq=1,d=1,lse=0,dynamic=0").lse);
+  EXPECT_EQ(*parseOk("hq=1,lq=1,d=1,scale=-2.5e-1").scale, -0.25);
+}
+
+TEST(SdpaSpecTest, Rejections) {
+  struct Case {
+    const char *text;
+    const char *mustContain;
+  };
+  const Case cases[] = {
+      // Structure.
+      {"hq=8,lq=4,d=4,foo=1", "foo"},
+      {"hq=8,lq=4,d=4,hq=8", "hq"},
+      {"hq=8,lq=4,d=4,HQ=8", "HQ"},
+      {"hq=8,,lq=4,d=4", "empty item 2"},
+      {"hq=8,lq=4,d=4,", "empty item 4"},
+      {",hq=8,lq=4,d=4", "empty item 1"},
+      {"hq=8,lq=4,d=4,lse", "lse"},
+      {"=3,hq=8,lq=4,d=4", "''"},
+      // Required keys.
+      {"lq=4,d=4", "hq"},
+      {"hq=8,d=4", "lq"},
+      {"hq=8,lq=4", "'d'"},
+      {"", "hq"},
+      // Malformed numbers.
+      {"hq=8x,lq=4,d=4", "hq=8x"},
+      {"hq=8,lq=,d=4", "lq="},
+      {"hq=8,lq=4,d=1e3", "d=1e3"},
+      {"hq=8,lq=4,d=4.0", "d=4.0"},
+      {"hq=8,lq=4,d=99999999999999999999", "d=99999999999999999999"},
+      {"hq=8,lq=4,d=+4", "d=+4"},
+      {"hq=8,lq=4,d=4,scale=abc", "scale=abc"},
+      {"hq=8,lq=4,d=4,scale=", "scale="},
+      {"hq=8,lq=4,d=4,scale=0.5f", "scale=0.5f"},
+      // Non-positive sizes.
+      {"hq=0,lq=4,d=4", "hq=0"},
+      {"hq=8,lq=4,d=4,b=-1", "b=-1"},
+      {"hq=8,lq=4,d=4,hkv=0", "hkv=0"},
+      {"hq=8,lq=4,d=4,lk=0", "lk=0"},
+      {"hq=8,lq=4,d=4,dv=-3", "dv=-3"},
+      // Grouped-query attention.
+      {"hq=8,hkv=3,lq=4,d=4", "hkv=3"},
+      {"hq=2,hkv=4,lq=4,d=4", "hkv=4"},
+      // Enums and flags.
+      {"hq=8,lq=4,d=4,dtype=f64", "dtype=f64"},
+      {"hq=8,lq=4,d=4,dtype=i1", "dtype=i1"},
+      {"hq=8,lq=4,d=4,dtype=F32", "dtype=F32"},
+      {"hq=8,lq=4,d=4,causal=yes", "causal=yes"},
+      {"hq=8,lq=4,d=4,mask=int", "mask=int"},
+      {"hq=8,lq=4,d=4,lse=2", "lse=2"},
+      {"hq=8,lq=4,d=4,dynamic=true", "dynamic=true"},
+      // Mask shapes.
+      {"hq=8,lq=4,d=4,mask_shape=1x1x4x4", "mask_shape=1x1x4x4"},
+      {"hq=8,lq=4,d=4,mask=none,mask_shape=1x1x4x4", "mask_shape"},
+      {"hq=8,lq=4,d=4,mask=bool,mask_shape=1x4x4", "mask_shape=1x4x4"},
+      {"hq=8,lq=4,d=4,mask=bool,mask_shape=1x1x1x4x4", "mask_shape=1x1x1x4x4"},
+      {"hq=8,lq=4,d=4,mask=bool,mask_shape=1x2x4x4", "mask_shape=1x2x4x4"},
+      {"hq=8,lq=4,lk=8,d=4,mask=float,mask_shape=1x1x4x4", "mask_shape"},
+      {"b=2,hq=8,lq=4,d=4,mask=bool,mask_shape=3x1x4x4", "mask_shape"},
+      {"hq=8,lq=4,d=4,mask=bool,mask_shape=1x1xax4", "mask_shape=1x1xax4"},
+      {"hq=8,lq=4,d=4,mask=bool,mask_shape=1x1x4x", "mask_shape=1x1x4x"},
+      {"hq=8,lq=4,d=4,mask=bool,mask_shape=1x0x4x4", "mask_shape=1x0x4x4"},
+      {"hq=8,lq=4,d=4,mask=bool,mask_shape=", "mask_shape="},
+      // Scales.
+      {"hq=8,lq=4,d=4,scale=0", "scale=0"},
+      {"hq=8,lq=4,d=4,scale=-0.0", "scale"},
+      {"hq=8,lq=4,d=4,scale=nan", "scale=nan"},
+      {"hq=8,lq=4,d=4,scale=inf", "scale=inf"},
+      {"hq=8,lq=4,d=4,scale=1e400", "scale"},
+      {"hq=8,lq=4,d=4,scale=1e39", "scale=1e+39"},
+      {"hq=8,lq=4,d=4,scale=1e-50", "scale=1e-50"},
+      // Absurd sizes.
+      {"hq=8,lq=1048576,d=1048576", "lq=1048576"},
+      {"b=4294967296,hq=4294967296,lq=4294967296,d=4294967296", "b="},
+      {"hq=1,lq=1,d=1,lk=4611686018427387904", "lk="},
+      {"hq=1,lq=2097152,d=1,mask=float", "mask_shape=1x1x2097152x2097152"},
+      {"hq=1,lq=1000000000,lk=1000000000,d=1000", "FLOP"},
+  };
+  for (const Case &c : cases) {
+    std::string error = parseError(c.text);
+    EXPECT_NE(error.find(c.mustContain), std::string::npos)
+        << "spec '" << c.text << "' gave '" << error << "', expected it to "
+        << "mention '" << c.mustContain << "'";
+  }
+}
+
+TEST(SdpaSpecTest, LargeButSaneSizesAreAccepted) {
+  // 2^40 elements exactly is still allowed; the decode and long-sequence
+  // benchmark shapes must pass.
+  parseOk("hq=1,lq=1048576,d=1048576");
+  parseOk("hq=8,lq=32768,d=128,causal=bottom_right");
+  parseOk("hq=32,hkv=8,lq=1,lk=32768,d=128");
+}
+
+TEST(SdpaSpecTest, ToStringRoundTrips) {
+  const char *texts[] = {
+      "hq=8,lq=128,d=64",
+      "b=2,hq=8,hkv=2,lq=128,lk=256,d=64,dv=32,dtype=f16,causal=bottom_right,"
+      "mask=bool,mask_shape=1x1x128x256,scale=0.125,lse=1",
+      "hq=4,lq=3,lk=5,d=7,dtype=bf16,causal=top_left,mask=float,scale=0.1,"
+      "dynamic=1",
+      "hq=2,lq=9,d=3,scale=-1.0000000000000002",
+      "lse=1,d=16,lq=1,hq=32,hkv=8,lk=4096,mask=bool,mask_shape=1x32x1x1",
+  };
+  for (const char *text : texts) {
+    SdpaSpec a = parseOk(text);
+    std::string canonical = a.toString();
+    SdpaSpec b = parseOk(canonical);
+    EXPECT_EQ(b.toString(), canonical) << text;
+    EXPECT_EQ(b.b, a.b);
+    EXPECT_EQ(b.hq, a.hq);
+    EXPECT_EQ(b.hkv, a.hkv);
+    EXPECT_EQ(b.lq, a.lq);
+    EXPECT_EQ(b.lk, a.lk);
+    EXPECT_EQ(b.d, a.d);
+    EXPECT_EQ(b.dv, a.dv);
+    EXPECT_EQ(b.dtype, a.dtype);
+    EXPECT_EQ(b.causal, a.causal);
+    EXPECT_EQ(b.mask, a.mask);
+    EXPECT_EQ(b.maskShape, a.maskShape);
+    EXPECT_EQ(b.scale, a.scale) << text;
+    EXPECT_EQ(b.lse, a.lse);
+    EXPECT_EQ(b.dynamic, a.dynamic);
+  }
+  EXPECT_EQ(parseOk(texts[1]).toString(),
+            "b=2,hq=8,hkv=2,lq=128,lk=256,d=64,dv=32,dtype=f16,"
+            "causal=bottom_right,mask=bool,mask_shape=1x1x128x256,"
+            "scale=0.125,lse=1");
+  EXPECT_EQ(parseOk("hq=2,lq=9,d=3,scale=0.1").toString(),
+            "b=1,hq=2,hkv=2,lq=9,lk=9,d=3,dv=3,dtype=f32,causal=none,"
+            "mask=none,scale=0.1,lse=0");
+}
+
+TEST(SdpaSpecTest, ShapesAndTypesForGqaMaskLse) {
+  SdpaSpec s = parseOk("b=2,hq=8,hkv=2,lq=128,lk=256,d=64,dv=32,dtype=f16,"
+                       "mask=bool,mask_shape=1x1x128x256,lse=1");
+  EXPECT_EQ(s.argShapes(), (Shapes{{2, 8, 128, 64},
+                                   {2, 2, 256, 64},
+                                   {2, 2, 256, 32},
+                                   {1, 1, 128, 256}}));
+  EXPECT_EQ(s.argDTypes(), (std::vector<DType>{DType::F16, DType::F16,
+                                               DType::F16, DType::Bool}));
+  EXPECT_EQ(s.resultShapes(), (Shapes{{2, 8, 128, 32}, {2, 8, 128}}));
+  EXPECT_EQ(s.resultDTypes(), (std::vector<DType>{DType::F16, DType::F32}));
+
+  SdpaSpec f = parseOk("hq=4,lq=8,d=16,dtype=bf16,mask=float");
+  EXPECT_EQ(f.argShapes().size(), 4u);
+  EXPECT_EQ(f.argShapes()[3], (std::vector<int64_t>{1, 4, 8, 8}));
+  EXPECT_EQ(f.argDTypes()[3], DType::BF16);
+  EXPECT_EQ(f.resultShapes(), (Shapes{{1, 4, 8, 16}}));
+  EXPECT_EQ(f.resultDTypes(), (std::vector<DType>{DType::BF16}));
+
+  SdpaSpec plain = parseOk("hq=4,lq=8,d=16");
+  EXPECT_EQ(plain.argShapes().size(), 3u);
+  EXPECT_EQ(plain.argDTypes().size(), 3u);
+
+  // Dynamic only changes the types in the module, not the concrete sizes.
+  SdpaSpec dyn = parseOk("b=3,hq=4,lq=8,d=16,dynamic=1");
+  EXPECT_EQ(dyn.argShapes()[0], (std::vector<int64_t>{3, 4, 8, 16}));
+}
+
+TEST(SdpaSpecTest, ToProblem) {
+  SdpaSpec s = parseOk("b=2,hq=8,hkv=2,lq=128,lk=256,d=64,dv=32,"
+                       "causal=bottom_right,mask=bool,mask_shape=1x1x128x256,"
+                       "scale=0.125,lse=1");
+  SdpaProblem p = s.toProblem();
+  EXPECT_EQ(p.b, 2);
+  EXPECT_EQ(p.hq, 8);
+  EXPECT_EQ(p.hkv, 2);
+  EXPECT_EQ(p.lq, 128);
+  EXPECT_EQ(p.lk, 256);
+  EXPECT_EQ(p.d, 64);
+  EXPECT_EQ(p.dv, 32);
+  EXPECT_EQ(p.scale, 0.125);
+  EXPECT_EQ(p.causal, Causal::BottomRight);
+  EXPECT_EQ(p.mask, MaskKind::Bool);
+  EXPECT_EQ(p.maskShape, (std::vector<int64_t>{1, 1, 128, 256}));
+  EXPECT_TRUE(p.lse);
+  EXPECT_EQ(p.validate(), "");
+
+  // A hand-built spec with -1 dims takes the defaults.
+  SdpaSpec hand;
+  hand.hq = 4;
+  hand.lq = 10;
+  hand.d = 100;
+  EXPECT_EQ(hand.validate(), "");
+  SdpaProblem q = hand.toProblem();
+  EXPECT_EQ(q.hkv, 4);
+  EXPECT_EQ(q.lk, 10);
+  EXPECT_EQ(q.dv, 100);
+  EXPECT_EQ(q.scale, static_cast<double>(0.1f));
+  hand.lq = -1;
+  EXPECT_NE(hand.validate().find("lq=-1"), std::string::npos);
+}
+
+TEST(SdpaSpecTest, ModuleTextPlain) {
+  std::string text = buildSdpaModuleText(parseOk("hq=8,lq=128,d=64"));
+  EXPECT_EQ(sdpaLine(text),
+            "%o = attn.sdpa %q, %k, %v : tensor<1x8x128x64xf32>, "
+            "tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> "
+            "tensor<1x8x128x64xf32>");
+  EXPECT_EQ(text, "func.func @sdpa(%q: tensor<1x8x128x64xf32>, "
+                  "%k: tensor<1x8x128x64xf32>, %v: tensor<1x8x128x64xf32>) "
+                  "-> tensor<1x8x128x64xf32> {\n"
+                  "  %o = attn.sdpa %q, %k, %v : tensor<1x8x128x64xf32>, "
+                  "tensor<1x8x128x64xf32>, tensor<1x8x128x64xf32> -> "
+                  "tensor<1x8x128x64xf32>\n"
+                  "  return %o : tensor<1x8x128x64xf32>\n"
+                  "}\n");
+}
+
+TEST(SdpaSpecTest, ModuleTextEverything) {
+  // The @everything case of test/Dialect/Attn/ops.mlir.
+  std::string text = buildSdpaModuleText(
+      parseOk("b=2,hq=8,hkv=2,lq=128,lk=256,d=64,dv=32,mask=bool,"
+              "mask_shape=1x1x128x256,causal=bottom_right,lse=1,scale=0.125"),
+      "everything");
+  EXPECT_EQ(sdpaLine(text),
+            "%o, %lse = attn.sdpa %q, %k, %v mask(%m) {causal = "
+            "#attn.causal<bottom_right>, scale = 1.250000000e-01 : f32} : "
+            "tensor<2x8x128x64xf32>, tensor<2x2x256x64xf32>, "
+            "tensor<2x2x256x32xf32>, tensor<1x1x128x256xi1> -> "
+            "tensor<2x8x128x32xf32>, tensor<2x8x128xf32>");
+  EXPECT_NE(text.find("func.func @everything(%q: tensor<2x8x128x64xf32>, "
+                      "%k: tensor<2x2x256x64xf32>, %v: tensor<2x2x256x32xf32>, "
+                      "%m: tensor<1x1x128x256xi1>) -> "
+                      "(tensor<2x8x128x32xf32>, tensor<2x8x128xf32>) {\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  return %o, %lse : tensor<2x8x128x32xf32>, "
+                      "tensor<2x8x128xf32>\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(SdpaSpecTest, ModuleTextDynamicF16FloatMask) {
+  // The @dynamic case of test/Dialect/Attn/ops.mlir, plus top_left causal.
+  std::string text = buildSdpaModuleText(
+      parseOk("b=3,hq=4,hkv=2,lq=16,lk=32,d=64,dtype=f16,mask=float,"
+              "mask_shape=3x1x16x32,lse=1,dynamic=1,causal=top_left"));
+  EXPECT_EQ(sdpaLine(text),
+            "%o, %lse = attn.sdpa %q, %k, %v mask(%m) {causal = "
+            "#attn.causal<top_left>} : tensor<?x4x?x64xf16>, "
+            "tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>, "
+            "tensor<?x1x?x?xf16> -> tensor<?x4x?x64xf16>, tensor<?x4x?xf32>");
+
+  // Broadcast mask dims stay 1; the head dim stays static.
+  std::string bcast = buildSdpaModuleText(
+      parseOk("hq=4,lq=16,lk=32,d=8,mask=bool,mask_shape=1x4x1x32,dynamic=1"));
+  EXPECT_NE(bcast.find("%m: tensor<1x4x1x?xi1>"), std::string::npos) << bcast;
+}
+
+TEST(SdpaSpecTest, ModuleTextScaleAndName) {
+  // Enough digits to round-trip the f32; the f32 value is what is printed.
+  std::string text =
+      buildSdpaModuleText(parseOk("hq=1,lq=2,d=3,scale=0.1"), "my.fn_1$");
+  EXPECT_NE(text.find("{scale = 1.000000015e-01 : f32}"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.rfind("func.func @my.fn_1$(", 0), 0u) << text;
+  std::string quoted =
+      buildSdpaModuleText(parseOk("hq=1,lq=2,d=3"), "has space\"");
+  EXPECT_EQ(quoted.rfind("func.func @\"has space\\22\"(", 0), 0u) << quoted;
+}
+
+TEST(JsonWriterTest, ObjectsArraysAndNumbers) {
+  JsonWriter w;
+  w.beginObject()
+      .key("name")
+      .value("fused")
+      .key("ms")
+      .value(1.5)
+      .key("n")
+      .value(int64_t(-42))
+      .key("i")
+      .value(7)
+      .key("u")
+      .value(uint64_t(18446744073709551615ull))
+      .key("ok")
+      .value(true)
+      .key("shape")
+      .value(std::vector<int64_t>{2, 8, 128})
+      .key("errs")
+      .value(std::vector<double>{0.25, std::nan("")})
+      .key("nested")
+      .beginObject()
+      .key("a")
+      .beginArray()
+      .endArray()
+      .key("b")
+      .beginObject()
+      .endObject()
+      .endObject()
+      .key("none")
+      .null()
+      .endObject();
+  EXPECT_EQ(w.str(), "{\"name\":\"fused\",\"ms\":1.5,\"n\":-42,\"i\":7,"
+                     "\"u\":18446744073709551615,\"ok\":true,"
+                     "\"shape\":[2,8,128],\"errs\":[0.25,null],"
+                     "\"nested\":{\"a\":[],\"b\":{}},\"none\":null}");
+}
+
+TEST(JsonWriterTest, EscapingAndNonFinite) {
+  JsonWriter w;
+  w.beginArray()
+      .value("q\"b\\s/\n\t\r\b\f\x01\x1f end")
+      .value(std::numeric_limits<double>::quiet_NaN())
+      .value(std::numeric_limits<double>::infinity())
+      .value(-std::numeric_limits<double>::infinity())
+      .value(0.1)
+      .value(static_cast<double>(0.1f))
+      .value(1e-30)
+      .value(123456789012.0)
+      .value(false)
+      .value(std::string("caf\xc3\xa9"))
+      .endArray();
+  EXPECT_EQ(w.str(),
+            "[\"q\\\"b\\\\s/\\n\\t\\r\\b\\f\\u0001\\u001f end\","
+            "null,null,null,0.1,0.100000001,1e-30,1.23456789e+11,false,"
+            "\"caf\xc3\xa9\"]");
+  JsonWriter k;
+  k.beginObject().key("a\"b").value(1).endObject();
+  EXPECT_EQ(k.str(), "{\"a\\\"b\":1}");
+}
+
+TEST(JsonWriterTest, MisuseDoesNotCrash) {
+  JsonWriter w;
+  w.endObject().endArray().value(1).key("x");
+  EXPECT_FALSE(w.str().empty());
+}
+
+} // namespace
