@@ -7,7 +7,7 @@ BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
 bash "$ROOT/scripts/setup.sh"
 LLVM_BIN="$(llvm-config-22 --bindir)"
 LLVM_LIB="$(llvm-config-22 --libdir)"
-EXAMPLE="$ROOT/test/Integration/CPU/naive-lesson-mask.mlir"
+EXAMPLE="$ROOT/test/Integration/CPU/lesson-mask.mlir"
 echo "== attn-opt --attn-lower-naive-cpu $EXAMPLE | mlir-runner"
 "$BUILD/bin/attn-opt" "$EXAMPLE" --attn-lower-naive-cpu |
   "$LLVM_BIN/mlir-runner" -e main -entry-point-result=void \

@@ -7,7 +7,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.py"]
@@ -19,6 +19,9 @@ config.substitutions.append(
         "%mlir_runner_utils",
         os.path.join(config.llvm_lib_dir, "libmlir_runner_utils" + config.shlibext),
     )
+)
+config.substitutions.append(
+    ("%libomp", os.path.join(config.llvm_lib_dir, "libomp" + config.shlibext))
 )
 config.substitutions.append(
     (
@@ -34,19 +37,16 @@ config.environment["FILECHECK_OPTS"] = (
 
 llvm_config.use_default_substitutions()
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# `not` and `count` come from LLVM's tools directory.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
 tools = [
     "attn-opt",
+    "attn-run",
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]
-optional_tools = ["attn-run"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
-for t in optional_tools:
-    path = os.path.join(config.attn_tools_dir, t)
-    if os.path.exists(path):
-        config.substitutions.append((t, path))
-        config.available_features.add(t)
 
 # GPU integration tests need a CUDA device; the machines CI runs on have none.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):

@@ -702,9 +702,10 @@ struct AttnTileOnlineSoftmaxPass
 
   void runOnOperation() override {
     if (blockQ <= 0 || blockKV <= 0) {
-      getOperation()->emitError()
-          << "attn-tile-online-softmax: block-q (" << blockQ
-          << ") and block-kv (" << blockKV << ") must be positive";
+      mlir::emitError(getOperation()->getLoc())
+          << "attn-tile-online-softmax: block-q ("
+          << static_cast<int64_t>(blockQ) << ") and block-kv ("
+          << static_cast<int64_t>(blockKV) << ") must be positive";
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());

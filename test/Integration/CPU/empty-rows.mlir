@@ -3,9 +3,14 @@
 // Lq > Lk. K = 0 makes every score 0, so a row's output is the plain mean of
 // its visible V rows and its lse is log(#visible).
 //
+// Both lowerings print the same numbers.
 // RUN: attn-opt %s --attn-lower-naive-cpu \
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN: | FileCheck %s
+// RUN: attn-opt %s --attn-lower-cpu="block-q=2 block-kv=2" \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
 // RUN: | FileCheck %s
 
 func.func private @printMemrefF32(tensor<*xf32>)

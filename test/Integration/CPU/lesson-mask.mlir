@@ -2,9 +2,14 @@
 // may look only at tokens 0 and 1. With V = identity, out[i, :] is exactly the
 // row of softmax weights, so the masked tokens' weights are printed.
 //
+// Both lowerings print the same numbers.
 // RUN: attn-opt %s --attn-lower-naive-cpu \
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN: | FileCheck %s
+// RUN: attn-opt %s --attn-lower-cpu="block-q=2 block-kv=2" \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
 // RUN: | FileCheck %s
 
 func.func private @printMemrefF32(tensor<*xf32>)

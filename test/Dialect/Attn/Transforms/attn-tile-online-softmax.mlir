@@ -1,0 +1,111 @@
+// RUN: attn-opt %s --attn-tile-online-softmax="block-q=32 block-kv=64" -canonicalize -cse -split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-tile-online-softmax -split-input-file | FileCheck %s --check-prefix=NOSCORES
+
+// The score table never exists: no tensor has an Lq x Lk shape.
+// NOSCORES-NOT: tensor<{{[0-9]+}}x{{[0-9]+}}x{{[0-9]+}}x130xf32>
+// NOSCORES-NOT: attn.sdpa
+
+// GQA with bottom-right causality and lse: a forall over (head, query
+// block) (batch 1 folds away), three key loops (free blocks, diagonal
+// blocks, padded tail), then the normalized tile and lse written back.
+// CHECK-LABEL: func.func @causal_gqa_lse
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x100x16xf32>, %[[K:.*]]: tensor<1x2x130x16xf32>, %[[V:.*]]: tensor<1x2x130x8xf32>)
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[QSCALE:.*]] = arith.constant 0.360673755 : f32
+// CHECK: %[[R:.*]]:2 = scf.forall (%[[H:.*]], %[[QB:.*]]) in (4, 4) shared_outs(%[[O:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}) -> (tensor<1x4x100x8xf32>, tensor<1x4x100xf32>)
+// CHECK:   %[[HKV:.*]] = arith.divui %[[H]], %[[C2]] : index
+// CHECK:   %[[QROWS:.*]] = tensor.extract_slice %[[Q]][0, %[[H]], %{{.*}}, 0] [1, 1, %{{.*}}, 16] [1, 1, 1, 1] : tensor<1x4x100x16xf32> to tensor<?x16xf32>
+// CHECK:   linalg.generic {{.*}} ins(%[[QROWS]] : tensor<?x16xf32>)
+// CHECK:     arith.mulf %{{.*}}, %[[QSCALE]] : f32
+// CHECK:   %[[QT:.*]] = tensor.insert_slice %{{.*}} : tensor<?x16xf32> into tensor<32x16xf32>
+// CHECK:   %[[NFULL:.*]] = arith.divui %{{.*}}, %[[C64]] : index
+// CHECK:   arith.floordivsi %{{.*}}, %[[C64]] : index
+// CHECK:   %[[NFREE:.*]] = arith.minsi %{{.*}}, %[[NFULL]] : index
+// Fully visible blocks: views of K and V, no element mask.
+// CHECK:   %[[S1:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %[[NFREE]] step %{{.*}} iter_args({{.*}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>)
+// CHECK:     %[[KT:.*]] = tensor.extract_slice %[[K]][0, %[[HKV]], %{{.*}}, 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x2x130x16xf32> to tensor<64x16xf32>
+// CHECK:     %[[VT:.*]] = tensor.extract_slice %[[V]][0, %[[HKV]], %{{.*}}, 0] [1, 1, 64, 8] [1, 1, 1, 1] : tensor<1x2x130x8xf32> to tensor<64x8xf32>
+// CHECK:     linalg.generic {{.*}} ins(%[[QT]], %[[KT]] : tensor<32x16xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<32x64xf32>)
+// CHECK-NOT: linalg.index
+// CHECK:     math.exp2
+// CHECK:     math.exp2
+// CHECK:     linalg.generic {{.*}} ins(%{{.*}}, %[[VT]] : tensor<32x64xf32>, tensor<64x8xf32>) outs(%{{.*}} : tensor<32x8xf32>)
+// CHECK:     scf.yield
+// Blocks on the diagonal: the causal element mask.
+// CHECK:   %[[S2:.*]]:3 = scf.for %{{.*}} = %[[NFREE]] to %[[NFULL]] step %{{.*}} iter_args(%{{.*}} = %[[S1]]#0, %{{.*}} = %[[S1]]#1, %{{.*}} = %[[S1]]#2)
+// CHECK:     linalg.index 0
+// CHECK:     linalg.index 1
+// CHECK:     arith.cmpi sle
+// CHECK:     scf.yield
+// The tail block: zero-padded K and V tiles.
+// CHECK:   %[[S3:.*]]:3 = scf.if %{{.*}} -> (tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>)
+// CHECK:     tensor.pad %{{.*}} low[0, 0] high[%{{.*}}, 0]
+// CHECK:     tensor.pad %{{.*}} low[0, 0] high[%{{.*}}, 0]
+// CHECK:     arith.cmpi slt
+// CHECK:   } else {
+// CHECK:     scf.yield %[[S2]]#0, %[[S2]]#1, %[[S2]]#2
+// CHECK:   arith.divf
+// CHECK:   math.log2
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[O]][0, %[[H]], %{{.*}}, 0] [1, 1, %{{.*}}, 8] [1, 1, 1, 1] : tensor<?x8xf32> into tensor<1x4x100x8xf32>
+// CHECK:     tensor.parallel_insert_slice %{{.*}} into %[[L]][0, %[[H]], %{{.*}}] [1, 1, %{{.*}}] [1, 1, 1] : tensor<?xf32> into tensor<1x4x100xf32>
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @causal_gqa_lse(%q: tensor<1x4x100x16xf32>, %k: tensor<1x2x130x16xf32>, %v: tensor<1x2x130x8xf32>) -> (tensor<1x4x100x8xf32>, tensor<1x4x100xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>} : tensor<1x4x100x16xf32>, tensor<1x2x130x16xf32>, tensor<1x2x130x8xf32> -> tensor<1x4x100x8xf32>, tensor<1x4x100xf32>
+  return %o, %l : tensor<1x4x100x8xf32>, tensor<1x4x100xf32>
+}
+
+// -----
+
+// Without causality: one loop over all full blocks, then the tail; the
+// blocks never exceed a static sequence length (a decode step, Lq = 1, gets
+// 1-row query tiles). Lk = 1000 = 15 * 64 + 40: the tail always runs, so
+// its scf.if folds away.
+// CHECK-LABEL: func.func @decode
+// CHECK: scf.forall (%{{.*}}) in (8) shared_outs
+// CHECK:   tensor<1x128xf32>
+// CHECK:   scf.for
+// CHECK-NOT: scf.for
+// CHECK:   tensor.pad
+// CHECK:   tensor.parallel_insert_slice
+func.func @decode(%q: tensor<1x8x1x128xf16>, %k: tensor<1x8x1000x128xf16>) -> tensor<1x8x1x128xf16> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x8x1x128xf16>, tensor<1x8x1000x128xf16>, tensor<1x8x1000x128xf16> -> tensor<1x8x1x128xf16>
+  return %o : tensor<1x8x1x128xf16>
+}
+
+// -----
+
+// A broadcast i1 mask is read with clamped indices (padded rows and keys
+// never read out of bounds); broadcast dims read index 0.
+// CHECK-LABEL: func.func @bool_mask
+// CHECK-SAME: %[[M:[a-z0-9]*]]: tensor<1x1x50x200xi1>
+// CHECK: scf.forall
+// CHECK:   scf.for
+// CHECK:     linalg.index 0
+// CHECK:     linalg.index 1
+// CHECK:     arith.minsi
+// CHECK:     arith.minsi
+// CHECK:     %[[BIT:.*]] = tensor.extract %[[M]][%c0, %c0, %{{.*}}, %{{.*}}] : tensor<1x1x50x200xi1>
+// CHECK:     arith.select %[[BIT]]
+func.func @bool_mask(%q: tensor<2x3x50x32xf32>, %k: tensor<2x3x200x32xf32>, %m: tensor<1x1x50x200xi1>) -> tensor<2x3x50x32xf32> {
+  %o = attn.sdpa %q, %k, %k mask(%m) : tensor<2x3x50x32xf32>, tensor<2x3x200x32xf32>, tensor<2x3x200x32xf32>, tensor<1x1x50x200xi1> -> tensor<2x3x50x32xf32>
+  return %o : tensor<2x3x50x32xf32>
+}
+
+// -----
+
+// Dynamic batch and lengths: the forall and the loops get their bounds at
+// run time, the tiles stay static.
+// CHECK-LABEL: func.func @dynamic
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x2x?x64xf32>, %[[K:.*]]: tensor<?x2x?x64xf32>)
+// CHECK-DAG: %[[B:.*]] = tensor.dim %[[Q]], %c0
+// CHECK-DAG: %[[LQ:.*]] = tensor.dim %[[Q]], %c2
+// CHECK-DAG: %[[LK:.*]] = tensor.dim %[[K]], %c2
+// CHECK: %[[NQB:.*]] = arith.ceildivui %[[LQ]], %c32
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%[[B]], 2, %[[NQB]])
+// CHECK:   tensor<32x64xf32>
+func.func @dynamic(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> tensor<?x2x?x64xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x2x?x64xf32>
+  return %o : tensor<?x2x?x64xf32>
+}
