@@ -49,6 +49,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -78,6 +79,12 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   addBufferization(pm);
+  if (options.microkernels) {
+    AttnCpuMicrokernelsOptions kernels;
+    kernels.vectorWidth = options.vectorWidth;
+    kernels.regBlock = options.regBlock;
+    pm.addNestedPass<func::FuncOp>(createAttnCpuMicrokernels(kernels));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   if (options.openmp) {

@@ -15,6 +15,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/Npy.h"
+#include "attn/Execution/Peak.h"
 #include "attn/Execution/Reference.h"
 #include "attn/Execution/SdpaSpec.h"
 #include "attn/InitAttn.h"
@@ -91,6 +92,10 @@ static cl::opt<int64_t> blockQ("block-q",
 static cl::opt<int64_t> blockKV("block-kv",
                                 cl::desc("Keys per block (fused)"),
                                 cl::init(64));
+static cl::opt<bool>
+    peak("peak", cl::desc("Measure one core's f32 FMA peak in this process "
+                          "and report GFLOP/s as a share of it"),
+         cl::init(false));
 static cl::opt<double>
     refLimitGflop("ref-limit-gflop",
                   cl::desc("Skip the f64 reference above this many GFLOP"),
@@ -362,7 +367,8 @@ int main(int argc, char **argv) {
       checkMode != "none")
     badInput("--check must be f64, naive, none or all, got '" + checkMode +
              "'");
-  if (inputFile.empty() == sdpaSpec.empty())
+  bool peakOnly = peak && inputFile.empty() && sdpaSpec.empty();
+  if (!peakOnly && inputFile.empty() == sdpaSpec.empty())
     badInput("give exactly one of FILE.mlir and --sdpa SPEC");
   if (benchRuns < 0 || threads < 0 || blockQ <= 0 || blockKV <= 0)
     badInput("--bench, --threads, --block-q and --block-kv must be positive");
@@ -372,6 +378,30 @@ int main(int argc, char **argv) {
   registerAllToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+
+  std::optional<double> peakGflops;
+  auto measurePeak = [&]() {
+    std::string err;
+    double g = measureFmaPeakGflops(context, 1.0, err);
+    if (g <= 0)
+      badInput("peak probe: " + err);
+    peakGflops = g;
+  };
+  if (peakOnly) {
+    measurePeak();
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "f32 FMA peak of one core: %.2f GFLOP/s (16 chains of "
+                  "vector<16xf32> FMAs)\n",
+                  *peakGflops);
+    out() << line;
+    if (json) {
+      JsonWriter j;
+      j.beginObject().key("peak_gflops").value(*peakGflops).endObject();
+      llvm::outs() << j.str() << "\n";
+    }
+    return 0;
+  }
 
   // The module and the entry function.
   llvm::SourceMgr sourceMgr;
@@ -566,6 +596,8 @@ int main(int argc, char **argv) {
   // Timing.
   std::optional<Timing> fusedTime, naiveTime;
   if (benchRuns > 0) {
+    if (peak)
+      measurePeak();
     fusedTime = bench(*fused, inPtrs, fusedPtrs, benchRuns);
     if (naive)
       naiveTime = bench(*naive, inPtrs, naivePtrs, benchRuns);
@@ -617,6 +649,11 @@ int main(int argc, char **argv) {
     if (flops) {
       std::snprintf(line, sizeof(line), "  %8.2f GFLOP/s", gflops(*fusedTime));
       os << line;
+      if (peakGflops) {
+        std::snprintf(line, sizeof(line), "  %5.1f%% of one core's peak",
+                      100 * gflops(*fusedTime) / *peakGflops);
+        os << line;
+      }
     }
     os << "  (median of " << fusedTime->runs << ", threads "
        << (threads ? std::to_string(threads) : std::string("all")) << ")\n";
@@ -629,6 +666,13 @@ int main(int argc, char **argv) {
       }
       std::snprintf(line, sizeof(line), "  fused speed-up %.2fx\n",
                     naiveTime->medianMs / fusedTime->medianMs);
+      os << line;
+    }
+    if (peakGflops) {
+      std::snprintf(line, sizeof(line),
+                    "  peak   %10.2f GFLOP/s  (one core, f32 FMA, measured "
+                    "in this run)\n",
+                    *peakGflops);
       os << line;
     }
   }
@@ -667,6 +711,11 @@ int main(int argc, char **argv) {
       if (flops)
         j.key("fused_gflops").value(gflops(*fusedTime));
       j.key("bench_runs").value(static_cast<int64_t>(fusedTime->runs));
+    }
+    if (peakGflops) {
+      j.key("peak_gflops").value(*peakGflops);
+      if (fusedTime && flops)
+        j.key("fused_pct_peak").value(100 * gflops(*fusedTime) / *peakGflops);
     }
     if (naiveTime) {
       j.key("naive_ms").value(naiveTime->medianMs);

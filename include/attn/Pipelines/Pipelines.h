@@ -34,6 +34,19 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "block-kv",
       llvm::cl::desc("Keys per block of the online-softmax loop"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> microkernels{
+      *this, "microkernels",
+      llvm::cl::desc("Replace the tile ops with vector microkernels "
+                     "(attn-cpu-microkernels)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("f32 lanes per vector in the microkernels"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> regBlock{
+      *this, "reg-block",
+      llvm::cl::desc("Keys or value columns per register block"),
+      llvm::cl::init(8)};
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run the query blocks on OpenMP threads"),

@@ -58,7 +58,7 @@ struct QueryBlock {
 };
 
 /// The running state of the online softmax: row max m, row sum l (both
-/// [bq], log2 units) and the [bq, dv] accumulator.
+/// [bq], log2 units) and the accumulator, transposed: [dv, bq].
 struct SoftmaxState {
   Value m, l, acc;
   SmallVector<Value> asValues() const { return {m, l, acc}; }
@@ -109,6 +109,13 @@ SmallVector<utils::IteratorType> iterators(unsigned parallel,
   return it;
 }
 
+/// Marks a tile op with its role, so that a target pipeline can swap in a
+/// hand-written kernel for it (see attn-cpu-microkernels).
+template <typename OpTy> OpTy tagTile(OpTy op, StringRef role) {
+  op->setAttr(kTileRoleAttrName, StringAttr::get(op->getContext(), role));
+  return op;
+}
+
 AffineMap mapOf(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> exprs;
   for (unsigned d : dims)
@@ -150,17 +157,19 @@ Value paddedRows(OpBuilder &b, Location loc, Value source, Value bIdx,
       ArrayRef<OpFoldResult>{high, b.getIndexAttr(0)}, zero);
 }
 
-/// The query block as a [bq, d] f32 tile multiplied by scale * log2(e);
-/// rows past the end of the sequence are zero.
+/// The query block, transposed, as a [d, bq] f32 tile multiplied by
+/// scale * log2(e); rows past the end of the sequence are zero. Query rows
+/// run along the tile's contiguous dim, as in every tile below: per-row
+/// statistics (max, sum, rescale) are then elementwise across keys.
 Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
                           const QueryBlock &qb) {
   Location loc = ctx.loc;
   MLIRContext *mctx = b.getContext();
   Value slice = sliceRows(b, loc, ctx.op.getQuery(), qb.b, qb.h, qb.qStart,
                           qb.qLen);
-  Value zero = filledTile(b, loc, {ctx.bq, ctx.d}, 0.0f);
+  Value zero = filledTile(b, loc, {ctx.d, ctx.bq}, 0.0f);
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = {qb.qLen, b.getIndexAttr(ctx.d)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(ctx.d), qb.qLen};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
   Value dest =
       tensor::ExtractSliceOp::create(b, loc, zero, offsets, sizes, strides);
@@ -169,7 +178,7 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
   Value scaled =
       linalg::GenericOp::create(
           b, loc, dest.getType(), slice, dest,
-          ArrayRef<AffineMap>{id2, id2}, iterators(2, 0),
+          ArrayRef<AffineMap>{mapOf(mctx, 2, {1, 0}), id2}, iterators(2, 0),
           [&](OpBuilder &nb, Location nloc, ValueRange args) {
             Value x = toF32(nb, nloc, args[0]);
             linalg::YieldOp::create(
@@ -182,15 +191,16 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
                                        strides);
 }
 
-/// S[i, j] = sum_d Q[i, d] * K[j, d]: the [bq, bk] f32 score tile.
+/// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
 Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
                     Value kTile) {
   Location loc = ctx.loc;
   MLIRContext *mctx = b.getContext();
-  Value init = filledTile(b, loc, {ctx.bq, ctx.bk}, 0.0f);
-  return linalg::GenericOp::create(
+  Value init = filledTile(b, loc, {ctx.bk, ctx.bq}, 0.0f);
+  return tagTile(
+             linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{qTile, kTile}, init,
-             ArrayRef<AffineMap>{mapOf(mctx, 3, {0, 2}), mapOf(mctx, 3, {1, 2}),
+             ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), mapOf(mctx, 3, {0, 2}),
                                  mapOf(mctx, 3, {0, 1})},
              iterators(2, 1),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -199,7 +209,8 @@ Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
                linalg::YieldOp::create(
                    nb, nloc,
                    arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
-             })
+             }),
+             "scores")
       .getResult(0);
 }
 
@@ -225,8 +236,8 @@ Value applyUserMask(OpBuilder &b, const TileContext &ctx, const QueryBlock &qb,
              b, loc, scores.getType(), ValueRange{}, scores,
              ArrayRef<AffineMap>{id2}, iterators(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value i = linalg::IndexOp::create(nb, nloc, 0);
-               Value j = linalg::IndexOp::create(nb, nloc, 1);
+               Value j = linalg::IndexOp::create(nb, nloc, 0);
+               Value i = linalg::IndexOp::create(nb, nloc, 1);
                Value qi = minIndex(
                    nb, nloc, arith::AddIOp::create(nb, nloc, qb.qStart, i),
                    lastQ);
@@ -263,8 +274,8 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
              b, loc, scores.getType(), ValueRange{}, scores,
              ArrayRef<AffineMap>{id2}, iterators(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value i = linalg::IndexOp::create(nb, nloc, 0);
-               Value j = linalg::IndexOp::create(nb, nloc, 1);
+               Value j = linalg::IndexOp::create(nb, nloc, 0);
+               Value i = linalg::IndexOp::create(nb, nloc, 1);
                Value visible;
                if (causal) {
                  Value key = arith::AddIOp::create(nb, nloc, kStart, j);
@@ -291,20 +302,27 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
       .getResult(0);
 }
 
-/// The row max of a score tile: r[i] = max_j S[i, j].
+/// Reduction over the keys (dim 0) of a [bk, bq] tile, parallel over rows.
+SmallVector<utils::IteratorType> keyReduction() {
+  return {utils::IteratorType::reduction, utils::IteratorType::parallel};
+}
+
+/// The row max of a score tile: r[i] = max_j St[j, i].
 Value computeRowMax(OpBuilder &b, const TileContext &ctx, Value scores) {
   MLIRContext *mctx = b.getContext();
   Value init = filledTile(b, ctx.loc, {ctx.bq}, kNegInf);
-  return linalg::GenericOp::create(
+  return tagTile(
+             linalg::GenericOp::create(
              b, ctx.loc, init.getType(), scores, init,
-             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {0})},
-             iterators(1, 1),
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {1})},
+             keyReduction(),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
                linalg::YieldOp::create(
                    nb, nloc,
                    arith::MaximumFOp::create(nb, nloc, args[1], args[0])
                        .getResult());
-             })
+             }),
+             "rowmax")
       .getResult(0);
 }
 
@@ -336,14 +354,15 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
   return {generic.getResult(0), generic.getResult(1)};
 }
 
-/// P[i, j] = exp2(S[i, j] - m_new[i]), 0 where S is -inf (so a row that has
+/// Pt[j, i] = exp2(St[j, i] - m_new[i]), 0 where St is -inf (so a row that has
 /// seen nothing yet stays at 0 instead of exp2(-inf - -inf) = NaN).
 Value computeProbabilities(OpBuilder &b, const TileContext &ctx, Value scores,
                            Value mNew) {
   MLIRContext *mctx = b.getContext();
-  return linalg::GenericOp::create(
+  return tagTile(
+             linalg::GenericOp::create(
              b, ctx.loc, scores.getType(), mNew, scores,
-             ArrayRef<AffineMap>{mapOf(mctx, 2, {0}), mapOf(mctx, 2, {0, 1})},
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {1}), mapOf(mctx, 2, {0, 1})},
              iterators(2, 0),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
                Value s = args[1];
@@ -357,18 +376,20 @@ Value computeProbabilities(OpBuilder &b, const TileContext &ctx, Value scores,
                    arith::SelectOp::create(nb, nloc, hidden,
                                            cstF32(nb, nloc, 0.0f), p)
                        .getResult());
-             })
+             }),
+             "probs")
       .getResult(0);
 }
 
-/// x[i, ...] *= alpha[i] for the row sum (rank 1) or the accumulator.
+/// x[..., i] *= alpha[i] for the row sum [bq] or the accumulator [dv, bq].
 Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x,
                   Value alpha) {
   MLIRContext *mctx = b.getContext();
   unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
-  return linalg::GenericOp::create(
+  return tagTile(
+             linalg::GenericOp::create(
              b, ctx.loc, x.getType(), alpha, x,
-             ArrayRef<AffineMap>{mapOf(mctx, rank, {0}),
+             ArrayRef<AffineMap>{mapOf(mctx, rank, {rank - 1}),
                                  AffineMap::getMultiDimIdentityMap(rank, mctx)},
              iterators(rank, 0),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -376,34 +397,38 @@ Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x,
                    nb, nloc,
                    arith::MulFOp::create(nb, nloc, args[1], args[0])
                        .getResult());
-             })
+             }),
+             "rescale")
       .getResult(0);
 }
 
-/// l[i] += sum_j P[i, j].
+/// l[i] += sum_j Pt[j, i].
 Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p,
                        Value l) {
   MLIRContext *mctx = b.getContext();
-  return linalg::GenericOp::create(
+  return tagTile(
+             linalg::GenericOp::create(
              b, ctx.loc, l.getType(), p, l,
-             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {0})},
-             iterators(1, 1),
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {1})},
+             keyReduction(),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
                linalg::YieldOp::create(
                    nb, nloc,
                    arith::AddFOp::create(nb, nloc, args[1], args[0])
                        .getResult());
-             })
+             }),
+             "rowsum")
       .getResult(0);
 }
 
-/// acc[i, e] += sum_j P[i, j] * V[j, e].
+/// acct[e, i] += sum_j V[j, e] * Pt[j, i].
 Value accumulateValues(OpBuilder &b, const TileContext &ctx, Value p,
                        Value vTile, Value acc) {
   MLIRContext *mctx = b.getContext();
-  return linalg::GenericOp::create(
+  return tagTile(
+             linalg::GenericOp::create(
              b, ctx.loc, acc.getType(), ValueRange{p, vTile}, acc,
-             ArrayRef<AffineMap>{mapOf(mctx, 3, {0, 2}), mapOf(mctx, 3, {2, 1}),
+             ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), mapOf(mctx, 3, {2, 0}),
                                  mapOf(mctx, 3, {0, 1})},
              iterators(2, 1),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -412,7 +437,8 @@ Value accumulateValues(OpBuilder &b, const TileContext &ctx, Value p,
                linalg::YieldOp::create(
                    nb, nloc,
                    arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
-             })
+             }),
+             "pv")
       .getResult(0);
 }
 
@@ -488,7 +514,8 @@ SoftmaxState emitKvTail(OpBuilder &b, const TileContext &ctx,
   return SoftmaxState::from(ifOp.getResults());
 }
 
-/// out = l == 0 ? 0 : acc / l, rounded once to the element type.
+/// out[i, e] = l[i] == 0 ? 0 : acct[e, i] / l[i], rounded once to the
+/// element type.
 Value emitOutputTile(OpBuilder &b, const TileContext &ctx,
                      const SoftmaxState &state) {
   MLIRContext *mctx = b.getContext();
@@ -497,7 +524,7 @@ Value emitOutputTile(OpBuilder &b, const TileContext &ctx,
   Type elt = ctx.elt;
   return linalg::GenericOp::create(
              b, ctx.loc, init.getType(), ValueRange{state.acc, state.l}, init,
-             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {0}),
+             ArrayRef<AffineMap>{mapOf(mctx, 2, {1, 0}), mapOf(mctx, 2, {0}),
                                  mapOf(mctx, 2, {0, 1})},
              iterators(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -585,7 +612,7 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
 
   SoftmaxState state{filledTile(b, loc, {ctx.bq}, kNegInf),
                      filledTile(b, loc, {ctx.bq}, 0.0f),
-                     filledTile(b, loc, {ctx.bq, ctx.dv}, 0.0f)};
+                     filledTile(b, loc, {ctx.dv, ctx.bq}, 0.0f)};
   state = emitKvLoop(b, ctx, qb, qTile, zero, freeBlocks, /*causal=*/false,
                      state);
   if (ctx.causal)

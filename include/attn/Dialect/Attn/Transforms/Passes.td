@@ -83,4 +83,71 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
   ];
 }
 
+def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
+  let summary = "Replace the online-softmax tile ops with register-blocked "
+                "vector microkernels for the CPU";
+  let description = [{
+    Runs after bufferization. Every `linalg.generic` that
+    `attn-tile-online-softmax` tagged with an `attn.tile` role, whose tiles
+    have static shapes and whose query-row dim is a multiple of the vector
+    width, is replaced by scf loops over `vector<Wxf32>` values that compute
+    exactly what the generic computes:
+
+    - `scores` (`St[j, i] += sum_d K[j, d] * Qt[d, i]`) and `pv`
+      (`acct[e, i] += sum_j V[j, e] * Pt[j, i]`): a register block of
+      `reg-block` keys (or value columns) times two row vectors is kept in
+      `vector<Wxf32>` loop-carried values across the whole reduction; each
+      step loads the row vectors once and broadcasts one K (or V) element per
+      key, feeding `vector.fma`. Nothing is stored until the reduction ends.
+    - `rowmax`, `rowsum`, `rescale`: elementwise across keys, one vector of
+      rows at a time (no horizontal reductions: rows run along the vector).
+    - `probs`: `exp2` by a degree-7 polynomial on the fraction and an
+      exponent built in the integer unit, never one libm call per element;
+      hidden scores (`-inf`) give exactly 0 and NaN stays NaN.
+
+    Tile ops it cannot handle (masks, a row dim that is not a multiple of
+    the width) are left alone and lower as loops.
+
+    Before:
+
+    ```mlir
+    linalg.generic {..., iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%qt, %k : memref<64x32xf32>, memref<64x64xf32, strided<[64, 1], offset: ?>>)
+        outs(%st : memref<64x32xf32>) attrs = {attn.tile = "scores"} {...}
+    ```
+
+    After (abridged):
+
+    ```mlir
+    scf.for %j0 = %c0 to %c64 step %c8 {
+      scf.for %i0 = %c0 to %c32 step %c32 {
+        %a00 = vector.load %st[%j0, %i0] : memref<64x32xf32>, vector<16xf32>
+        ...
+        %r:16 = scf.for %d = %c0 to %c64 step %c1 iter_args(%x00 = %a00, ...) {
+          %q0 = vector.load %qt[%d, %i0] : memref<64x32xf32>, vector<16xf32>
+          %k0 = memref.load %k[%j0, %d] ...
+          %b0 = vector.broadcast %k0 : f32 to vector<16xf32>
+          %y00 = vector.fma %b0, %q0, %x00 : vector<16xf32>
+          ...
+        }
+        vector.store %r#0, %st[%j0, %i0] ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
+    Option<"regBlock", "reg-block", "int64_t", /*default=*/"8",
+           "Keys (scores) or value columns (pv) per register block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

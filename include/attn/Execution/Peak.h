@@ -1,0 +1,26 @@
+//===- Peak.h - the machine's f32 FMA peak, measured ------------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_PEAK_H
+#define ATTN_EXECUTION_PEAK_H
+
+#include <string>
+
+namespace mlir {
+class MLIRContext;
+namespace attn::exec {
+
+/// One core's f32 FMA rate in GFLOP/s: a JIT-compiled loop of 16 independent
+/// vector<16xf32> FMA chains (enough to cover the FMA latency on two ports),
+/// timed for about `seconds`. Returns a negative value and sets `error` on
+/// failure.
+double measureFmaPeakGflops(MLIRContext &context, double seconds,
+                            std::string &error);
+
+} // namespace attn::exec
+} // namespace mlir
+
+#endif // ATTN_EXECUTION_PEAK_H

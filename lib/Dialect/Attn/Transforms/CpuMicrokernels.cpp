@@ -1,0 +1,362 @@
+//===- CpuMicrokernels.cpp - vector microkernels for the tile ops ---------===//
+//
+// Part of the attn project.
+//
+// Replaces the tagged tile ops of attn-tile-online-softmax (after
+// bufferization, on memrefs) with loops over vector<Wxf32> values. Query rows
+// run along the vectors; the two products keep a register block of
+// accumulators in loop-carried values for the whole reduction and feed
+// vector.fma with one broadcast per key (or value column), which the LLVM
+// backend turns into FMAs with embedded broadcasts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUMICROKERNELS
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Builds the vector code of one tile op in front of it.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, int64_t width)
+      : b(b), loc(loc), width(width),
+        vecType(VectorType::get({width}, b.getF32Type())) {}
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, int64_t c) {
+    return c == 0 ? x : arith::AddIOp::create(b, loc, x, idx(c)).getResult();
+  }
+  Value splat(float v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(v)));
+  }
+  Value load(Value mem, ValueRange indices) {
+    return vector::LoadOp::create(b, loc, vecType, mem, indices);
+  }
+  void store(Value v, Value mem, ValueRange indices) {
+    vector::StoreOp::create(b, loc, v, mem, indices);
+  }
+  /// One element of `mem` (any float type), as f32, in every lane.
+  Value broadcast(Value mem, ValueRange indices) {
+    Value x = memref::LoadOp::create(b, loc, mem, indices);
+    if (!x.getType().isF32())
+      x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+    return vector::BroadcastOp::create(b, loc, vecType, x);
+  }
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv), as scf.for.
+  void loop(int64_t lb, int64_t ub, int64_t step,
+            function_ref<void(Value)> body) {
+    if (lb >= ub)
+      return;
+    scf::ForOp::create(b, loc, idx(lb), idx(ub), idx(step), ValueRange{},
+                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nb.getInsertionBlock(),
+                                             nb.getInsertionPoint());
+                         body(iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+
+  /// Covers [0, total) with blocks of `block` (a loop) and one last block of
+  /// total % block, each handed to body(start, count) with a static count.
+  void blocked(int64_t total, int64_t block,
+               function_ref<void(Value, int64_t)> body) {
+    int64_t full = total / block * block;
+    loop(0, full, block, [&](Value start) { body(start, block); });
+    if (full < total)
+      body(idx(full), total - full);
+  }
+
+  /// 2^x for x <= 0 (or NaN): x = n + f with n = round(x), f in [-1/2, 1/2];
+  /// 2^f by its degree-7 Taylor polynomial (relative error < 6e-9 before
+  /// rounding), 2^n built in the exponent field. x is clamped at -127, where
+  /// 2^n is 0: far below anything that survives the row sum.
+  Value exp2(Value x) {
+    Value clamped = arith::MaximumFOp::create(b, loc, x, splat(-127.0f));
+    Value n = math::RoundEvenOp::create(b, loc, clamped);
+    Value f = arith::SubFOp::create(b, loc, clamped, n);
+    // c_k = ln(2)^k / k!, highest first (Horner).
+    static const double coeffs[] = {1.525273380405984e-05,
+                                    1.540353039338161e-04,
+                                    1.333355814642844e-03,
+                                    9.618129107628477e-03,
+                                    5.550410866482158e-02,
+                                    2.402265069591007e-01,
+                                    6.931471805599453e-01,
+                                    1.0};
+    Value p = splat(static_cast<float>(coeffs[0]));
+    for (double c : ArrayRef<double>(coeffs).drop_front())
+      p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(c)));
+    auto intType = VectorType::get({width}, b.getI32Type());
+    Value ni = arith::FPToSIOp::create(b, loc, intType, n);
+    Value biased = arith::AddIOp::create(
+        b, loc, ni,
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(127))));
+    Value bits = arith::ShLIOp::create(
+        b, loc, biased,
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(23))));
+    Value pow2n = arith::BitcastOp::create(b, loc, vecType, bits);
+    return arith::MulFOp::create(b, loc, p, pow2n);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  int64_t width;
+  VectorType vecType;
+};
+
+MemRefType memrefOf(Value v) { return dyn_cast<MemRefType>(v.getType()); }
+
+/// True if `v` is a memref with a static shape whose innermost dim is
+/// contiguous (vector loads along it are plain loads).
+bool isStaticContiguous(Value v) {
+  MemRefType t = memrefOf(v);
+  if (!t || !t.hasStaticShape())
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(t.getStridesAndOffset(strides, offset)) &&
+         (strides.empty() || strides.back() == 1);
+}
+
+struct RegisterBlocking {
+  int64_t width;    // f32 lanes per vector
+  int64_t rowVecs;  // row vectors per block (1 or 2)
+  int64_t regBlock; // keys / value columns per block
+};
+
+/// St[j, i] += sum_d K[j, d] * Qt[d, i]; Qt [D, BQ], K [BK, D], St [BK, BQ].
+void emitScores(KernelBuilder &kb, const RegisterBlocking &rb, Value qt,
+                Value k, Value st) {
+  int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
+  int64_t d = memrefOf(qt).getDimSize(0);
+  int64_t rowStep = rb.width * rb.rowVecs;
+  kb.blocked(bk, rb.regBlock, [&](Value j0, int64_t keys) {
+    kb.loop(0, bq, rowStep, [&](Value i0) {
+      SmallVector<Value> rows, keyIdx, acc;
+      for (int64_t r = 0; r < rb.rowVecs; ++r)
+        rows.push_back(kb.add(i0, r * rb.width));
+      for (int64_t jj = 0; jj < keys; ++jj)
+        keyIdx.push_back(kb.add(j0, jj));
+      for (int64_t jj = 0; jj < keys; ++jj)
+        for (int64_t r = 0; r < rb.rowVecs; ++r)
+          acc.push_back(kb.load(st, {keyIdx[jj], rows[r]}));
+      auto red = scf::ForOp::create(
+          kb.b, kb.loc, kb.idx(0), kb.idx(d), kb.idx(1), acc,
+          [&](OpBuilder &nb, Location, Value dd, ValueRange carried) {
+            OpBuilder::InsertionGuard guard(kb.b);
+            kb.b.setInsertionPoint(nb.getInsertionBlock(),
+                                   nb.getInsertionPoint());
+            SmallVector<Value> q, next;
+            for (int64_t r = 0; r < rb.rowVecs; ++r)
+              q.push_back(kb.load(qt, {dd, rows[r]}));
+            for (int64_t jj = 0; jj < keys; ++jj) {
+              Value kv = kb.broadcast(k, {keyIdx[jj], dd});
+              for (int64_t r = 0; r < rb.rowVecs; ++r)
+                next.push_back(vector::FMAOp::create(
+                    kb.b, kb.loc, kv, q[r], carried[jj * rb.rowVecs + r]));
+            }
+            scf::YieldOp::create(kb.b, kb.loc, next);
+          });
+      for (int64_t jj = 0; jj < keys; ++jj)
+        for (int64_t r = 0; r < rb.rowVecs; ++r)
+          kb.store(red.getResult(jj * rb.rowVecs + r), st,
+                   {keyIdx[jj], rows[r]});
+    });
+  });
+}
+
+/// acct[e, i] += sum_j V[j, e] * Pt[j, i]; Pt [BK, BQ], V [BK, DV],
+/// acct [DV, BQ].
+void emitWeightedValues(KernelBuilder &kb, const RegisterBlocking &rb,
+                        Value pt, Value v, Value acct) {
+  int64_t bk = memrefOf(pt).getDimSize(0);
+  int64_t dv = memrefOf(acct).getDimSize(0), bq = memrefOf(acct).getDimSize(1);
+  int64_t rowStep = rb.width * rb.rowVecs;
+  kb.blocked(dv, rb.regBlock, [&](Value e0, int64_t cols) {
+    kb.loop(0, bq, rowStep, [&](Value i0) {
+      SmallVector<Value> rows, colIdx, acc;
+      for (int64_t r = 0; r < rb.rowVecs; ++r)
+        rows.push_back(kb.add(i0, r * rb.width));
+      for (int64_t ee = 0; ee < cols; ++ee)
+        colIdx.push_back(kb.add(e0, ee));
+      for (int64_t ee = 0; ee < cols; ++ee)
+        for (int64_t r = 0; r < rb.rowVecs; ++r)
+          acc.push_back(kb.load(acct, {colIdx[ee], rows[r]}));
+      auto red = scf::ForOp::create(
+          kb.b, kb.loc, kb.idx(0), kb.idx(bk), kb.idx(1), acc,
+          [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
+            OpBuilder::InsertionGuard guard(kb.b);
+            kb.b.setInsertionPoint(nb.getInsertionBlock(),
+                                   nb.getInsertionPoint());
+            SmallVector<Value> p, next;
+            for (int64_t r = 0; r < rb.rowVecs; ++r)
+              p.push_back(kb.load(pt, {j, rows[r]}));
+            for (int64_t ee = 0; ee < cols; ++ee) {
+              Value vv = kb.broadcast(v, {j, colIdx[ee]});
+              for (int64_t r = 0; r < rb.rowVecs; ++r)
+                next.push_back(vector::FMAOp::create(
+                    kb.b, kb.loc, vv, p[r], carried[ee * rb.rowVecs + r]));
+            }
+            scf::YieldOp::create(kb.b, kb.loc, next);
+          });
+      for (int64_t ee = 0; ee < cols; ++ee)
+        for (int64_t r = 0; r < rb.rowVecs; ++r)
+          kb.store(red.getResult(ee * rb.rowVecs + r), acct,
+                   {colIdx[ee], rows[r]});
+    });
+  });
+}
+
+/// r[i] = combine(r[i], St[j, i]) over all keys j: the row max or row sum.
+void emitKeyReduction(KernelBuilder &kb, Value st, Value r, bool isMax) {
+  int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
+  kb.loop(0, bq, kb.width, [&](Value i0) {
+    Value init = kb.load(r, {i0});
+    auto red = scf::ForOp::create(
+        kb.b, kb.loc, kb.idx(0), kb.idx(bk), kb.idx(1), ValueRange{init},
+        [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(kb.b);
+          kb.b.setInsertionPoint(nb.getInsertionBlock(),
+                                 nb.getInsertionPoint());
+          Value x = kb.load(st, {j, i0});
+          Value next =
+              isMax ? arith::MaximumFOp::create(kb.b, kb.loc, carried[0], x)
+                          .getResult()
+                    : arith::AddFOp::create(kb.b, kb.loc, carried[0], x)
+                          .getResult();
+          scf::YieldOp::create(kb.b, kb.loc, next);
+        });
+    kb.store(red.getResult(0), r, {i0});
+  });
+}
+
+/// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]).
+void emitProbabilities(KernelBuilder &kb, Value m, Value st) {
+  int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
+  float negInf = -std::numeric_limits<float>::infinity();
+  kb.loop(0, bq, kb.width, [&](Value i0) {
+    Value mv = kb.load(m, {i0});
+    Value ninf = kb.splat(negInf), zero = kb.splat(0.0f);
+    kb.loop(0, bk, 1, [&](Value j) {
+      Value s = kb.load(st, {j, i0});
+      Value x = arith::SubFOp::create(kb.b, kb.loc, s, mv);
+      Value p = kb.exp2(x);
+      // NaN in, NaN out (the polynomial's exponent bits are not defined
+      // for NaN).
+      Value nan = arith::CmpFOp::create(kb.b, kb.loc, arith::CmpFPredicate::UNO,
+                                        x, x);
+      p = arith::SelectOp::create(kb.b, kb.loc, nan, x, p);
+      Value hidden = arith::CmpFOp::create(
+          kb.b, kb.loc, arith::CmpFPredicate::OEQ, s, ninf);
+      p = arith::SelectOp::create(kb.b, kb.loc, hidden, zero, p);
+      kb.store(p, st, {j, i0});
+    });
+  });
+}
+
+/// x[..., i] *= alpha[i] for x of rank 1 or 2.
+void emitRescale(KernelBuilder &kb, Value alpha, Value x) {
+  MemRefType t = memrefOf(x);
+  int64_t bq = t.getDimSize(t.getRank() - 1);
+  kb.loop(0, bq, kb.width, [&](Value i0) {
+    Value a = kb.load(alpha, {i0});
+    auto scaleAt = [&](SmallVector<Value> indices) {
+      Value y = kb.load(x, indices);
+      kb.store(arith::MulFOp::create(kb.b, kb.loc, y, a), x, indices);
+    };
+    if (t.getRank() == 1)
+      scaleAt({i0});
+    else
+      kb.loop(0, t.getDimSize(0), 1, [&](Value e) { scaleAt({e, i0}); });
+  });
+}
+
+/// Replaces one tagged tile op, if its shapes allow; returns true if it did.
+bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock) {
+  auto role = op->getAttrOfType<StringAttr>(kTileRoleAttrName);
+  if (!role || !op.hasPureBufferSemantics())
+    return false;
+  for (Value v : op->getOperands())
+    if (!isStaticContiguous(v))
+      return false;
+  // Query rows are the innermost dim of the output in every role.
+  MemRefType outType = memrefOf(op.getDpsInits()[0]);
+  int64_t bq = outType.getDimSize(outType.getRank() - 1);
+  if (bq % width != 0)
+    return false;
+  for (Value v : op.getDpsInputs())
+    if (role.getValue() != "scores" && role.getValue() != "pv" &&
+        !memrefOf(v).getElementType().isF32())
+      return false;
+  RegisterBlocking rb{width, bq % (2 * width) == 0 ? 2 : 1, regBlock};
+
+  OpBuilder b(op);
+  KernelBuilder kb(b, op.getLoc(), width);
+  ValueRange ins = op.getDpsInputs();
+  Value out = op.getDpsInits()[0];
+  StringRef r = role.getValue();
+  if (r == "scores")
+    emitScores(kb, rb, ins[0], ins[1], out);
+  else if (r == "pv")
+    emitWeightedValues(kb, rb, ins[0], ins[1], out);
+  else if (r == "rowmax" || r == "rowsum")
+    emitKeyReduction(kb, ins[0], out, r == "rowmax");
+  else if (r == "probs")
+    emitProbabilities(kb, ins[0], out);
+  else if (r == "rescale")
+    emitRescale(kb, ins[0], out);
+  else
+    return false;
+  op->erase();
+  return true;
+}
+
+struct AttnCpuMicrokernelsPass
+    : public attn::impl::AttnCpuMicrokernelsBase<AttnCpuMicrokernelsPass> {
+  using AttnCpuMicrokernelsBase::AttnCpuMicrokernelsBase;
+
+  void runOnOperation() override {
+    if (vectorWidth <= 0 || regBlock <= 0) {
+      mlir::emitError(getOperation()->getLoc())
+          << "attn-cpu-microkernels: vector-width ("
+          << static_cast<int64_t>(vectorWidth) << ") and reg-block ("
+          << static_cast<int64_t>(regBlock) << ") must be positive";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::GenericOp> tiles;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(kTileRoleAttrName))
+        tiles.push_back(op);
+    });
+    for (linalg::GenericOp op : tiles)
+      rewriteTileOp(op, vectorWidth, regBlock);
+  }
+};
+
+} // namespace
