@@ -83,6 +83,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     AttnCpuMicrokernelsOptions kernels;
     kernels.vectorWidth = options.vectorWidth;
     kernels.regBlock = options.regBlock;
+    kernels.rowVectors = options.rowVectors;
     pm.addNestedPass<func::FuncOp>(createAttnCpuMicrokernels(kernels));
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

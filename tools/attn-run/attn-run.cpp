@@ -96,6 +96,14 @@ static cl::opt<bool>
     peak("peak", cl::desc("Measure one core's f32 FMA peak in this process "
                           "and report GFLOP/s as a share of it"),
          cl::init(false));
+static cl::opt<int64_t> regBlock("reg-block",
+                                 cl::desc("Keys or value columns per register "
+                                          "block (fused)"),
+                                 cl::init(8));
+static cl::opt<int64_t> rowVectors("row-vectors",
+                                   cl::desc("Row vectors per register block "
+                                            "(fused)"),
+                                   cl::init(2));
 static cl::opt<double>
     refLimitGflop("ref-limit-gflop",
                   cl::desc("Skip the f64 reference above this many GFLOP"),
@@ -527,6 +535,8 @@ int main(int argc, char **argv) {
   CpuPipelineOptions cpuOptions;
   cpuOptions.blockQ = blockQ;
   cpuOptions.blockKV = blockKV;
+  cpuOptions.regBlock = regBlock;
+  cpuOptions.rowVectors = rowVectors;
   auto fused = JitKernel::compile(
       *module, entryName,
       [&](OpPassManager &pm) { buildCpuPipeline(pm, cpuOptions); }, err);

@@ -47,6 +47,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "reg-block",
       llvm::cl::desc("Keys or value columns per register block"),
       llvm::cl::init(8)};
+  PassOptions::Option<int64_t> rowVectors{
+      *this, "row-vectors",
+      llvm::cl::desc("Row vectors per register block in the microkernels"),
+      llvm::cl::init(2)};
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run the query blocks on OpenMP threads"),

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <cmath>
@@ -93,9 +94,14 @@ public:
   /// 2^x for x <= 0 (or NaN): x = n + f with n = round(x), f in [-1/2, 1/2];
   /// 2^f by its degree-7 Taylor polynomial (relative error < 6e-9 before
   /// rounding), 2^n built in the exponent field. x is clamped at -127, where
-  /// 2^n is 0: far below anything that survives the row sum.
+  /// the exponent field is 0 and the result exactly 0 (so -inf gives 0). A
+  /// NaN passes the clamp (a compare is false for it) and the polynomial,
+  /// and the product stays NaN whatever its exponent bits are.
   Value exp2(Value x) {
-    Value clamped = arith::MaximumFOp::create(b, loc, x, splat(-127.0f));
+    Value low = splat(-127.0f);
+    Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                        low);
+    Value clamped = arith::SelectOp::create(b, loc, below, low, x);
     Value n = math::RoundEvenOp::create(b, loc, clamped);
     Value f = arith::SubFOp::create(b, loc, clamped, n);
     // c_k = ln(2)^k / k!, highest first (Horner).
@@ -151,8 +157,10 @@ struct RegisterBlocking {
 };
 
 /// St[j, i] += sum_d K[j, d] * Qt[d, i]; Qt [D, BQ], K [BK, D], St [BK, BQ].
+/// With `fromZero` St is known to hold zeros: the accumulators start at 0
+/// instead of being loaded.
 void emitScores(KernelBuilder &kb, const RegisterBlocking &rb, Value qt,
-                Value k, Value st) {
+                Value k, Value st, bool fromZero) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   int64_t d = memrefOf(qt).getDimSize(0);
   int64_t rowStep = rb.width * rb.rowVecs;
@@ -165,7 +173,8 @@ void emitScores(KernelBuilder &kb, const RegisterBlocking &rb, Value qt,
         keyIdx.push_back(kb.add(j0, jj));
       for (int64_t jj = 0; jj < keys; ++jj)
         for (int64_t r = 0; r < rb.rowVecs; ++r)
-          acc.push_back(kb.load(st, {keyIdx[jj], rows[r]}));
+          acc.push_back(fromZero ? kb.splat(0.0f)
+                                 : kb.load(st, {keyIdx[jj], rows[r]}));
       auto red = scf::ForOp::create(
           kb.b, kb.loc, kb.idx(0), kb.idx(d), kb.idx(1), acc,
           [&](OpBuilder &nb, Location, Value dd, ValueRange carried) {
@@ -234,25 +243,54 @@ void emitWeightedValues(KernelBuilder &kb, const RegisterBlocking &rb,
 }
 
 /// r[i] = combine(r[i], St[j, i]) over all keys j: the row max or row sum.
+/// Four partial results per row vector hide the latency of the combine.
 void emitKeyReduction(KernelBuilder &kb, Value st, Value r, bool isMax) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
+  constexpr int64_t kChains = 4;
+  auto combine = [&](Value x, Value y) -> Value {
+    if (isMax)
+      return arith::MaximumFOp::create(kb.b, kb.loc, x, y);
+    return arith::AddFOp::create(kb.b, kb.loc, x, y);
+  };
   kb.loop(0, bq, kb.width, [&](Value i0) {
-    Value init = kb.load(r, {i0});
+    Value identity = kb.splat(isMax ? -std::numeric_limits<float>::infinity()
+                                    : 0.0f);
+    SmallVector<Value> init(kChains, identity);
+    init[0] = kb.load(r, {i0});
+    int64_t full = bk / kChains * kChains;
     auto red = scf::ForOp::create(
-        kb.b, kb.loc, kb.idx(0), kb.idx(bk), kb.idx(1), ValueRange{init},
+        kb.b, kb.loc, kb.idx(0), kb.idx(full), kb.idx(kChains), init,
         [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
           OpBuilder::InsertionGuard guard(kb.b);
           kb.b.setInsertionPoint(nb.getInsertionBlock(),
                                  nb.getInsertionPoint());
-          Value x = kb.load(st, {j, i0});
-          Value next =
-              isMax ? arith::MaximumFOp::create(kb.b, kb.loc, carried[0], x)
-                          .getResult()
-                    : arith::AddFOp::create(kb.b, kb.loc, carried[0], x)
-                          .getResult();
+          SmallVector<Value> next;
+          for (int64_t c = 0; c < kChains; ++c)
+            next.push_back(combine(carried[c], kb.load(st, {kb.add(j, c), i0})));
           scf::YieldOp::create(kb.b, kb.loc, next);
         });
-    kb.store(red.getResult(0), r, {i0});
+    Value total = combine(combine(red.getResult(0), red.getResult(1)),
+                          combine(red.getResult(2), red.getResult(3)));
+    for (int64_t j = full; j < bk; ++j)
+      total = combine(total, kb.load(st, {kb.idx(j), i0}));
+    kb.store(total, r, {i0});
+  });
+}
+
+/// m_new[i] = max(m[i], r[i]); alpha[i] = m[i] == -inf ? 0 : exp2(m[i] -
+/// m_new[i]). Operands: ins(r), outs(m, alpha).
+void emitRowMaxUpdate(KernelBuilder &kb, Value r, Value m, Value alpha) {
+  int64_t bq = memrefOf(m).getDimSize(0);
+  float negInf = -std::numeric_limits<float>::infinity();
+  kb.loop(0, bq, kb.width, [&](Value i0) {
+    Value mOld = kb.load(m, {i0});
+    Value mNew = arith::MaximumFOp::create(kb.b, kb.loc, mOld, kb.load(r, {i0}));
+    Value a = kb.exp2(arith::SubFOp::create(kb.b, kb.loc, mOld, mNew));
+    Value empty = arith::CmpFOp::create(kb.b, kb.loc, arith::CmpFPredicate::OEQ,
+                                        mOld, kb.splat(negInf));
+    a = arith::SelectOp::create(kb.b, kb.loc, empty, kb.splat(0.0f), a);
+    kb.store(mNew, m, {i0});
+    kb.store(a, alpha, {i0});
   });
 }
 
@@ -266,12 +304,10 @@ void emitProbabilities(KernelBuilder &kb, Value m, Value st) {
     kb.loop(0, bk, 1, [&](Value j) {
       Value s = kb.load(st, {j, i0});
       Value x = arith::SubFOp::create(kb.b, kb.loc, s, mv);
+      // x = -inf (a hidden key in a row that has seen a visible one) gives
+      // exactly 0 through the clamp; NaN gives NaN. Only a row that has
+      // seen nothing yet (m = -inf, x = NaN) needs the select.
       Value p = kb.exp2(x);
-      // NaN in, NaN out (the polynomial's exponent bits are not defined
-      // for NaN).
-      Value nan = arith::CmpFOp::create(kb.b, kb.loc, arith::CmpFPredicate::UNO,
-                                        x, x);
-      p = arith::SelectOp::create(kb.b, kb.loc, nan, x, p);
       Value hidden = arith::CmpFOp::create(
           kb.b, kb.loc, arith::CmpFPredicate::OEQ, s, ninf);
       p = arith::SelectOp::create(kb.b, kb.loc, hidden, zero, p);
@@ -298,7 +334,8 @@ void emitRescale(KernelBuilder &kb, Value alpha, Value x) {
 }
 
 /// Replaces one tagged tile op, if its shapes allow; returns true if it did.
-bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock) {
+bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
+                   int64_t rowVectors) {
   auto role = op->getAttrOfType<StringAttr>(kTileRoleAttrName);
   if (!role || !op.hasPureBufferSemantics())
     return false;
@@ -314,19 +351,36 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock) {
     if (role.getValue() != "scores" && role.getValue() != "pv" &&
         !memrefOf(v).getElementType().isF32())
       return false;
-  RegisterBlocking rb{width, bq % (2 * width) == 0 ? 2 : 1, regBlock};
+  // As many row vectors per register block as asked for and the tile has.
+  int64_t rowVecs = 1;
+  for (int64_t n = rowVectors; n > 1; --n)
+    if (bq % (n * width) == 0) {
+      rowVecs = n;
+      break;
+    }
+  RegisterBlocking rb{width, rowVecs, regBlock};
 
   OpBuilder b(op);
   KernelBuilder kb(b, op.getLoc(), width);
   ValueRange ins = op.getDpsInputs();
   Value out = op.getDpsInits()[0];
   StringRef r = role.getValue();
-  if (r == "scores")
-    emitScores(kb, rb, ins[0], ins[1], out);
-  else if (r == "pv")
+  if (r == "scores") {
+    // The zero fill of the score tile right before it is folded in.
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    bool fromZero = fill && fill.hasPureBufferSemantics() &&
+                    fill.getDpsInits()[0] == out &&
+                    fill->hasAttr(kTileRoleAttrName) &&
+                    matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat());
+    emitScores(kb, rb, ins[0], ins[1], out, fromZero);
+    if (fromZero)
+      fill->erase();
+  } else if (r == "pv")
     emitWeightedValues(kb, rb, ins[0], ins[1], out);
   else if (r == "rowmax" || r == "rowsum")
     emitKeyReduction(kb, ins[0], out, r == "rowmax");
+  else if (r == "maxupdate")
+    emitRowMaxUpdate(kb, ins[0], out, op.getDpsInits()[1]);
   else if (r == "probs")
     emitProbabilities(kb, ins[0], out);
   else if (r == "rescale")
@@ -342,7 +396,7 @@ struct AttnCpuMicrokernelsPass
   using AttnCpuMicrokernelsBase::AttnCpuMicrokernelsBase;
 
   void runOnOperation() override {
-    if (vectorWidth <= 0 || regBlock <= 0) {
+    if (vectorWidth <= 0 || regBlock <= 0 || rowVectors <= 0) {
       mlir::emitError(getOperation()->getLoc())
           << "attn-cpu-microkernels: vector-width ("
           << static_cast<int64_t>(vectorWidth) << ") and reg-block ("
@@ -355,7 +409,7 @@ struct AttnCpuMicrokernelsPass
         tiles.push_back(op);
     });
     for (linalg::GenericOp op : tiles)
-      rewriteTileOp(op, vectorWidth, regBlock);
+      rewriteTileOp(op, vectorWidth, regBlock, rowVectors);
   }
 };
 

@@ -94,12 +94,16 @@ Value maxIndex(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MaxSIOp::create(b, loc, x, y);
 }
 
-/// A static f32 tile filled with `value`.
+/// A static f32 tile filled with `value`. A fill with a `role` is tagged
+/// like the tile ops (and so never merged with an equal fill elsewhere): a
+/// kernel that consumes it may fold it away.
 Value filledTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                 float value) {
+                 float value, StringRef role = {}) {
   Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
-  return linalg::FillOp::create(b, loc, cstF32(b, loc, value), empty)
-      .getResult(0);
+  auto fill = linalg::FillOp::create(b, loc, cstF32(b, loc, value), empty);
+  if (!role.empty())
+    fill->setAttr(kTileRoleAttrName, b.getStringAttr(role));
+  return fill.getResult(0);
 }
 
 SmallVector<utils::IteratorType> iterators(unsigned parallel,
@@ -196,7 +200,7 @@ Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
                     Value kTile) {
   Location loc = ctx.loc;
   MLIRContext *mctx = b.getContext();
-  Value init = filledTile(b, loc, {ctx.bk, ctx.bq}, 0.0f);
+  Value init = filledTile(b, loc, {ctx.bk, ctx.bq}, 0.0f, "scores.init");
   return tagTile(
              linalg::GenericOp::create(
              b, loc, init.getType(), ValueRange{qTile, kTile}, init,
@@ -310,7 +314,7 @@ SmallVector<utils::IteratorType> keyReduction() {
 /// The row max of a score tile: r[i] = max_j St[j, i].
 Value computeRowMax(OpBuilder &b, const TileContext &ctx, Value scores) {
   MLIRContext *mctx = b.getContext();
-  Value init = filledTile(b, ctx.loc, {ctx.bq}, kNegInf);
+  Value init = filledTile(b, ctx.loc, {ctx.bq}, kNegInf, "rowmax.init");
   return tagTile(
              linalg::GenericOp::create(
              b, ctx.loc, init.getType(), scores, init,
@@ -351,6 +355,7 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
                                               cstF32(nb, nloc, 0.0f), a);
         linalg::YieldOp::create(nb, nloc, ValueRange{mNew, alpha});
       });
+  tagTile(generic, "maxupdate");
   return {generic.getResult(0), generic.getResult(1)};
 }
 

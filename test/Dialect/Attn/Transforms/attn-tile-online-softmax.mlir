@@ -18,19 +18,19 @@
 // CHECK:   %[[QROWS:.*]] = tensor.extract_slice %[[Q]][0, %[[H]], %{{.*}}, 0] [1, 1, %{{.*}}, 16] [1, 1, 1, 1] : tensor<1x4x100x16xf32> to tensor<?x16xf32>
 // CHECK:   linalg.generic {{.*}} ins(%[[QROWS]] : tensor<?x16xf32>)
 // CHECK:     arith.mulf %{{.*}}, %[[QSCALE]] : f32
-// CHECK:   %[[QT:.*]] = tensor.insert_slice %{{.*}} : tensor<?x16xf32> into tensor<32x16xf32>
+// CHECK:   %[[QT:.*]] = tensor.insert_slice %{{.*}} : tensor<16x?xf32> into tensor<16x32xf32>
 // CHECK:   %[[NFULL:.*]] = arith.divui %{{.*}}, %[[C64]] : index
 // CHECK:   arith.floordivsi %{{.*}}, %[[C64]] : index
 // CHECK:   %[[NFREE:.*]] = arith.minsi %{{.*}}, %[[NFULL]] : index
 // Fully visible blocks: views of K and V, no element mask.
-// CHECK:   %[[S1:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %[[NFREE]] step %{{.*}} iter_args({{.*}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>)
+// CHECK:   %[[S1:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %[[NFREE]] step %{{.*}} iter_args({{.*}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<8x32xf32>)
 // CHECK:     %[[KT:.*]] = tensor.extract_slice %[[K]][0, %[[HKV]], %{{.*}}, 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x2x130x16xf32> to tensor<64x16xf32>
 // CHECK:     %[[VT:.*]] = tensor.extract_slice %[[V]][0, %[[HKV]], %{{.*}}, 0] [1, 1, 64, 8] [1, 1, 1, 1] : tensor<1x2x130x8xf32> to tensor<64x8xf32>
-// CHECK:     linalg.generic {{.*}} ins(%[[QT]], %[[KT]] : tensor<32x16xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<32x64xf32>)
+// CHECK:     linalg.generic {{.*}} ins(%[[QT]], %[[KT]] : tensor<16x32xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<64x32xf32>)
 // CHECK-NOT: linalg.index
 // CHECK:     math.exp2
 // CHECK:     math.exp2
-// CHECK:     linalg.generic {{.*}} ins(%{{.*}}, %[[VT]] : tensor<32x64xf32>, tensor<64x8xf32>) outs(%{{.*}} : tensor<32x8xf32>)
+// CHECK:     linalg.generic {{.*}} ins(%{{.*}}, %[[VT]] : tensor<64x32xf32>, tensor<64x8xf32>) outs(%{{.*}} : tensor<8x32xf32>)
 // CHECK:     scf.yield
 // Blocks on the diagonal: the causal element mask.
 // CHECK:   %[[S2:.*]]:3 = scf.for %{{.*}} = %[[NFREE]] to %[[NFULL]] step %{{.*}} iter_args(%{{.*}} = %[[S1]]#0, %{{.*}} = %[[S1]]#1, %{{.*}} = %[[S1]]#2)
@@ -39,7 +39,7 @@
 // CHECK:     arith.cmpi sle
 // CHECK:     scf.yield
 // The tail block: zero-padded K and V tiles.
-// CHECK:   %[[S3:.*]]:3 = scf.if %{{.*}} -> (tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>)
+// CHECK:   %[[S3:.*]]:3 = scf.if %{{.*}} -> (tensor<32xf32>, tensor<32xf32>, tensor<8x32xf32>)
 // CHECK:     tensor.pad %{{.*}} low[0, 0] high[%{{.*}}, 0]
 // CHECK:     tensor.pad %{{.*}} low[0, 0] high[%{{.*}}, 0]
 // CHECK:     arith.cmpi slt
@@ -64,7 +64,7 @@ func.func @causal_gqa_lse(%q: tensor<1x4x100x16xf32>, %k: tensor<1x2x130x16xf32>
 // its scf.if folds away.
 // CHECK-LABEL: func.func @decode
 // CHECK: scf.forall (%{{.*}}) in (8) shared_outs
-// CHECK:   tensor<1x128xf32>
+// CHECK:   tensor<128x1xf32>
 // CHECK:   scf.for
 // CHECK-NOT: scf.for
 // CHECK:   tensor.pad
@@ -104,7 +104,7 @@ func.func @bool_mask(%q: tensor<2x3x50x32xf32>, %k: tensor<2x3x200x32xf32>, %m: 
 // CHECK-DAG: %[[LK:.*]] = tensor.dim %[[K]], %c2
 // CHECK: %[[NQB:.*]] = arith.ceildivui %[[LQ]], %c32
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%[[B]], 2, %[[NQB]])
-// CHECK:   tensor<32x64xf32>
+// CHECK:   tensor<64x32xf32>
 func.func @dynamic(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> tensor<?x2x?x64xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x2x?x64xf32>
   return %o : tensor<?x2x?x64xf32>

@@ -140,6 +140,8 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
     Option<"regBlock", "reg-block", "int64_t", /*default=*/"8",
            "Keys (scores) or value columns (pv) per register block">,
+    Option<"rowVectors", "row-vectors", "int64_t", /*default=*/"2",
+           "Row vectors per register block (fewer if the tile has fewer)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

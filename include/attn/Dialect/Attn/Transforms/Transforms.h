@@ -16,7 +16,8 @@ class RewritePatternSet;
 namespace attn {
 
 /// The discardable attribute naming a tile op's role in the online-softmax
-/// loop ("scores", "rowmax", "probs", "rowsum", "rescale", "pv"), set by
+/// loop ("scores", "rowmax", "maxupdate", "probs", "rowsum", "rescale",
+/// "pv"), set by
 /// attn-tile-online-softmax and read by target pipelines that swap in their
 /// own kernels.
 constexpr llvm::StringLiteral kTileRoleAttrName = "attn.tile";
