@@ -1,0 +1,74 @@
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=16" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels -canonicalize -cse | FileCheck %s
+
+// 32 query rows = two vector<16xf32> per register block; 16 keys = two
+// blocks of 8. Every tagged tile op becomes vector code.
+// CHECK-LABEL: func.func @f32_tiles
+// CHECK-NOT: attn.tile = "scores"
+// CHECK-NOT: attn.tile = "pv"
+// CHECK: scf.forall
+// The key-block loop.
+// CHECK: scf.for
+// scores: 8 keys x 2 row vectors of accumulators carried through D, starting
+// from zero (the tile's zero fill is folded in), one broadcast per key.
+// CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c8
+// CHECK:     %[[S:.*]]:16 = scf.for %[[D:.*]] = %c0 to %c16 step %c1 iter_args(%{{.*}} = %[[ZERO:cst[_0-9]*]], {{.*}}) -> (vector<16xf32>,
+// CHECK:       %[[Q0:.*]] = vector.load %{{.*}}[%[[D]], %c0] : memref<16x32xf32>, vector<16xf32>
+// CHECK:       %[[Q1:.*]] = vector.load %{{.*}}[%[[D]], %c16] : memref<16x32xf32>, vector<16xf32>
+// CHECK:       %[[K0:.*]] = memref.load %{{.*}}[%{{.*}}, %[[D]]] : memref<16x16xf32, strided<[16, 1], offset: ?>>
+// CHECK:       %[[B0:.*]] = vector.broadcast %[[K0]] : f32 to vector<16xf32>
+// CHECK:       vector.fma %[[B0]], %[[Q0]], %{{.*}} : vector<16xf32>
+// CHECK:       vector.fma %[[B0]], %[[Q1]], %{{.*}} : vector<16xf32>
+// CHECK:       scf.yield
+// CHECK:     vector.store %[[S]]#0, %{{.*}} : memref<16x32xf32>, vector<16xf32>
+// rowmax: four partial maxima per row vector.
+// CHECK:   linalg.fill {attn.tile = "rowmax.init"}
+// CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:     arith.maximumf {{.*}} : vector<16xf32>
+// maxupdate and probs: exp2 by polynomial and exponent bits.
+// CHECK:   math.roundeven %{{.*}} : vector<16xf32>
+// CHECK:   arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK:   arith.shli
+// CHECK:   arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK:   math.roundeven %{{.*}} : vector<16xf32>
+// CHECK:   arith.cmpf oeq
+// CHECK:   arith.select
+// pv: 8 value columns x 2 row vectors, carried through the 16 keys.
+// CHECK:   %[[P:.*]]:16 = scf.for %[[J:.*]] = %c0 to %c16 step %c1 iter_args({{.*}}) -> (vector<16xf32>,
+// CHECK:     vector.load %{{.*}}[%[[J]], %c0] : memref<16x32xf32>, vector<16xf32>
+// CHECK:     memref.load %{{.*}}[%[[J]], %c0] : memref<16x8xf32, strided<[8, 1], offset: ?>>
+// CHECK:     vector.fma
+// CHECK:   vector.store %[[P]]#0, %{{.*}}[%c0, %c0] : memref<8x32xf32>, vector<16xf32>
+func.func @f32_tiles(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
+  return %o : tensor<1x1x64x8xf32>
+}
+
+// -----
+
+// bf16 keys and values: the products extend each broadcast element; the
+// elementwise kernels only ever see f32 tiles.
+// CHECK-LABEL: func.func @bf16_tiles
+// CHECK-NOT: attn.tile = "scores"
+// CHECK: memref.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+func.func @bf16_tiles(%q: tensor<1x1x64x16xbf16>, %k: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16> -> tensor<1x1x64x16xbf16>
+  return %o : tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+// A decode step (one query row) has no full row vector: its tile ops stay
+// linalg.generic and lower as loops.
+// CHECK-LABEL: func.func @decode_left_alone
+// CHECK: linalg.generic {{.*}} attrs = {attn.tile = "scores"}
+// CHECK: linalg.generic {{.*}} attrs = {attn.tile = "pv"}
+// CHECK-NOT: vector.fma
+func.func @decode_left_alone(%q: tensor<1x2x1x16xf32>, %k: tensor<1x2x64x16xf32>) -> tensor<1x2x1x16xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x2x1x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32> -> tensor<1x2x1x16xf32>
+  return %o : tensor<1x2x1x16xf32>
+}
