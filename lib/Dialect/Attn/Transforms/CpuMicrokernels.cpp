@@ -21,6 +21,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -333,6 +334,75 @@ void emitRescale(KernelBuilder &kb, Value alpha, Value x) {
   });
 }
 
+/// Vectorizes a 2-D all-parallel tile op with only an output operand (the
+/// element mask) along its contiguous dim, op by op: linalg.index 1 becomes
+/// i0 + [0, 1, ..., W-1], an op with a vector operand gets its scalar
+/// operands broadcast and vector result types. Only ops that are
+/// elementwise-mappable (arith, math) can be vectorized this way; returns
+/// false, building nothing, if the body holds anything else.
+bool emitElementwise(KernelBuilder &kb, linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 0 || op.getNumLoops() != 2 ||
+      op.getNumReductionLoops() != 0 ||
+      !op.getIndexingMapsArray()[0].isIdentity())
+    return false;
+  Block &body = op.getRegion().front();
+  for (Operation &inner : body.without_terminator())
+    if (!isa<linalg::IndexOp>(inner) &&
+        !(inner.hasTrait<OpTrait::Vectorizable>() &&
+          inner.hasTrait<OpTrait::Elementwise>()))
+      return false;
+  Value out = op.getDpsInits()[0];
+  int64_t rows = memrefOf(out).getDimSize(0);
+  int64_t cols = memrefOf(out).getDimSize(1);
+  auto vectorOf = [&](Type t) { return VectorType::get({kb.width}, t); };
+  kb.loop(0, rows, 1, [&](Value j) {
+    kb.loop(0, cols, kb.width, [&](Value i0) {
+      IRMapping map;
+      map.map(body.getArgument(0), kb.load(out, {j, i0}));
+      for (Operation &inner : body.without_terminator()) {
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          Value v = j;
+          if (index.getDim() == 1) {
+            Value step = vector::StepOp::create(
+                kb.b, kb.loc, vectorOf(kb.b.getIndexType()));
+            Value base = vector::BroadcastOp::create(
+                kb.b, kb.loc, vectorOf(kb.b.getIndexType()), i0);
+            v = arith::AddIOp::create(kb.b, kb.loc, base, step);
+          }
+          map.map(index.getResult(), v);
+          continue;
+        }
+        SmallVector<Value> operands;
+        bool anyVector = false;
+        for (Value v : inner.getOperands()) {
+          operands.push_back(map.lookupOrDefault(v));
+          anyVector |= isa<VectorType>(operands.back().getType());
+        }
+        if (!anyVector) {
+          kb.b.clone(inner, map);
+          continue;
+        }
+        for (Value &v : operands)
+          if (!isa<VectorType>(v.getType()))
+            v = vector::BroadcastOp::create(kb.b, kb.loc, vectorOf(v.getType()),
+                                            v);
+        SmallVector<Type> resultTypes;
+        for (Type t : inner.getResultTypes())
+          resultTypes.push_back(vectorOf(t));
+        OperationState state(inner.getLoc(), inner.getName(), operands,
+                             resultTypes, inner.getAttrs());
+        Operation *vec = kb.b.create(state);
+        map.map(inner.getResults(), vec->getResults());
+      }
+      Value result = map.lookupOrDefault(body.getTerminator()->getOperand(0));
+      if (!isa<VectorType>(result.getType()))
+        result = vector::BroadcastOp::create(kb.b, kb.loc, kb.vecType, result);
+      kb.store(result, out, {j, i0});
+    });
+  });
+  return true;
+}
+
 /// Replaces one tagged tile op, if its shapes allow; returns true if it did.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors) {
@@ -351,6 +421,8 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     if (role.getValue() != "scores" && role.getValue() != "pv" &&
         !memrefOf(v).getElementType().isF32())
       return false;
+  if (!memrefOf(op.getDpsInits()[0]).getElementType().isF32())
+    return false;
   // As many row vectors per register block as asked for and the tile has.
   int64_t rowVecs = 1;
   for (int64_t n = rowVectors; n > 1; --n)
@@ -385,7 +457,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     emitProbabilities(kb, ins[0], out);
   else if (r == "rescale")
     emitRescale(kb, ins[0], out);
-  else
+  else if (r != "elementmask" || !emitElementwise(kb, op))
     return false;
   op->erase();
   return true;

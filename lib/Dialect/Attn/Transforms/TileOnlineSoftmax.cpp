@@ -274,7 +274,7 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
                        bool causal, Value scores) {
   Location loc = ctx.loc;
   auto id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
-  return linalg::GenericOp::create(
+  return tagTile(linalg::GenericOp::create(
              b, loc, scores.getType(), ValueRange{}, scores,
              ArrayRef<AffineMap>{id2}, iterators(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -302,7 +302,8 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
                    arith::SelectOp::create(nb, nloc, visible, args[0],
                                            cstF32(nb, nloc, kNegInf))
                        .getResult());
-             })
+             }),
+             "elementmask")
       .getResult(0);
 }
 

@@ -72,3 +72,18 @@ func.func @decode_left_alone(%q: tensor<1x2x1x16xf32>, %k: tensor<1x2x64x16xf32>
   %o = attn.sdpa %q, %k, %k : tensor<1x2x1x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32> -> tensor<1x2x1x16xf32>
   return %o : tensor<1x2x1x16xf32>
 }
+
+// -----
+
+// The causal diagonal's element mask is vectorized op by op: the row index
+// becomes i0 + [0..15], the comparison and the select work on vectors.
+// CHECK-LABEL: func.func @causal_mask
+// CHECK-NOT: attn.tile = "elementmask"
+// CHECK: %[[STEP:.*]] = vector.step : vector<16xindex>
+// CHECK: %[[ROWS:.*]] = arith.addi %{{.*}}, %[[STEP]] : vector<16xindex>
+// CHECK: %[[VIS:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<16xindex>
+// CHECK: arith.select %[[VIS]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+func.func @causal_mask(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
+  return %o : tensor<1x1x64x16xf32>
+}
