@@ -75,6 +75,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
+  // Query rows run along the microkernels' vectors: fill whole vectors.
+  if (options.microkernels)
+    tiling.rowMultiple = options.vectorWidth;
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

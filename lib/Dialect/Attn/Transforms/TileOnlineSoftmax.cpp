@@ -50,12 +50,36 @@ struct TileContext {
   Value batch, lq, lk; // index values (constants when static)
   Value diagShift;     // Lk - Lq for bottom_right, 0 for top_left
   float qScale;        // scale * log2(e), applied to the query tile
+  /// Grouped rows: one block holds every query row of the Hq/Hkv heads that
+  /// share a key/value head (row r is head hkv * group + r / lq, query
+  /// r % lq), so K and V are read once per group. Used when Lq is static and
+  /// group * Lq fits a block: decoding with grouped-query attention.
+  bool groupedRows = false;
+  int64_t staticLq = 0;
 };
 
-/// The indices that identify one query block inside the scf.forall.
+/// The indices that identify one query block inside the scf.forall. Rows
+/// [0, qLen) of the block are real; qFirst/qEnd bound the query indices
+/// they hold (for the causal key range).
 struct QueryBlock {
   Value b, h, hkv, qStart, qLen;
+  Value qFirst, qEnd;
 };
+
+/// The (head, query index) of row `r` of the block.
+std::pair<Value, Value> rowToQuery(OpBuilder &b, Location loc,
+                                   const TileContext &ctx,
+                                   const QueryBlock &qb, Value r) {
+  if (!ctx.groupedRows)
+    return {qb.h, arith::AddIOp::create(b, loc, qb.qStart, r)};
+  Value lq = arith::ConstantIndexOp::create(b, loc, ctx.staticLq);
+  Value g = arith::DivUIOp::create(b, loc, r, lq);
+  // Padding rows past the group read the group's last head.
+  g = arith::MinUIOp::create(
+      b, loc, g, arith::ConstantIndexOp::create(b, loc, ctx.group - 1));
+  return {arith::AddIOp::create(b, loc, qb.h, g),
+          arith::RemUIOp::create(b, loc, r, lq)};
+}
 
 /// The running state of the online softmax: row max m, row sum l (both
 /// [bq], log2 units) and the accumulator, transposed: [dv, bq].
@@ -169,8 +193,26 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
                           const QueryBlock &qb) {
   Location loc = ctx.loc;
   MLIRContext *mctx = b.getContext();
-  Value slice = sliceRows(b, loc, ctx.op.getQuery(), qb.b, qb.h, qb.qStart,
-                          qb.qLen);
+  Value slice;
+  if (ctx.groupedRows) {
+    // [group, Lq, D] of the group's heads, as [group * Lq, D].
+    auto qType = ctx.op.getQueryType();
+    auto groupType = RankedTensorType::get({ctx.group, ctx.staticLq, ctx.d},
+                                           qType.getElementType());
+    Value group = tensor::ExtractSliceOp::create(
+        b, loc, groupType, ctx.op.getQuery(),
+        ArrayRef<OpFoldResult>{qb.b, qb.h, b.getIndexAttr(0),
+                               b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(ctx.group),
+                               b.getIndexAttr(ctx.staticLq),
+                               b.getIndexAttr(ctx.d)},
+        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+    slice = tensor::CollapseShapeOp::create(
+        b, loc, group, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  } else {
+    slice = sliceRows(b, loc, ctx.op.getQuery(), qb.b, qb.h, qb.qStart,
+                      qb.qLen);
+  }
   Value zero = filledTile(b, loc, {ctx.d, ctx.bq}, 0.0f);
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(ctx.d), qb.qLen};
@@ -242,14 +284,13 @@ Value applyUserMask(OpBuilder &b, const TileContext &ctx, const QueryBlock &qb,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                Value j = linalg::IndexOp::create(nb, nloc, 0);
                Value i = linalg::IndexOp::create(nb, nloc, 1);
-               Value qi = minIndex(
-                   nb, nloc, arith::AddIOp::create(nb, nloc, qb.qStart, i),
-                   lastQ);
+               auto [head, query] = rowToQuery(nb, nloc, ctx, qb, i);
+               Value qi = minIndex(nb, nloc, query, lastQ);
                Value kj = minIndex(
                    nb, nloc, arith::AddIOp::create(nb, nloc, kStart, j), lastK);
                Value m = tensor::ExtractOp::create(
                    nb, nloc, mask,
-                   ValueRange{bcast(0, qb.b), bcast(1, qb.h), bcast(2, qi),
+                   ValueRange{bcast(0, qb.b), bcast(1, head), bcast(2, qi),
                               bcast(3, kj)});
                Value s = args[0];
                if (isBool) {
@@ -283,9 +324,9 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
                Value visible;
                if (causal) {
                  Value key = arith::AddIOp::create(nb, nloc, kStart, j);
-                 Value diag = arith::AddIOp::create(
-                     nb, nloc, arith::AddIOp::create(nb, nloc, qb.qStart, i),
-                     ctx.diagShift);
+                 Value query = rowToQuery(nb, nloc, ctx, qb, i).second;
+                 Value diag =
+                     arith::AddIOp::create(nb, nloc, query, ctx.diagShift);
                  visible = arith::CmpIOp::create(
                      nb, nloc, arith::CmpIPredicate::sle, key, diag);
                }
@@ -582,15 +623,28 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
   Location loc = ctx.loc;
   QueryBlock qb;
   qb.b = ivs[0];
-  qb.h = ivs[1];
-  qb.hkv = ctx.group == 1
-               ? qb.h
-               : arith::DivUIOp::create(b, loc, qb.h,
-                                        cstIndex(b, loc, ctx.group))
-                     .getResult();
-  qb.qStart = arith::MulIOp::create(b, loc, ivs[2], cstIndex(b, loc, ctx.bq));
-  qb.qLen = minIndex(b, loc, cstIndex(b, loc, ctx.bq),
-                     arith::SubIOp::create(b, loc, ctx.lq, qb.qStart));
+  if (ctx.groupedRows) {
+    // ivs[1] is the key/value head; the block starts at its first head.
+    qb.hkv = ivs[1];
+    qb.h = arith::MulIOp::create(b, loc, qb.hkv, cstIndex(b, loc, ctx.group));
+    qb.qStart = cstIndex(b, loc, 0);
+    qb.qLen = cstIndex(b, loc, ctx.group * ctx.staticLq);
+    qb.qFirst = qb.qStart;
+    qb.qEnd = ctx.lq;
+  } else {
+    qb.h = ivs[1];
+    qb.hkv = ctx.group == 1
+                 ? qb.h
+                 : arith::DivUIOp::create(b, loc, qb.h,
+                                          cstIndex(b, loc, ctx.group))
+                       .getResult();
+    qb.qStart =
+        arith::MulIOp::create(b, loc, ivs[2], cstIndex(b, loc, ctx.bq));
+    qb.qLen = minIndex(b, loc, cstIndex(b, loc, ctx.bq),
+                       arith::SubIOp::create(b, loc, ctx.lq, qb.qStart));
+    qb.qFirst = qb.qStart;
+    qb.qEnd = arith::AddIOp::create(b, loc, qb.qStart, qb.qLen);
+  }
 
   Value qTile = emitScaledQueryTile(b, ctx, qb);
 
@@ -599,18 +653,16 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
   Value bk = cstIndex(b, loc, ctx.bk);
   Value kvEnd = ctx.lk;
   if (ctx.causal) {
-    Value lastDiag = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, qb.qStart, qb.qLen),
-        ctx.diagShift);
+    Value lastDiag = arith::AddIOp::create(b, loc, qb.qEnd, ctx.diagShift);
     kvEnd = minIndex(b, loc, maxIndex(b, loc, lastDiag, zero), ctx.lk);
   }
   Value fullBlocks = arith::DivUIOp::create(b, loc, kvEnd, bk);
   // Blocks that the block's first row already sees whole need no element
-  // mask: keys < qStart + shift + 1.
+  // mask: keys < qFirst + shift + 1.
   Value freeBlocks = fullBlocks;
   if (ctx.causal) {
     Value firstEnd = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, qb.qStart, ctx.diagShift),
+        b, loc, arith::AddIOp::create(b, loc, qb.qFirst, ctx.diagShift),
         cstIndex(b, loc, 1));
     Value n = arith::FloorDivSIOp::create(b, loc, firstEnd, bk);
     freeBlocks = minIndex(b, loc, maxIndex(b, loc, n, zero), fullBlocks);
@@ -634,20 +686,50 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
   Value outTile = emitOutputTile(b, ctx, state);
   Value outRows = tensor::ExtractSliceOp::create(
       b, loc, outTile, rowOffsets,
-      ArrayRef<OpFoldResult>{qb.qLen, b.getIndexAttr(ctx.dv)},
+      ArrayRef<OpFoldResult>{getAsOpFoldResult(qb.qLen),
+                             b.getIndexAttr(ctx.dv)},
       ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   Value lseRows;
   if (ctx.op.getLse()) {
     Value lseTile = emitLseTile(b, ctx, state);
     lseRows = tensor::ExtractSliceOp::create(
         b, loc, lseTile, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{qb.qLen},
+        ArrayRef<OpFoldResult>{getAsOpFoldResult(qb.qLen)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   }
 
+  ValueRange shared = forall.getRegionIterArgs();
+  if (ctx.groupedRows) {
+    // Rows back to [group, Lq, ...] of the group's heads.
+    int64_t g = ctx.group, lq = ctx.staticLq;
+    Value outGroup = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({g, lq, ctx.dv}, ctx.elt), outRows,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    Value lseGroup;
+    if (lseRows)
+      lseGroup = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get({g, lq}, b.getF32Type()), lseRows,
+          ArrayRef<ReassociationIndices>{{0, 1}});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(
+        b, loc, outGroup, shared[0],
+        ArrayRef<OpFoldResult>{qb.b, qb.h, b.getIndexAttr(0),
+                               b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(g),
+                               b.getIndexAttr(lq), b.getIndexAttr(ctx.dv)},
+        one);
+    if (lseGroup)
+      tensor::ParallelInsertSliceOp::create(
+          b, loc, lseGroup, shared[1],
+          ArrayRef<OpFoldResult>{qb.b, qb.h, b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(g),
+                                 b.getIndexAttr(lq)},
+          ArrayRef<OpFoldResult>(one).take_front(3));
+    return;
+  }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
-  ValueRange shared = forall.getRegionIterArgs();
   tensor::ParallelInsertSliceOp::create(
       b, loc, outRows, shared[0],
       ArrayRef<OpFoldResult>{qb.b, qb.h, qb.qStart, b.getIndexAttr(0)},
@@ -668,7 +750,7 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (tiling.blockQ <= 0 || tiling.blockKV <= 0)
+    if (tiling.blockQ <= 0 || tiling.blockKV <= 0 || tiling.rowMultiple <= 0)
       return rewriter.notifyMatchFailure(op, "block sizes must be positive");
     Location loc = op.getLoc();
     RankedTensorType qType = op.getQueryType(), kType = op.getKeyType();
@@ -681,12 +763,22 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     ctx.causal = op.getCausalKind();
     ctx.qScale = static_cast<float>(
         static_cast<double>(op.getEffectiveScale()) * kLog2E);
-    // Blocks never exceed a static sequence length: a decode step with
-    // Lq = 1 gets 1-row query tiles.
-    ctx.bq = qType.isDynamicDim(2)
-                 ? tiling.blockQ
-                 : std::min(tiling.blockQ, std::max<int64_t>(
-                                               1, qType.getDimSize(2)));
+    // Blocks never exceed a static sequence length (rounded up to
+    // row-multiple): a decode step with Lq = 1 gets 1-row query tiles, or
+    // row-multiple rows of which the first is real.
+    ctx.bq = tiling.blockQ;
+    if (ctx.group > 1 && !qType.isDynamicDim(2) && qType.getDimSize(2) > 0 &&
+        ctx.group * qType.getDimSize(2) <= tiling.blockQ) {
+      ctx.groupedRows = true;
+      ctx.staticLq = qType.getDimSize(2);
+    }
+    if (!qType.isDynamicDim(2)) {
+      int64_t rows = std::max<int64_t>(1, qType.getDimSize(2));
+      if (ctx.groupedRows)
+        rows *= ctx.group;
+      rows = llvm::divideCeil(rows, tiling.rowMultiple) * tiling.rowMultiple;
+      ctx.bq = std::min(ctx.bq, rows);
+    }
     ctx.bk = kType.isDynamicDim(2)
                  ? tiling.blockKV
                  : std::min(tiling.blockKV, std::max<int64_t>(
@@ -715,6 +807,9 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     SmallVector<OpFoldResult> ubs = {ctx.batch,
                                      rewriter.getIndexAttr(qType.getDimSize(1)),
                                      numQBlocks};
+    if (ctx.groupedRows)
+      ubs = {ctx.batch, rewriter.getIndexAttr(qType.getDimSize(1) / ctx.group),
+             rewriter.getIndexAttr(1)};
     auto forall = scf::ForallOp::create(rewriter, loc, ubs, outs,
                                         /*mapping=*/std::nullopt);
     {
@@ -734,15 +829,17 @@ struct AttnTileOnlineSoftmaxPass
   using AttnTileOnlineSoftmaxBase::AttnTileOnlineSoftmaxBase;
 
   void runOnOperation() override {
-    if (blockQ <= 0 || blockKV <= 0) {
+    if (blockQ <= 0 || blockKV <= 0 || rowMultiple <= 0) {
       mlir::emitError(getOperation()->getLoc())
           << "attn-tile-online-softmax: block-q ("
-          << static_cast<int64_t>(blockQ) << ") and block-kv ("
-          << static_cast<int64_t>(blockKV) << ") must be positive";
+          << static_cast<int64_t>(blockQ) << "), block-kv ("
+          << static_cast<int64_t>(blockKV) << ") and row-multiple ("
+          << static_cast<int64_t>(rowMultiple) << ") must be positive";
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(patterns, {blockQ, blockKV});
+    populateTileOnlineSoftmaxPatterns(patterns,
+                                      {blockQ, blockKV, rowMultiple});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

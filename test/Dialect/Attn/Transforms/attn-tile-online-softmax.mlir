@@ -109,3 +109,26 @@ func.func @dynamic(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> tensor
   %o = attn.sdpa %q, %k, %k : tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x2x?x64xf32>
   return %o : tensor<?x2x?x64xf32>
 }
+
+// -----
+
+// Decoding with grouped-query heads: one block holds the rows of all four
+// query heads that share a key/value head, so the forall runs over the
+// key/value heads and K and V are read once per group.
+// CHECK-LABEL: func.func @decode_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x8x1x64xf32>
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: scf.forall (%[[HKV:.*]]) in (2) shared_outs(%[[O:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}})
+// CHECK:   %[[H0:.*]] = arith.muli %[[HKV]], %[[C4]] : index
+// CHECK:   %[[G:.*]] = tensor.extract_slice %[[Q]][0, %[[H0]], 0, 0] [1, 4, 1, 64] [1, 1, 1, 1] : tensor<1x8x1x64xf32> to tensor<4x1x64xf32>
+// CHECK:   tensor.collapse_shape %[[G]] {{\[\[}}0, 1], [2]] : tensor<4x1x64xf32> into tensor<4x64xf32>
+// CHECK:   tensor.extract_slice %{{.*}}[0, %[[HKV]], %{{.*}}, 0] [1, 1, 64, 64]
+// CHECK:   %[[OG:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [4, 1, 64] : tensor<4x64xf32> into tensor<4x1x64xf32>
+// CHECK:   %[[LG:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
+// CHECK:   scf.forall.in_parallel
+// CHECK:     tensor.parallel_insert_slice %[[OG]] into %[[O]][0, %[[H0]], 0, 0] [1, 4, 1, 64] [1, 1, 1, 1] : tensor<4x1x64xf32> into tensor<1x8x1x64xf32>
+// CHECK:     tensor.parallel_insert_slice %[[LG]] into %[[L]][0, %[[H0]], 0] [1, 4, 1] [1, 1, 1] : tensor<4x1xf32> into tensor<1x8x1xf32>
+func.func @decode_gqa(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x640x64xf32>) -> (tensor<1x8x1x64xf32>, tensor<1x8x1xf32>) {
+  %o, %l = attn.sdpa %q, %k, %k : tensor<1x8x1x64xf32>, tensor<1x2x640x64xf32>, tensor<1x2x640x64xf32> -> tensor<1x8x1x64xf32>, tensor<1x8x1xf32>
+  return %o, %l : tensor<1x8x1x64xf32>, tensor<1x8x1xf32>
+}

@@ -73,6 +73,9 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "Query rows per block (a tile of the scf.forall)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
            "Keys per block of the sequential online-softmax loop">,
+    Option<"rowMultiple", "row-multiple", "int64_t", /*default=*/"1",
+           "Round a short static query block up to a multiple of this "
+           "(padding rows are computed and dropped)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -26,6 +26,9 @@ constexpr llvm::StringLiteral kTileRoleAttrName = "attn.tile";
 struct OnlineSoftmaxTiling {
   int64_t blockQ = 32;
   int64_t blockKV = 64;
+  /// A short static query block is rounded up to a multiple of this (a
+  /// target's vector width), so that its rows fill whole vectors.
+  int64_t rowMultiple = 1;
 };
 
 /// Adds the pattern that tiles `attn.sdpa` into online-softmax loops.
