@@ -17,7 +17,10 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace mlir;
 
@@ -120,5 +123,49 @@ double mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context,
       return -1;
     best = std::max(best, 512.0 * iters / dt / 1e9);
   }
+  return best;
+}
+
+double mlir::attn::exec::measureReadBandwidthGBs(int threads, size_t bytes) {
+  if (threads <= 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  size_t n = bytes / sizeof(uint64_t);
+  std::unique_ptr<uint64_t[]> buffer(new uint64_t[n]);
+  for (size_t i = 0; i < n; ++i)
+    buffer[i] = i;
+  std::vector<uint64_t> sums(threads);
+  auto pass = [&]() {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+      workers.emplace_back([&, t]() {
+        size_t begin = n * t / threads, end = n * (t + 1) / threads;
+        // Four independent sums keep several loads in flight.
+        uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        size_t i = begin;
+        for (; i + 4 <= end; i += 4) {
+          s0 += buffer[i];
+          s1 += buffer[i + 1];
+          s2 += buffer[i + 2];
+          s3 += buffer[i + 3];
+        }
+        for (; i < end; ++i)
+          s0 += buffer[i];
+        sums[t] = s0 + s1 + s2 + s3;
+      });
+    for (std::thread &w : workers)
+      w.join();
+    auto t1 = std::chrono::steady_clock::now();
+    return static_cast<double>(n * sizeof(uint64_t)) /
+           std::chrono::duration<double>(t1 - t0).count() / 1e9;
+  };
+  double best = 0;
+  for (int k = 0; k < 3; ++k)
+    best = std::max(best, pass());
+  // Keep the sums observable so the loads are not optimized away.
+  volatile uint64_t sink = 0;
+  for (uint64_t s : sums)
+    sink = sink + s;
+  (void)sink;
   return best;
 }

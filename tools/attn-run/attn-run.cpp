@@ -499,6 +499,10 @@ int main(int argc, char **argv) {
   setJitThreads(threads);
   const SdpaProblem *problem = shape.problem ? &*shape.problem : nullptr;
   int64_t flops = problem ? problem->flops() : 0;
+  // The bytes of K and V, read once: the memory roofline of a decode step.
+  double kvBytes = 0;
+  if (problem && inputs.size() >= 3)
+    kvBytes = static_cast<double>(inputs[1].byteSize() + inputs[2].byteSize());
 
   // Which oracles run.
   bool wantNaive = checkMode == "all" || checkMode == "naive";
@@ -605,9 +609,12 @@ int main(int argc, char **argv) {
 
   // Timing.
   std::optional<Timing> fusedTime, naiveTime;
+  std::optional<double> bandwidthGBs;
   if (benchRuns > 0) {
-    if (peak)
+    if (peak) {
       measurePeak();
+      bandwidthGBs = measureReadBandwidthGBs(threads, size_t(1) << 30);
+    }
     fusedTime = bench(*fused, inPtrs, fusedPtrs, benchRuns);
     if (naive)
       naiveTime = bench(*naive, inPtrs, naivePtrs, benchRuns);
@@ -685,6 +692,16 @@ int main(int argc, char **argv) {
                     *peakGflops);
       os << line;
     }
+    if (bandwidthGBs && kvBytes) {
+      double rooflineMs = kvBytes / (*bandwidthGBs * 1e6);
+      std::snprintf(line, sizeof(line),
+                    "  memory %10.2f GB/s read (%s threads); reading K and V "
+                    "once takes %.3f ms: fused at %.1f%% of that roofline\n",
+                    *bandwidthGBs,
+                    threads ? std::to_string(threads).c_str() : "all",
+                    rooflineMs, 100 * rooflineMs / fusedTime->medianMs);
+      os << line;
+    }
   }
   os << (allPass ? "PASS" : "FAIL") << "\n";
 
@@ -721,6 +738,12 @@ int main(int argc, char **argv) {
       if (flops)
         j.key("fused_gflops").value(gflops(*fusedTime));
       j.key("bench_runs").value(static_cast<int64_t>(fusedTime->runs));
+    }
+    if (bandwidthGBs) {
+      j.key("read_gbs").value(*bandwidthGBs);
+      if (kvBytes && fusedTime)
+        j.key("fused_pct_kv_roofline")
+            .value(100 * kvBytes / (*bandwidthGBs * 1e6) / fusedTime->medianMs);
     }
     if (peakGflops) {
       j.key("peak_gflops").value(*peakGflops);

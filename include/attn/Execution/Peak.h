@@ -20,6 +20,11 @@ namespace attn::exec {
 double measureFmaPeakGflops(MLIRContext &context, double seconds,
                             std::string &error);
 
+/// Memory read bandwidth in GB/s: `threads` threads (0 = all cores) each
+/// sum their share of a buffer of `bytes` (far larger than the caches),
+/// best of three passes.
+double measureReadBandwidthGBs(int threads, size_t bytes);
+
 } // namespace attn::exec
 } // namespace mlir
 
