@@ -137,7 +137,7 @@ static bool causalAdmits(Causal causal, int64_t i, int64_t j, int64_t lq,
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
-                   std::vector<double> *lse) {
+                   std::vector<double> *lse, int64_t rowStride) {
   auto nonNeg = [](int64_t x) {
     return static_cast<size_t>(std::max<int64_t>(x, 0));
   };
@@ -165,6 +165,14 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
     for (int64_t h = 0; h < p.hq; ++h) {
       const int64_t hk = h / group;
       for (int64_t i = 0; i < p.lq; ++i) {
+        if (rowStride > 1 && i % rowStride != 0) {
+          // Not sampled: NaN, so that nobody mistakes it for a result.
+          const size_t row = static_cast<size_t>((b * p.hq + h) * p.lq + i);
+          std::fill_n(out.begin() + row * p.dv, p.dv, kNaN);
+          if (lse)
+            (*lse)[row] = kNaN;
+          continue;
+        }
         const double *qRow = &qd[((b * p.hq + h) * p.lq + i) * p.d];
         bool anyVisible = false, sawNaN = false;
         double rowMax = -kInf;

@@ -566,3 +566,28 @@ TEST(CompareTest, SizeMismatchAndTensors) {
 }
 
 } // namespace
+
+TEST(ReferenceTest, RowStrideComputesTheSampledRowsOnly) {
+  SdpaProblem p = makeProblem(1, 2, 2, 7, 9, 8, 4);
+  p.lse = true;
+  p.causal = Causal::BottomRight;
+  Operands ops = randomOperands(p, 5);
+  std::vector<double> full, fullLse, sampled, sampledLse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, full, &fullLse);
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, sampled, &sampledLse,
+                /*rowStride=*/3);
+  ASSERT_EQ(sampled.size(), full.size());
+  for (int64_t row = 0; row < 2 * 7; ++row) {
+    bool kept = (row % 7) % 3 == 0;
+    EXPECT_EQ(kept, !std::isnan(sampledLse[row])) << "row " << row;
+    if (kept)
+      EXPECT_EQ(sampledLse[row], fullLse[row]);
+    for (int64_t x = 0; x < 4; ++x) {
+      double s = sampled[row * 4 + x];
+      if (kept)
+        EXPECT_EQ(s, full[row * 4 + x]);
+      else
+        EXPECT_TRUE(std::isnan(s));
+    }
+  }
+}

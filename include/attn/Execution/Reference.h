@@ -54,10 +54,14 @@ std::string validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// their value rows does not reach `out`. If validateOperands() reports a
 /// problem, `out` and `*lse` are resized as usual and filled with NaN, so that
 /// any comparison against them fails instead of the process crashing.
+/// With rowStride > 1 only the query rows i with i % rowStride == 0 are
+/// computed (the others are NaN): a sampled check of a problem too large to
+/// compute whole in plain loops.
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
-                   std::vector<double> *lse);
+                   std::vector<double> *lse,
+                   int64_t rowStride = 1);
 
 struct ErrorStats {
   /// max |got - ref| over the compared elements.
