@@ -597,7 +597,9 @@ int main(int argc, char **argv) {
   }
 
   // Run, on NaN-poisoned outputs.
-  std::vector<HostTensor> fusedOut = makeOutputs(), naiveOut = makeOutputs();
+  std::vector<HostTensor> fusedOut = makeOutputs(), naiveOut;
+  if (naive)
+    naiveOut = makeOutputs();
   auto runOnce = [&](JitKernel &k, std::vector<HostTensor> &outs) {
     std::vector<HostTensor *> ptrs;
     for (HostTensor &t : outs) {
