@@ -38,8 +38,11 @@ static void addBufferization(OpPassManager &pm) {
   // Tile buffers have static shapes: allocate them once per query block,
   // not once per key block.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferHoistingPass());
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createBufferLoopHoistingPass());
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // Inserting a tile back where it was extracted leaves a copy between two
+  // equal subviews: CSE makes them one value and the copy folds away.
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
 }

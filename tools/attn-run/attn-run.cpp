@@ -93,29 +93,32 @@ static cl::opt<std::string>
             cl::desc("Sizes of dynamic dims of a FILE's attn.sdpa, "
                      "e.g. b=2,lq=77,lk=300"),
             cl::init(""), cl::cat(attnRunCategory));
-static cl::opt<int64_t> blockQ("block-q",
-                               cl::desc("Query rows per block (fused)"),
-                               cl::init(32), cl::cat(attnRunCategory));
-static cl::opt<int64_t> blockKV("block-kv", cl::desc("Keys per block (fused)"),
-                                cl::init(64), cl::cat(attnRunCategory));
+static cl::opt<int64_t>
+    blockQ("block-q",
+           cl::desc("Query rows per block (fused; default: the pipeline's)"),
+           cl::init(0), cl::cat(attnRunCategory));
+static cl::opt<int64_t>
+    blockKV("block-kv",
+            cl::desc("Keys per block (fused; default: the pipeline's)"),
+            cl::init(0), cl::cat(attnRunCategory));
 static cl::opt<bool>
     peak("peak",
          cl::desc("Measure one core's f32 FMA peak in this process "
                   "and report GFLOP/s as a share of it"),
          cl::init(false), cl::cat(attnRunCategory));
-static cl::opt<int64_t> regBlock("reg-block",
-                                 cl::desc("Keys or value columns per register "
-                                          "block (fused)"),
-                                 cl::init(8), cl::cat(attnRunCategory));
-static cl::opt<int64_t> rowVectors("row-vectors",
-                                   cl::desc("Row vectors per register block "
-                                            "(fused)"),
-                                   cl::init(2), cl::cat(attnRunCategory));
-static cl::opt<double>
-    refLimitGflop("ref-limit-gflop",
-                  cl::desc("Above this many GFLOP the f64 reference checks a sample "
-                           "of query rows"),
-                  cl::init(8.0), cl::cat(attnRunCategory));
+static cl::opt<int64_t>
+    regBlock("reg-block",
+             cl::desc("Keys or value columns per register block (fused)"),
+             cl::init(0), cl::cat(attnRunCategory));
+static cl::opt<int64_t>
+    rowVectors("row-vectors",
+               cl::desc("Row vectors per register block (fused)"), cl::init(0),
+               cl::cat(attnRunCategory));
+static cl::opt<double> refLimitGflop(
+    "ref-limit-gflop",
+    cl::desc("Above this many GFLOP the f64 reference checks a sample "
+             "of query rows"),
+    cl::init(8.0), cl::cat(attnRunCategory));
 static cl::opt<double>
     naiveLimitGib("naive-limit-gib",
                   cl::desc("Skip the naive lowering when its score table "
@@ -414,8 +417,13 @@ int main(int argc, char **argv) {
   bool peakOnly = peak && inputFile.empty() && sdpaSpec.empty();
   if (!peakOnly && inputFile.empty() == sdpaSpec.empty())
     badInput("give exactly one of FILE.mlir and --sdpa SPEC");
-  if (benchRuns < 0 || threads < 0 || blockQ <= 0 || blockKV <= 0)
-    badInput("--bench, --threads, --block-q and --block-kv must be positive");
+  if (benchRuns < 0 || threads < 0 ||
+      (blockQ.getNumOccurrences() && blockQ <= 0) ||
+      (blockKV.getNumOccurrences() && blockKV <= 0) ||
+      (regBlock.getNumOccurrences() && regBlock <= 0) ||
+      (rowVectors.getNumOccurrences() && rowVectors <= 0))
+    badInput("--bench, --threads, --block-q, --block-kv, --reg-block and "
+             "--row-vectors must be positive");
 
   DialectRegistry registry;
   registerAttnDialects(registry);
@@ -589,10 +597,15 @@ int main(int argc, char **argv) {
   // Compile.
   std::string err;
   CpuPipelineOptions cpuOptions;
-  cpuOptions.blockQ = blockQ;
-  cpuOptions.blockKV = blockKV;
-  cpuOptions.regBlock = regBlock;
-  cpuOptions.rowVectors = rowVectors;
+  // Options given on the command line override the pipeline's defaults.
+  if (blockQ.getNumOccurrences())
+    cpuOptions.blockQ = blockQ;
+  if (blockKV.getNumOccurrences())
+    cpuOptions.blockKV = blockKV;
+  if (regBlock.getNumOccurrences())
+    cpuOptions.regBlock = regBlock;
+  if (rowVectors.getNumOccurrences())
+    cpuOptions.rowVectors = rowVectors;
   auto fused = JitKernel::compile(
       *module, entryName,
       [&](OpPassManager &pm) { buildCpuPipeline(pm, cpuOptions); }, err);
@@ -813,8 +826,8 @@ int main(int argc, char **argv) {
       j.key("spec").value(specText);
     j.key("seed").value(static_cast<int64_t>(seed));
     j.key("threads").value(static_cast<int64_t>(threads));
-    j.key("block_q").value(static_cast<int64_t>(blockQ));
-    j.key("block_kv").value(static_cast<int64_t>(blockKV));
+    j.key("block_q").value(static_cast<int64_t>(cpuOptions.blockQ));
+    j.key("block_kv").value(static_cast<int64_t>(cpuOptions.blockKV));
     if (flops)
       j.key("flops").value(flops);
     j.key("naive_skipped").value(naiveSkip);

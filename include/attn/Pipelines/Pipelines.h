@@ -29,7 +29,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> blockQ{
       *this, "block-q",
       llvm::cl::desc("Query rows per block of the online-softmax tiling"),
-      llvm::cl::init(32)};
+      llvm::cl::init(64)};
   PassOptions::Option<int64_t> blockKV{
       *this, "block-kv",
       llvm::cl::desc("Keys per block of the online-softmax loop"),
@@ -46,14 +46,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> regBlock{
       *this, "reg-block",
       llvm::cl::desc("Keys or value columns per register block"),
-      llvm::cl::init(8)};
+      llvm::cl::init(6)};
   PassOptions::Option<int64_t> rowVectors{
       *this, "row-vectors",
       llvm::cl::desc("Row vectors per register block in the microkernels"),
-      llvm::cl::init(2)};
+      llvm::cl::init(4)};
   PassOptions::Option<bool> openmp{
-      *this, "openmp",
-      llvm::cl::desc("Run the query blocks on OpenMP threads"),
+      *this, "openmp", llvm::cl::desc("Run the query blocks on OpenMP threads"),
       llvm::cl::init(true)};
 };
 

@@ -67,6 +67,14 @@ public:
     return vector::BroadcastOp::create(b, loc, vecType, x);
   }
 
+  /// max(x, y) as a compare and a select, which x86 turns into one vmaxps.
+  /// It may drop a NaN; that is harmless here because a NaN score also
+  /// reaches exp2(s - m), the row sum and the output by itself.
+  Value max(Value x, Value y) {
+    Value gt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+    return arith::SelectOp::create(b, loc, gt, x, y);
+  }
+
   /// for (iv = lb; iv < ub; iv += step) body(iv), as scf.for.
   void loop(int64_t lb, int64_t ub, int64_t step,
             function_ref<void(Value)> body) {
@@ -100,20 +108,17 @@ public:
   /// and the product stays NaN whatever its exponent bits are.
   Value exp2(Value x) {
     Value low = splat(-127.0f);
-    Value below = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
-                                        low);
+    Value below =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, low);
     Value clamped = arith::SelectOp::create(b, loc, below, low, x);
     Value n = math::RoundEvenOp::create(b, loc, clamped);
     Value f = arith::SubFOp::create(b, loc, clamped, n);
     // c_k = ln(2)^k / k!, highest first (Horner).
-    static const double coeffs[] = {1.525273380405984e-05,
-                                    1.540353039338161e-04,
-                                    1.333355814642844e-03,
-                                    9.618129107628477e-03,
-                                    5.550410866482158e-02,
-                                    2.402265069591007e-01,
-                                    6.931471805599453e-01,
-                                    1.0};
+    static const double coeffs[] = {
+        1.525273380405984e-05, 1.540353039338161e-04,
+        1.333355814642844e-03, 9.618129107628477e-03,
+        5.550410866482158e-02, 2.402265069591007e-01,
+        6.931471805599453e-01, 1.0};
     Value p = splat(static_cast<float>(coeffs[0]));
     for (double c : ArrayRef<double>(coeffs).drop_front())
       p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(c)));
@@ -159,9 +164,10 @@ struct RegisterBlocking {
 
 /// St[j, i] += sum_d K[j, d] * Qt[d, i]; Qt [D, BQ], K [BK, D], St [BK, BQ].
 /// With `fromZero` St is known to hold zeros: the accumulators start at 0
-/// instead of being loaded.
+/// instead of being loaded. With `rowMax`, also rowMax[i] = max(rowMax[i],
+/// max_j St[j, i]) from the accumulators while they are in registers.
 void emitScores(KernelBuilder &kb, const RegisterBlocking &rb, Value qt,
-                Value k, Value st, bool fromZero) {
+                Value k, Value st, bool fromZero, Value rowMax) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   int64_t d = memrefOf(qt).getDimSize(0);
   int64_t rowStep = rb.width * rb.rowVecs;
@@ -197,14 +203,23 @@ void emitScores(KernelBuilder &kb, const RegisterBlocking &rb, Value qt,
         for (int64_t r = 0; r < rb.rowVecs; ++r)
           kb.store(red.getResult(jj * rb.rowVecs + r), st,
                    {keyIdx[jj], rows[r]});
+      if (!rowMax)
+        return;
+      for (int64_t r = 0; r < rb.rowVecs; ++r) {
+        Value m = kb.load(rowMax, {rows[r]});
+        for (int64_t jj = 0; jj < keys; ++jj)
+          m = kb.max(m, red.getResult(jj * rb.rowVecs + r));
+        kb.store(m, rowMax, {rows[r]});
+      }
     });
   });
 }
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i]; Pt [BK, BQ], V [BK, DV],
-/// acct [DV, BQ].
-void emitWeightedValues(KernelBuilder &kb, const RegisterBlocking &rb,
-                        Value pt, Value v, Value acct) {
+/// acct [DV, BQ]. With `alpha`, acct is first rescaled, acct[e, i] *=
+/// alpha[i], as it is loaded into registers.
+void emitWeightedValues(KernelBuilder &kb, const RegisterBlocking &rb, Value pt,
+                        Value v, Value acct, Value alpha) {
   int64_t bk = memrefOf(pt).getDimSize(0);
   int64_t dv = memrefOf(acct).getDimSize(0), bq = memrefOf(acct).getDimSize(1);
   int64_t rowStep = rb.width * rb.rowVecs;
@@ -215,9 +230,17 @@ void emitWeightedValues(KernelBuilder &kb, const RegisterBlocking &rb,
         rows.push_back(kb.add(i0, r * rb.width));
       for (int64_t ee = 0; ee < cols; ++ee)
         colIdx.push_back(kb.add(e0, ee));
-      for (int64_t ee = 0; ee < cols; ++ee)
+      SmallVector<Value> scale;
+      if (alpha)
         for (int64_t r = 0; r < rb.rowVecs; ++r)
-          acc.push_back(kb.load(acct, {colIdx[ee], rows[r]}));
+          scale.push_back(kb.load(alpha, {rows[r]}));
+      for (int64_t ee = 0; ee < cols; ++ee)
+        for (int64_t r = 0; r < rb.rowVecs; ++r) {
+          Value a = kb.load(acct, {colIdx[ee], rows[r]});
+          if (alpha)
+            a = arith::MulFOp::create(kb.b, kb.loc, a, scale[r]);
+          acc.push_back(a);
+        }
       auto red = scf::ForOp::create(
           kb.b, kb.loc, kb.idx(0), kb.idx(bk), kb.idx(1), acc,
           [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
@@ -250,12 +273,12 @@ void emitKeyReduction(KernelBuilder &kb, Value st, Value r, bool isMax) {
   constexpr int64_t kChains = 4;
   auto combine = [&](Value x, Value y) -> Value {
     if (isMax)
-      return arith::MaximumFOp::create(kb.b, kb.loc, x, y);
+      return kb.max(x, y);
     return arith::AddFOp::create(kb.b, kb.loc, x, y);
   };
   kb.loop(0, bq, kb.width, [&](Value i0) {
-    Value identity = kb.splat(isMax ? -std::numeric_limits<float>::infinity()
-                                    : 0.0f);
+    Value identity =
+        kb.splat(isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
     SmallVector<Value> init(kChains, identity);
     init[0] = kb.load(r, {i0});
     int64_t full = bk / kChains * kChains;
@@ -267,7 +290,8 @@ void emitKeyReduction(KernelBuilder &kb, Value st, Value r, bool isMax) {
                                  nb.getInsertionPoint());
           SmallVector<Value> next;
           for (int64_t c = 0; c < kChains; ++c)
-            next.push_back(combine(carried[c], kb.load(st, {kb.add(j, c), i0})));
+            next.push_back(
+                combine(carried[c], kb.load(st, {kb.add(j, c), i0})));
           scf::YieldOp::create(kb.b, kb.loc, next);
         });
     Value total = combine(combine(red.getResult(0), red.getResult(1)),
@@ -285,7 +309,7 @@ void emitRowMaxUpdate(KernelBuilder &kb, Value r, Value m, Value alpha) {
   float negInf = -std::numeric_limits<float>::infinity();
   kb.loop(0, bq, kb.width, [&](Value i0) {
     Value mOld = kb.load(m, {i0});
-    Value mNew = arith::MaximumFOp::create(kb.b, kb.loc, mOld, kb.load(r, {i0}));
+    Value mNew = kb.max(mOld, kb.load(r, {i0}));
     Value a = kb.exp2(arith::SubFOp::create(kb.b, kb.loc, mOld, mNew));
     Value empty = arith::CmpFOp::create(kb.b, kb.loc, arith::CmpFPredicate::OEQ,
                                         mOld, kb.splat(negInf));
@@ -295,25 +319,54 @@ void emitRowMaxUpdate(KernelBuilder &kb, Value r, Value m, Value alpha) {
   });
 }
 
-/// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]).
-void emitProbabilities(KernelBuilder &kb, Value m, Value st) {
+/// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]). With `rowSum`,
+/// also rowSum[i] += sum_j St[j, i] on the new values, four partial sums per
+/// row vector.
+void emitProbabilities(KernelBuilder &kb, Value m, Value st, Value rowSum) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   float negInf = -std::numeric_limits<float>::infinity();
+  constexpr int64_t kChains = 4;
   kb.loop(0, bq, kb.width, [&](Value i0) {
     Value mv = kb.load(m, {i0});
     Value ninf = kb.splat(negInf), zero = kb.splat(0.0f);
-    kb.loop(0, bk, 1, [&](Value j) {
+    // One probability: loaded, exponentiated, stored, returned.
+    auto prob = [&](Value j) {
       Value s = kb.load(st, {j, i0});
       Value x = arith::SubFOp::create(kb.b, kb.loc, s, mv);
       // x = -inf (a hidden key in a row that has seen a visible one) gives
       // exactly 0 through the clamp; NaN gives NaN. Only a row that has
       // seen nothing yet (m = -inf, x = NaN) needs the select.
       Value p = kb.exp2(x);
-      Value hidden = arith::CmpFOp::create(
-          kb.b, kb.loc, arith::CmpFPredicate::OEQ, s, ninf);
+      Value hidden = arith::CmpFOp::create(kb.b, kb.loc,
+                                           arith::CmpFPredicate::OEQ, s, ninf);
       p = arith::SelectOp::create(kb.b, kb.loc, hidden, zero, p);
       kb.store(p, st, {j, i0});
-    });
+      return p;
+    };
+    if (!rowSum) {
+      kb.loop(0, bk, 1, [&](Value j) { prob(j); });
+      return;
+    }
+    int64_t full = bk / kChains * kChains;
+    SmallVector<Value> init(kChains, zero);
+    auto red = scf::ForOp::create(
+        kb.b, kb.loc, kb.idx(0), kb.idx(full), kb.idx(kChains), init,
+        [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(kb.b);
+          kb.b.setInsertionPoint(nb.getInsertionBlock(),
+                                 nb.getInsertionPoint());
+          SmallVector<Value> next;
+          for (int64_t c = 0; c < kChains; ++c)
+            next.push_back(arith::AddFOp::create(kb.b, kb.loc, carried[c],
+                                                 prob(kb.add(j, c))));
+          scf::YieldOp::create(kb.b, kb.loc, next);
+        });
+    Value total = kb.load(rowSum, {i0});
+    for (int64_t c = 0; c < kChains; ++c)
+      total = arith::AddFOp::create(kb.b, kb.loc, total, red.getResult(c));
+    for (int64_t j = full; j < bk; ++j)
+      total = arith::AddFOp::create(kb.b, kb.loc, total, prob(kb.idx(j)));
+    kb.store(total, rowSum, {i0});
   });
 }
 
@@ -363,8 +416,8 @@ bool emitElementwise(KernelBuilder &kb, linalg::GenericOp op) {
         if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
           Value v = j;
           if (index.getDim() == 1) {
-            Value step = vector::StepOp::create(
-                kb.b, kb.loc, vectorOf(kb.b.getIndexType()));
+            Value step = vector::StepOp::create(kb.b, kb.loc,
+                                                vectorOf(kb.b.getIndexType()));
             Value base = vector::BroadcastOp::create(
                 kb.b, kb.loc, vectorOf(kb.b.getIndexType()), i0);
             v = arith::AddIOp::create(kb.b, kb.loc, base, step);
@@ -403,15 +456,30 @@ bool emitElementwise(KernelBuilder &kb, linalg::GenericOp op) {
   return true;
 }
 
-/// Replaces one tagged tile op, if its shapes allow; returns true if it did.
-bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
-                   int64_t rowVectors) {
-  auto role = op->getAttrOfType<StringAttr>(kTileRoleAttrName);
-  if (!role || !op.hasPureBufferSemantics())
-    return false;
-  for (Value v : op->getOperands())
+/// `op` as a tile op of the given role whose operands the kernels handle,
+/// or null.
+linalg::GenericOp asTile(Operation *op, StringRef role) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || !generic.hasPureBufferSemantics())
+    return {};
+  auto attr = generic->getAttrOfType<StringAttr>(kTileRoleAttrName);
+  if (!attr || attr.getValue() != role)
+    return {};
+  for (Value v : generic->getOperands())
     if (!isStaticContiguous(v))
-      return false;
+      return {};
+  return generic;
+}
+
+/// Replaces one tagged tile op, if its shapes allow; returns true if it did.
+/// Neighbours it fuses with (the row max after the scores, the row sum after
+/// the probabilities, the rescale before P.V) are erased too and added to
+/// `erased`.
+bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
+                   int64_t rowVectors, DenseSet<Operation *> &erased) {
+  auto role = op->getAttrOfType<StringAttr>(kTileRoleAttrName);
+  if (!role || !asTile(op, role.getValue()))
+    return false;
   // Query rows are the innermost dim of the output in every role.
   MemRefType outType = memrefOf(op.getDpsInits()[0]);
   int64_t bq = outType.getDimSize(outType.getRank() - 1);
@@ -430,13 +498,36 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
       rowVecs = n;
       break;
     }
-  RegisterBlocking rb{width, rowVecs, regBlock};
+  // Fewer row vectors than asked for: more keys per block instead, so the
+  // block keeps about as many accumulators (at most 24 of the 32 registers).
+  int64_t keys = std::max<int64_t>(
+      1, std::min(regBlock * rowVectors / rowVecs, 24 / rowVecs));
+  RegisterBlocking rb{width, rowVecs, std::max(regBlock, keys)};
+
+  SmallVector<Value> ins = op.getDpsInputs();
+  Value out = op.getDpsInits()[0];
+  StringRef r = role.getValue();
+  // The neighbour this op fuses with, if any.
+  linalg::GenericOp fused;
+  if (r == "scores")
+    fused = asTile(op->getNextNode(), "rowmax");
+  else if (r == "probs")
+    fused = asTile(op->getNextNode(), "rowsum");
+  else if (r == "pv")
+    fused = asTile(op->getPrevNode(), "rescale");
+  if (fused && (r == "pv" ? fused.getDpsInits()[0] != out
+                          : fused.getDpsInputs()[0] != out))
+    fused = {};
+  // A rescale of the accumulator is done by the P.V kernel that follows.
+  if (r == "rescale") {
+    linalg::GenericOp pv = asTile(op->getNextNode(), "pv");
+    if (pv && pv.getDpsInits()[0] == out &&
+        memrefOf(pv.getDpsInits()[0]).getDimSize(1) % width == 0)
+      return false;
+  }
 
   OpBuilder b(op);
   KernelBuilder kb(b, op.getLoc(), width);
-  ValueRange ins = op.getDpsInputs();
-  Value out = op.getDpsInits()[0];
-  StringRef r = role.getValue();
   if (r == "scores") {
     // The zero fill of the score tile right before it is folded in.
     auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
@@ -444,21 +535,28 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                     fill.getDpsInits()[0] == out &&
                     fill->hasAttr(kTileRoleAttrName) &&
                     matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat());
-    emitScores(kb, rb, ins[0], ins[1], out, fromZero);
+    emitScores(kb, rb, ins[0], ins[1], out, fromZero,
+               fused ? fused.getDpsInits()[0] : Value());
     if (fromZero)
       fill->erase();
   } else if (r == "pv")
-    emitWeightedValues(kb, rb, ins[0], ins[1], out);
+    emitWeightedValues(kb, rb, ins[0], ins[1], out,
+                       fused ? fused.getDpsInputs()[0] : Value());
   else if (r == "rowmax" || r == "rowsum")
     emitKeyReduction(kb, ins[0], out, r == "rowmax");
   else if (r == "maxupdate")
     emitRowMaxUpdate(kb, ins[0], out, op.getDpsInits()[1]);
   else if (r == "probs")
-    emitProbabilities(kb, ins[0], out);
+    emitProbabilities(kb, ins[0], out,
+                      fused ? fused.getDpsInits()[0] : Value());
   else if (r == "rescale")
     emitRescale(kb, ins[0], out);
   else if (r != "elementmask" || !emitElementwise(kb, op))
     return false;
+  if (fused) {
+    erased.insert(fused);
+    fused->erase();
+  }
   op->erase();
   return true;
 }
@@ -471,8 +569,9 @@ struct AttnCpuMicrokernelsPass
     if (vectorWidth <= 0 || regBlock <= 0 || rowVectors <= 0) {
       mlir::emitError(getOperation()->getLoc())
           << "attn-cpu-microkernels: vector-width ("
-          << static_cast<int64_t>(vectorWidth) << ") and reg-block ("
-          << static_cast<int64_t>(regBlock) << ") must be positive";
+          << static_cast<int64_t>(vectorWidth) << "), reg-block ("
+          << static_cast<int64_t>(regBlock) << ") and row-vectors ("
+          << static_cast<int64_t>(rowVectors) << ") must be positive";
       return signalPassFailure();
     }
     SmallVector<linalg::GenericOp> tiles;
@@ -480,8 +579,10 @@ struct AttnCpuMicrokernelsPass
       if (op->hasAttr(kTileRoleAttrName))
         tiles.push_back(op);
     });
+    DenseSet<Operation *> erased;
     for (linalg::GenericOp op : tiles)
-      rewriteTileOp(op, vectorWidth, regBlock, rowVectors);
+      if (!erased.contains(op))
+        rewriteTileOp(op, vectorWidth, regBlock, rowVectors, erased);
   }
 };
 

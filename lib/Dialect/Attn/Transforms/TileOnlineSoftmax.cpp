@@ -68,8 +68,8 @@ struct QueryBlock {
 
 /// The (head, query index) of row `r` of the block.
 std::pair<Value, Value> rowToQuery(OpBuilder &b, Location loc,
-                                   const TileContext &ctx,
-                                   const QueryBlock &qb, Value r) {
+                                   const TileContext &ctx, const QueryBlock &qb,
+                                   Value r) {
   if (!ctx.groupedRows)
     return {qb.h, arith::AddIOp::create(b, loc, qb.qStart, r)};
   Value lq = arith::ConstantIndexOp::create(b, loc, ctx.staticLq);
@@ -210,10 +210,10 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
     slice = tensor::CollapseShapeOp::create(
         b, loc, group, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   } else {
-    slice = sliceRows(b, loc, ctx.op.getQuery(), qb.b, qb.h, qb.qStart,
-                      qb.qLen);
+    slice =
+        sliceRows(b, loc, ctx.op.getQuery(), qb.b, qb.h, qb.qStart, qb.qLen);
   }
-  Value zero = filledTile(b, loc, {ctx.d, ctx.bq}, 0.0f);
+  Value zero = filledTile(b, loc, {ctx.d, ctx.bq}, 0.0f, "query.init");
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(ctx.d), qb.qLen};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
@@ -243,20 +243,21 @@ Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
   Location loc = ctx.loc;
   MLIRContext *mctx = b.getContext();
   Value init = filledTile(b, loc, {ctx.bk, ctx.bq}, 0.0f, "scores.init");
-  return tagTile(
-             linalg::GenericOp::create(
-             b, loc, init.getType(), ValueRange{qTile, kTile}, init,
-             ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), mapOf(mctx, 3, {0, 2}),
-                                 mapOf(mctx, 3, {0, 1})},
-             iterators(2, 1),
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value prod = arith::MulFOp::create(nb, nloc, args[0],
-                                                  toF32(nb, nloc, args[1]));
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
-             }),
-             "scores")
+  return tagTile(linalg::GenericOp::create(
+                     b, loc, init.getType(), ValueRange{qTile, kTile}, init,
+                     ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}),
+                                         mapOf(mctx, 3, {0, 2}),
+                                         mapOf(mctx, 3, {0, 1})},
+                     iterators(2, 1),
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value prod = arith::MulFOp::create(
+                           nb, nloc, args[0], toF32(nb, nloc, args[1]));
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::AddFOp::create(nb, nloc, args[2], prod)
+                               .getResult());
+                     }),
+                 "scores")
       .getResult(0);
 }
 
@@ -316,35 +317,35 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
   Location loc = ctx.loc;
   auto id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
   return tagTile(linalg::GenericOp::create(
-             b, loc, scores.getType(), ValueRange{}, scores,
-             ArrayRef<AffineMap>{id2}, iterators(2, 0),
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value j = linalg::IndexOp::create(nb, nloc, 0);
-               Value i = linalg::IndexOp::create(nb, nloc, 1);
-               Value visible;
-               if (causal) {
-                 Value key = arith::AddIOp::create(nb, nloc, kStart, j);
-                 Value query = rowToQuery(nb, nloc, ctx, qb, i).second;
-                 Value diag =
-                     arith::AddIOp::create(nb, nloc, query, ctx.diagShift);
-                 visible = arith::CmpIOp::create(
-                     nb, nloc, arith::CmpIPredicate::sle, key, diag);
-               }
-               if (validKeys) {
-                 Value inRange = arith::CmpIOp::create(
-                     nb, nloc, arith::CmpIPredicate::slt, j, validKeys);
-                 visible = visible ? arith::AndIOp::create(nb, nloc, visible,
-                                                           inRange)
-                                         .getResult()
-                                   : inRange;
-               }
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::SelectOp::create(nb, nloc, visible, args[0],
-                                           cstF32(nb, nloc, kNegInf))
-                       .getResult());
-             }),
-             "elementmask")
+                     b, loc, scores.getType(), ValueRange{}, scores,
+                     ArrayRef<AffineMap>{id2}, iterators(2, 0),
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value j = linalg::IndexOp::create(nb, nloc, 0);
+                       Value i = linalg::IndexOp::create(nb, nloc, 1);
+                       Value visible;
+                       if (causal) {
+                         Value key = arith::AddIOp::create(nb, nloc, kStart, j);
+                         Value query = rowToQuery(nb, nloc, ctx, qb, i).second;
+                         Value diag = arith::AddIOp::create(nb, nloc, query,
+                                                            ctx.diagShift);
+                         visible = arith::CmpIOp::create(
+                             nb, nloc, arith::CmpIPredicate::sle, key, diag);
+                       }
+                       if (validKeys) {
+                         Value inRange = arith::CmpIOp::create(
+                             nb, nloc, arith::CmpIPredicate::slt, j, validKeys);
+                         visible = visible ? arith::AndIOp::create(
+                                                 nb, nloc, visible, inRange)
+                                                 .getResult()
+                                           : inRange;
+                       }
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::SelectOp::create(nb, nloc, visible, args[0],
+                                                   cstF32(nb, nloc, kNegInf))
+                               .getResult());
+                     }),
+                 "elementmask")
       .getResult(0);
 }
 
@@ -354,21 +355,21 @@ SmallVector<utils::IteratorType> keyReduction() {
 }
 
 /// The row max of a score tile: r[i] = max_j St[j, i].
-Value computeRowMax(OpBuilder &b, const TileContext &ctx, Value scores) {
+Value computeRowMax(OpBuilder &b, const TileContext &ctx, Value scores,
+                    Value init) {
   MLIRContext *mctx = b.getContext();
-  Value init = filledTile(b, ctx.loc, {ctx.bq}, kNegInf, "rowmax.init");
-  return tagTile(
-             linalg::GenericOp::create(
-             b, ctx.loc, init.getType(), scores, init,
-             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {1})},
-             keyReduction(),
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::MaximumFOp::create(nb, nloc, args[1], args[0])
-                       .getResult());
-             }),
-             "rowmax")
+  return tagTile(linalg::GenericOp::create(
+                     b, ctx.loc, init.getType(), scores, init,
+                     ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}),
+                                         mapOf(mctx, 2, {1})},
+                     keyReduction(),
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::MaximumFOp::create(nb, nloc, args[1], args[0])
+                               .getResult());
+                     }),
+                 "rowmax")
       .getResult(0);
 }
 
@@ -388,13 +389,12 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
       iterators(1, 0), [](OpBuilder &nb, Location nloc, ValueRange args) {
         Value mOld = args[1];
         Value mNew = arith::MaximumFOp::create(nb, nloc, mOld, args[0]);
-        Value empty =
-            arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, mOld,
-                                  cstF32(nb, nloc, kNegInf));
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            mOld, cstF32(nb, nloc, kNegInf));
         Value a = math::Exp2Op::create(
             nb, nloc, arith::SubFOp::create(nb, nloc, mOld, mNew));
-        Value alpha = arith::SelectOp::create(nb, nloc, empty,
-                                              cstF32(nb, nloc, 0.0f), a);
+        Value alpha =
+            arith::SelectOp::create(nb, nloc, empty, cstF32(nb, nloc, 0.0f), a);
         linalg::YieldOp::create(nb, nloc, ValueRange{mNew, alpha});
       });
   tagTile(generic, "maxupdate");
@@ -406,65 +406,64 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
 Value computeProbabilities(OpBuilder &b, const TileContext &ctx, Value scores,
                            Value mNew) {
   MLIRContext *mctx = b.getContext();
-  return tagTile(
-             linalg::GenericOp::create(
-             b, ctx.loc, scores.getType(), mNew, scores,
-             ArrayRef<AffineMap>{mapOf(mctx, 2, {1}), mapOf(mctx, 2, {0, 1})},
-             iterators(2, 0),
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value s = args[1];
-               Value hidden =
-                   arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, s,
-                                         cstF32(nb, nloc, kNegInf));
-               Value p = math::Exp2Op::create(
-                   nb, nloc, arith::SubFOp::create(nb, nloc, s, args[0]));
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::SelectOp::create(nb, nloc, hidden,
-                                           cstF32(nb, nloc, 0.0f), p)
-                       .getResult());
-             }),
-             "probs")
+  return tagTile(linalg::GenericOp::create(
+                     b, ctx.loc, scores.getType(), mNew, scores,
+                     ArrayRef<AffineMap>{mapOf(mctx, 2, {1}),
+                                         mapOf(mctx, 2, {0, 1})},
+                     iterators(2, 0),
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value s = args[1];
+                       Value hidden = arith::CmpFOp::create(
+                           nb, nloc, arith::CmpFPredicate::OEQ, s,
+                           cstF32(nb, nloc, kNegInf));
+                       Value p = math::Exp2Op::create(
+                           nb, nloc,
+                           arith::SubFOp::create(nb, nloc, s, args[0]));
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::SelectOp::create(nb, nloc, hidden,
+                                                   cstF32(nb, nloc, 0.0f), p)
+                               .getResult());
+                     }),
+                 "probs")
       .getResult(0);
 }
 
 /// x[..., i] *= alpha[i] for the row sum [bq] or the accumulator [dv, bq].
-Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x,
-                  Value alpha) {
+Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x, Value alpha) {
   MLIRContext *mctx = b.getContext();
   unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
-  return tagTile(
-             linalg::GenericOp::create(
-             b, ctx.loc, x.getType(), alpha, x,
-             ArrayRef<AffineMap>{mapOf(mctx, rank, {rank - 1}),
-                                 AffineMap::getMultiDimIdentityMap(rank, mctx)},
-             iterators(rank, 0),
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::MulFOp::create(nb, nloc, args[1], args[0])
-                       .getResult());
-             }),
-             "rescale")
+  return tagTile(linalg::GenericOp::create(
+                     b, ctx.loc, x.getType(), alpha, x,
+                     ArrayRef<AffineMap>{
+                         mapOf(mctx, rank, {rank - 1}),
+                         AffineMap::getMultiDimIdentityMap(rank, mctx)},
+                     iterators(rank, 0),
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::MulFOp::create(nb, nloc, args[1], args[0])
+                               .getResult());
+                     }),
+                 "rescale")
       .getResult(0);
 }
 
 /// l[i] += sum_j Pt[j, i].
-Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p,
-                       Value l) {
+Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p, Value l) {
   MLIRContext *mctx = b.getContext();
-  return tagTile(
-             linalg::GenericOp::create(
-             b, ctx.loc, l.getType(), p, l,
-             ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {1})},
-             keyReduction(),
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::AddFOp::create(nb, nloc, args[1], args[0])
-                       .getResult());
-             }),
-             "rowsum")
+  return tagTile(linalg::GenericOp::create(
+                     b, ctx.loc, l.getType(), p, l,
+                     ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}),
+                                         mapOf(mctx, 2, {1})},
+                     keyReduction(),
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::AddFOp::create(nb, nloc, args[1], args[0])
+                               .getResult());
+                     }),
+                 "rowsum")
       .getResult(0);
 }
 
@@ -472,20 +471,21 @@ Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p,
 Value accumulateValues(OpBuilder &b, const TileContext &ctx, Value p,
                        Value vTile, Value acc) {
   MLIRContext *mctx = b.getContext();
-  return tagTile(
-             linalg::GenericOp::create(
-             b, ctx.loc, acc.getType(), ValueRange{p, vTile}, acc,
-             ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), mapOf(mctx, 3, {2, 0}),
-                                 mapOf(mctx, 3, {0, 1})},
-             iterators(2, 1),
-             [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value prod = arith::MulFOp::create(nb, nloc, args[0],
-                                                  toF32(nb, nloc, args[1]));
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
-             }),
-             "pv")
+  return tagTile(linalg::GenericOp::create(
+                     b, ctx.loc, acc.getType(), ValueRange{p, vTile}, acc,
+                     ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}),
+                                         mapOf(mctx, 3, {2, 0}),
+                                         mapOf(mctx, 3, {0, 1})},
+                     iterators(2, 1),
+                     [](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value prod = arith::MulFOp::create(
+                           nb, nloc, args[0], toF32(nb, nloc, args[1]));
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::AddFOp::create(nb, nloc, args[2], prod)
+                               .getResult());
+                     }),
+                 "pv")
       .getResult(0);
 }
 
@@ -494,19 +494,24 @@ Value accumulateValues(OpBuilder &b, const TileContext &ctx, Value p,
 /// diagonal's element mask.
 SoftmaxState emitKvBlock(OpBuilder &b, const TileContext &ctx,
                          const QueryBlock &qb, Value qTile, Value kStart,
-                         Value kTile, Value vTile, Value validKeys,
-                         bool causal, const SoftmaxState &state) {
+                         Value kTile, Value vTile, Value validKeys, bool causal,
+                         const SoftmaxState &state) {
+  // The ops come in the order a target can fuse neighbours in: the row max
+  // right after the scores (its init before them), the row sum right after
+  // the probabilities, the rescale of the accumulator right before P.V.
+  Value rowMaxInit = filledTile(b, ctx.loc, {ctx.bq}, kNegInf, "rowmax.init");
   Value s = emitScoreTile(b, ctx, qTile, kTile);
   if (ctx.op.getMask())
     s = applyUserMask(b, ctx, qb, kStart, s);
   if (causal || validKeys)
     s = applyElementMask(b, ctx, qb, kStart, validKeys, causal, s);
   auto [mNew, alpha] =
-      updateRowMax(b, ctx, computeRowMax(b, ctx, s), state.m);
+      updateRowMax(b, ctx, computeRowMax(b, ctx, s, rowMaxInit), state.m);
+  Value lScaled = rescaleRows(b, ctx, state.l, alpha);
   Value p = computeProbabilities(b, ctx, s, mNew);
-  Value l = accumulateRowSum(b, ctx, p, rescaleRows(b, ctx, state.l, alpha));
-  Value acc = accumulateValues(b, ctx, p, vTile,
-                               rescaleRows(b, ctx, state.acc, alpha));
+  Value l = accumulateRowSum(b, ctx, p, lScaled);
+  Value acc =
+      accumulateValues(b, ctx, p, vTile, rescaleRows(b, ctx, state.acc, alpha));
   return {mNew, l, acc};
 }
 
@@ -525,10 +530,9 @@ SoftmaxState emitKvLoop(OpBuilder &b, const TileContext &ctx,
             sliceRows(nb, nloc, ctx.op.getKey(), qb.b, qb.hkv, kStart, len);
         Value vTile =
             sliceRows(nb, nloc, ctx.op.getValue(), qb.b, qb.hkv, kStart, len);
-        SoftmaxState next =
-            emitKvBlock(nb, ctx, qb, qTile, kStart, kTile, vTile,
-                        /*validKeys=*/Value(), causal,
-                        SoftmaxState::from(iterArgs));
+        SoftmaxState next = emitKvBlock(
+            nb, ctx, qb, qTile, kStart, kTile, vTile,
+            /*validKeys=*/Value(), causal, SoftmaxState::from(iterArgs));
         scf::YieldOp::create(nb, nloc, next.asValues());
       });
   return SoftmaxState::from(loop.getResults());
@@ -548,8 +552,8 @@ SoftmaxState emitKvTail(OpBuilder &b, const TileContext &ctx,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value kTile = paddedRows(b, loc, ctx.op.getKey(), qb.b, qb.hkv, kStart,
-                             len, ctx.bk);
+    Value kTile =
+        paddedRows(b, loc, ctx.op.getKey(), qb.b, qb.hkv, kStart, len, ctx.bk);
     Value vTile = paddedRows(b, loc, ctx.op.getValue(), qb.b, qb.hkv, kStart,
                              len, ctx.bk);
     SoftmaxState next = emitKvBlock(b, ctx, qb, qTile, kStart, kTile, vTile,
@@ -561,26 +565,48 @@ SoftmaxState emitKvTail(OpBuilder &b, const TileContext &ctx,
   return SoftmaxState::from(ifOp.getResults());
 }
 
-/// out[i, e] = l[i] == 0 ? 0 : acct[e, i] / l[i], rounded once to the
-/// element type.
-Value emitOutputTile(OpBuilder &b, const TileContext &ctx,
-                     const SoftmaxState &state) {
+/// out[i, e] = l[i] == 0 ? 0 : acct[e, i] * (1 / l[i]) for the block's
+/// `rows` valid rows, rounded once to the element type and written into
+/// `dest` ([rows, dv], a slice of the result, so nothing is copied).
+Value emitOutputRows(OpBuilder &b, const TileContext &ctx,
+                     const SoftmaxState &state, OpFoldResult rows, Value dest) {
+  Location loc = ctx.loc;
   MLIRContext *mctx = b.getContext();
-  Value init = tensor::EmptyOp::create(
-      b, ctx.loc, ArrayRef<int64_t>{ctx.bq, ctx.dv}, ctx.elt);
+  auto id1 = AffineMap::getMultiDimIdentityMap(1, mctx);
+  // One reciprocal per row.
+  Value invInit = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{ctx.bq},
+                                          b.getF32Type());
+  Value inv =
+      linalg::GenericOp::create(
+          b, loc, invInit.getType(), state.l, invInit,
+          ArrayRef<AffineMap>{id1, id1}, iterators(1, 0),
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value zero = cstF32(nb, nloc, 0.0f);
+            Value empty = arith::CmpFOp::create(
+                nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
+            Value r = arith::DivFOp::create(nb, nloc, cstF32(nb, nloc, 1.0f),
+                                            args[0]);
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::SelectOp::create(nb, nloc, empty, zero, r).getResult());
+          })
+          .getResult(0);
+  OpFoldResult zeroIdx = b.getIndexAttr(0), oneIdx = b.getIndexAttr(1);
+  Value accRows = tensor::ExtractSliceOp::create(
+      b, loc, state.acc, ArrayRef<OpFoldResult>{zeroIdx, zeroIdx},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(ctx.dv), rows},
+      ArrayRef<OpFoldResult>{oneIdx, oneIdx});
+  Value invRows = tensor::ExtractSliceOp::create(
+      b, loc, inv, ArrayRef<OpFoldResult>{zeroIdx},
+      ArrayRef<OpFoldResult>{rows}, ArrayRef<OpFoldResult>{oneIdx});
   Type elt = ctx.elt;
   return linalg::GenericOp::create(
-             b, ctx.loc, init.getType(), ValueRange{state.acc, state.l}, init,
+             b, loc, dest.getType(), ValueRange{accRows, invRows}, dest,
              ArrayRef<AffineMap>{mapOf(mctx, 2, {1, 0}), mapOf(mctx, 2, {0}),
                                  mapOf(mctx, 2, {0, 1})},
              iterators(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value zero = cstF32(nb, nloc, 0.0f);
-               Value empty = arith::CmpFOp::create(
-                   nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
-               Value r = arith::SelectOp::create(
-                   nb, nloc, empty, zero,
-                   arith::DivFOp::create(nb, nloc, args[0], args[1]));
+               Value r = arith::MulFOp::create(nb, nloc, args[0], args[1]);
                if (elt != r.getType())
                  r = arith::TruncFOp::create(nb, nloc, elt, r);
                linalg::YieldOp::create(nb, nloc, r);
@@ -599,9 +625,9 @@ Value emitLseTile(OpBuilder &b, const TileContext &ctx,
              b, ctx.loc, init.getType(), ValueRange{state.m, state.l}, init,
              ArrayRef<AffineMap>{id1, id1, id1}, iterators(1, 0),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value empty = arith::CmpFOp::create(
-                   nb, nloc, arith::CmpFPredicate::OEQ, args[1],
-                   cstF32(nb, nloc, 0.0f));
+               Value empty =
+                   arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                         args[1], cstF32(nb, nloc, 0.0f));
                Value log2Sum = arith::AddFOp::create(
                    nb, nloc, args[0], math::Log2Op::create(nb, nloc, args[1]));
                Value lse = arith::MulFOp::create(
@@ -633,13 +659,12 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
     qb.qEnd = ctx.lq;
   } else {
     qb.h = ivs[1];
-    qb.hkv = ctx.group == 1
-                 ? qb.h
-                 : arith::DivUIOp::create(b, loc, qb.h,
-                                          cstIndex(b, loc, ctx.group))
-                       .getResult();
-    qb.qStart =
-        arith::MulIOp::create(b, loc, ivs[2], cstIndex(b, loc, ctx.bq));
+    qb.hkv =
+        ctx.group == 1
+            ? qb.h
+            : arith::DivUIOp::create(b, loc, qb.h, cstIndex(b, loc, ctx.group))
+                  .getResult();
+    qb.qStart = arith::MulIOp::create(b, loc, ivs[2], cstIndex(b, loc, ctx.bq));
     qb.qLen = minIndex(b, loc, cstIndex(b, loc, ctx.bq),
                        arith::SubIOp::create(b, loc, ctx.lq, qb.qStart));
     qb.qFirst = qb.qStart;
@@ -668,11 +693,13 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
     freeBlocks = minIndex(b, loc, maxIndex(b, loc, n, zero), fullBlocks);
   }
 
-  SoftmaxState state{filledTile(b, loc, {ctx.bq}, kNegInf),
-                     filledTile(b, loc, {ctx.bq}, 0.0f),
-                     filledTile(b, loc, {ctx.dv, ctx.bq}, 0.0f)};
-  state = emitKvLoop(b, ctx, qb, qTile, zero, freeBlocks, /*causal=*/false,
-                     state);
+  // Tagged fills are never merged with each other, so none of these buffers
+  // is a copy of another.
+  SoftmaxState state{filledTile(b, loc, {ctx.bq}, kNegInf, "max.init"),
+                     filledTile(b, loc, {ctx.bq}, 0.0f, "sum.init"),
+                     filledTile(b, loc, {ctx.dv, ctx.bq}, 0.0f, "acc.init")};
+  state =
+      emitKvLoop(b, ctx, qb, qTile, zero, freeBlocks, /*causal=*/false, state);
   if (ctx.causal)
     state = emitKvLoop(b, ctx, qb, qTile, freeBlocks, fullBlocks,
                        /*causal=*/true, state);
@@ -680,25 +707,28 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
   Value tailLen = arith::SubIOp::create(b, loc, kvEnd, tailStart);
   state = emitKvTail(b, ctx, qb, qTile, tailStart, tailLen, state);
 
-  // Write the block's valid rows into the shared outputs.
-  SmallVector<OpFoldResult> rowOffsets(2, b.getIndexAttr(0));
+  // Write the block's valid rows into the shared outputs: the output rows
+  // straight into their slice of the result.
+  ValueRange shared = forall.getRegionIterArgs();
   SmallVector<OpFoldResult> one(4, b.getIndexAttr(1));
-  Value outTile = emitOutputTile(b, ctx, state);
-  Value outRows = tensor::ExtractSliceOp::create(
-      b, loc, outTile, rowOffsets,
-      ArrayRef<OpFoldResult>{getAsOpFoldResult(qb.qLen),
-                             b.getIndexAttr(ctx.dv)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  OpFoldResult rows = getAsOpFoldResult(qb.qLen);
+  Value dest;
+  if (ctx.groupedRows) {
+    dest = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{ctx.group * ctx.staticLq, ctx.dv}, ctx.elt);
+  } else {
+    dest = sliceRows(b, loc, shared[0], qb.b, qb.h, qb.qStart, rows);
+  }
+  Value outRows = emitOutputRows(b, ctx, state, rows, dest);
   Value lseRows;
   if (ctx.op.getLse()) {
     Value lseTile = emitLseTile(b, ctx, state);
     lseRows = tensor::ExtractSliceOp::create(
         b, loc, lseTile, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-        ArrayRef<OpFoldResult>{getAsOpFoldResult(qb.qLen)},
+        ArrayRef<OpFoldResult>{rows},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
   }
 
-  ValueRange shared = forall.getRegionIterArgs();
   if (ctx.groupedRows) {
     // Rows back to [group, Lq, ...] of the group's heads.
     int64_t g = ctx.group, lq = ctx.staticLq;
@@ -781,8 +811,8 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     }
     ctx.bk = kType.isDynamicDim(2)
                  ? tiling.blockKV
-                 : std::min(tiling.blockKV, std::max<int64_t>(
-                                                1, kType.getDimSize(2)));
+                 : std::min(tiling.blockKV,
+                            std::max<int64_t>(1, kType.getDimSize(2)));
     ctx.batch = indexOf(rewriter, loc, op.getQuery(), 0);
     ctx.lq = indexOf(rewriter, loc, op.getQuery(), 2);
     ctx.lk = indexOf(rewriter, loc, op.getKey(), 2);
@@ -794,8 +824,9 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     // Shared outputs: every element is written by exactly one query block.
     SmallVector<Value> outs;
     SmallVector<OpFoldResult> outShape = {
-        getAsOpFoldResult(ctx.batch), rewriter.getIndexAttr(qType.getDimSize(1)),
-        getAsOpFoldResult(ctx.lq), rewriter.getIndexAttr(ctx.dv)};
+        getAsOpFoldResult(ctx.batch),
+        rewriter.getIndexAttr(qType.getDimSize(1)), getAsOpFoldResult(ctx.lq),
+        rewriter.getIndexAttr(ctx.dv)};
     outs.push_back(tensor::EmptyOp::create(rewriter, loc, outShape, ctx.elt));
     if (op.getLse())
       outs.push_back(tensor::EmptyOp::create(
@@ -804,9 +835,8 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
 
     Value numQBlocks = arith::CeilDivUIOp::create(
         rewriter, loc, ctx.lq, cstIndex(rewriter, loc, ctx.bq));
-    SmallVector<OpFoldResult> ubs = {ctx.batch,
-                                     rewriter.getIndexAttr(qType.getDimSize(1)),
-                                     numQBlocks};
+    SmallVector<OpFoldResult> ubs = {
+        ctx.batch, rewriter.getIndexAttr(qType.getDimSize(1)), numQBlocks};
     if (ctx.groupedRows)
       ubs = {ctx.batch, rewriter.getIndexAttr(qType.getDimSize(1) / ctx.group),
              rewriter.getIndexAttr(1)};
@@ -838,8 +868,7 @@ struct AttnTileOnlineSoftmaxPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(patterns,
-                                      {blockQ, blockKV, rowMultiple});
+    populateTileOnlineSoftmaxPatterns(patterns, {blockQ, blockKV, rowMultiple});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

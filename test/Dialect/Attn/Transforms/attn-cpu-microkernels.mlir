@@ -1,16 +1,19 @@
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=16" -canonicalize -cse \
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   --attn-cpu-microkernels -canonicalize -cse | FileCheck %s
+// RUN:   --attn-cpu-microkernels="reg-block=8 row-vectors=2" -canonicalize -cse | FileCheck %s
 
 // 32 query rows = two vector<16xf32> per register block; 16 keys = two
-// blocks of 8. Every tagged tile op becomes vector code.
+// blocks of 8. Every tagged tile op becomes vector code, and neighbours fuse:
+// the row max into the scores kernel, the row sum into the probabilities,
+// the rescale of the accumulator into P.V.
 // CHECK-LABEL: func.func @f32_tiles
 // CHECK-NOT: attn.tile = "scores"
 // CHECK-NOT: attn.tile = "pv"
 // CHECK: scf.forall
 // The key-block loop.
 // CHECK: scf.for
+// CHECK:   linalg.fill {attn.tile = "rowmax.init"} ins(%{{.*}} : f32) outs(%[[RMAX:.*]] : memref<32xf32>)
 // scores: 8 keys x 2 row vectors of accumulators carried through D, starting
 // from zero (the tile's zero fill is folded in), one broadcast per key.
 // CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c8
@@ -23,24 +26,33 @@
 // CHECK:       vector.fma %[[B0]], %[[Q1]], %{{.*}} : vector<16xf32>
 // CHECK:       scf.yield
 // CHECK:     vector.store %[[S]]#0, %{{.*}} : memref<16x32xf32>, vector<16xf32>
-// rowmax: four partial maxima per row vector.
-// CHECK:   linalg.fill {attn.tile = "rowmax.init"}
-// CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
-// CHECK:     arith.maximumf {{.*}} : vector<16xf32>
-// maxupdate and probs: exp2 by polynomial and exponent bits.
+// The row max, from the accumulators still in registers.
+// CHECK:     %[[M0:.*]] = vector.load %[[RMAX]][%c0] : memref<32xf32>, vector<16xf32>
+// CHECK:     %[[GT:.*]] = arith.cmpf ogt, %[[M0]], %[[S]]#0 : vector<16xf32>
+// CHECK:     arith.select %[[GT]], %[[M0]], %[[S]]#0 : vector<16xi1>, vector<16xf32>
+// CHECK:     vector.store %{{.*}}, %[[RMAX]][%c0] : memref<32xf32>, vector<16xf32>
+// CHECK-NOT: attn.tile = "rowmax"
+// maxupdate: exp2 by polynomial and exponent bits.
 // CHECK:   math.roundeven %{{.*}} : vector<16xf32>
 // CHECK:   arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
 // CHECK:   arith.shli
 // CHECK:   arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
-// CHECK:   math.roundeven %{{.*}} : vector<16xf32>
-// CHECK:   arith.cmpf oeq
-// CHECK:   arith.select
-// pv: 8 value columns x 2 row vectors, carried through the 16 keys.
+// probs with the row sum: four partial sums per row vector.
+// CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:     math.roundeven %{{.*}} : vector<16xf32>
+// CHECK:     arith.cmpf oeq
+// CHECK:     arith.select
+// CHECK:     arith.addf {{.*}} : vector<16xf32>
+// CHECK-NOT: attn.tile = "rowsum"
+// pv: 8 value columns x 2 row vectors, rescaled by alpha as they are
+// loaded, carried through the 16 keys.
+// CHECK:   arith.mulf {{.*}} : vector<16xf32>
 // CHECK:   %[[P:.*]]:16 = scf.for %[[J:.*]] = %c0 to %c16 step %c1 iter_args({{.*}}) -> (vector<16xf32>,
 // CHECK:     vector.load %{{.*}}[%[[J]], %c0] : memref<16x32xf32>, vector<16xf32>
 // CHECK:     memref.load %{{.*}}[%[[J]], %c0] : memref<16x8xf32, strided<[8, 1], offset: ?>>
 // CHECK:     vector.fma
 // CHECK:   vector.store %[[P]]#0, %{{.*}}[%c0, %c0] : memref<8x32xf32>, vector<16xf32>
+// CHECK-NOT: attn.tile = "rescale"
 func.func @f32_tiles(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
   return %o : tensor<1x1x64x8xf32>

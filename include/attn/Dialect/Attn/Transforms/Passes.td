@@ -98,8 +98,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
 
     - `scores` (`St[j, i] += sum_d K[j, d] * Qt[d, i]`) and `pv`
       (`acct[e, i] += sum_j V[j, e] * Pt[j, i]`): a register block of
-      `reg-block` keys (or value columns) times two row vectors is kept in
-      `vector<Wxf32>` loop-carried values across the whole reduction; each
+      `reg-block` keys (or value columns) times `row-vectors` row vectors is
+      kept in `vector<Wxf32>` loop-carried values across the whole reduction;
+      each
       step loads the row vectors once and broadcasts one K (or V) element per
       key, feeding `vector.fma`. Nothing is stored until the reduction ends.
     - `rowmax`, `rowsum`, `rescale`: elementwise across keys, one vector of
@@ -141,9 +142,10 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
-    Option<"regBlock", "reg-block", "int64_t", /*default=*/"8",
-           "Keys (scores) or value columns (pv) per register block">,
-    Option<"rowVectors", "row-vectors", "int64_t", /*default=*/"2",
+    Option<"regBlock", "reg-block", "int64_t", /*default=*/"6",
+           "Keys (scores) or value columns (pv) per register block (scaled "
+           "up when a tile has fewer row vectors, up to 24 accumulators)">,
+    Option<"rowVectors", "row-vectors", "int64_t", /*default=*/"4",
            "Row vectors per register block (fewer if the tile has fewer)">,
   ];
   let dependentDialects = [
