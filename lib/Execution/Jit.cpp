@@ -100,10 +100,10 @@ static LogicalResult buildEntryWrapper(ModuleOp module, func::FuncOp entry,
   return success();
 }
 
-std::unique_ptr<JitKernel> JitKernel::compile(
-    ModuleOp module, StringRef entryName,
-    const std::function<void(OpPassManager &)> &buildPipeline,
-    std::string &error) {
+std::unique_ptr<JitKernel>
+JitKernel::compile(ModuleOp module, StringRef entryName,
+                   const std::function<void(OpPassManager &)> &buildPipeline,
+                   std::string &error) {
   OwningOpRef<ModuleOp> clone = module.clone();
   auto entry = clone->lookupSymbol<func::FuncOp>(entryName);
   if (!entry || entry.isDeclaration()) {
@@ -192,8 +192,7 @@ static std::string checkTensor(const char *what, size_t i, RankedTensorType t,
   for (int64_t d = 0; d < t.getRank(); ++d)
     if (!t.isDynamicDim(d) && t.getDimSize(d) != h.shape[d])
       return prefix + "expected dim " + std::to_string(d) + " to be " +
-             std::to_string(t.getDimSize(d)) + ", got shape " +
-             h.shapeString();
+             std::to_string(t.getDimSize(d)) + ", got shape " + h.shapeString();
   return "";
 }
 
@@ -223,8 +222,8 @@ std::string JitKernel::run(const std::vector<HostTensor *> &inputs,
     descPtrs.push_back(d.words.data());
   for (void *&p : descPtrs)
     args.push_back(&p);
-  if (llvm::Error e = engine->invokePacked(
-          std::string("_mlir_ciface_") + kEntryName, args))
+  if (llvm::Error e =
+          engine->invokePacked(std::string("_mlir_ciface_") + kEntryName, args))
     return "JIT call failed: " + toString(std::move(e));
   return "";
 }

@@ -39,8 +39,8 @@ static std::string peakKernelText() {
     s += "  %i" + n + " = arith.constant dense<" + std::to_string(k) +
          ".0> : vector<16xf32>\n";
     args += std::string(k ? ", " : "") + "%x" + n + " = %i" + n;
-    fmas += "    %y" + n + " = vector.fma %x" + n +
-            ", %a, %b : vector<16xf32>\n";
+    fmas +=
+        "    %y" + n + " = vector.fma %x" + n + ", %a, %b : vector<16xf32>\n";
     yields += std::string(k ? ", " : "") + "%y" + n;
     types += std::string(k ? ", " : "") + "vector<16xf32>";
   }
@@ -114,8 +114,8 @@ double mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context,
   double t = run(iters);
   if (t < 0)
     return -1;
-  iters = std::max<int64_t>(iters, static_cast<int64_t>(iters * (seconds / 5) /
-                                                        std::max(t, 1e-6)));
+  iters = std::max<int64_t>(
+      iters, static_cast<int64_t>(iters * (seconds / 5) / std::max(t, 1e-6)));
   double best = 0;
   for (int k = 0; k < 5; ++k) {
     double dt = run(iters);

@@ -60,8 +60,7 @@ std::string validateOperands(const SdpaProblem &p, const HostTensor &q,
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
-                   std::vector<double> *lse,
-                   int64_t rowStride = 1);
+                   std::vector<double> *lse, int64_t rowStride = 1);
 
 struct ErrorStats {
   /// max |got - ref| over the compared elements.

@@ -89,8 +89,9 @@ static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
       b, loc, init.getType(), ValueRange{op.getQuery(), op.getKey()}, init,
       ArrayRef<AffineMap>{qMap, kMap, sMap}, iterators(4, 1),
       [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod = arith::MulFOp::create(nb, nloc, extendToF32(nb, nloc, args[0]),
-                                           extendToF32(nb, nloc, args[1]));
+        Value prod =
+            arith::MulFOp::create(nb, nloc, extendToF32(nb, nloc, args[0]),
+                                  extendToF32(nb, nloc, args[1]));
         Value sum = arith::AddFOp::create(nb, nloc, args[2], prod);
         linalg::YieldOp::create(nb, nloc, sum);
       });
@@ -129,10 +130,9 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   }
   float scale = op.getEffectiveScale();
   bool boolMask = op.hasBoolMask();
-  Value init = tensor::EmptyOp::create(b, loc,
-                                       ArrayRef<OpFoldResult>{dims.b, dims.hq,
-                                                              dims.lq, dims.lk},
-                                       b.getF32Type());
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.lk},
+      b.getF32Type());
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), inputs, init, maps, iterators(4, 0),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -149,9 +149,10 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
         if (causal) {
           Value i = linalg::IndexOp::create(nb, nloc, 2);
           Value j = linalg::IndexOp::create(nb, nloc, 3);
-          Value diag = diagShift ? arith::AddIOp::create(nb, nloc, i, diagShift)
-                                       .getResult()
-                                 : i;
+          Value diag =
+              diagShift
+                  ? arith::AddIOp::create(nb, nloc, i, diagShift).getResult()
+                  : i;
           Value visible = arith::CmpIOp::create(
               nb, nloc, arith::CmpIPredicate::sle, j, diag);
           s = arith::SelectOp::create(nb, nloc, visible, s, negInf);
@@ -163,17 +164,18 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
 
 /// Reduces the last dim of a [B,Hq,Lq,Lk] tensor into [B,Hq,Lq] with `init`
 /// and the combiner `combine(acc, x)`.
-static Value reduceRows(
-    OpBuilder &b, Location loc, Value input, const SdpaDims &dims, float init,
-    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+static Value
+reduceRows(OpBuilder &b, Location loc, Value input, const SdpaDims &dims,
+           float init,
+           function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   MLIRContext *ctx = b.getContext();
   Value acc = createFilled(b, loc, {dims.b, dims.hq, dims.lq}, init);
   auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  auto rowMap = AffineMap::get(4, 0,
-                               {getAffineDimExpr(0, ctx),
-                                getAffineDimExpr(1, ctx),
-                                getAffineDimExpr(2, ctx)},
-                               ctx);
+  auto rowMap =
+      AffineMap::get(4, 0,
+                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                      getAffineDimExpr(2, ctx)},
+                     ctx);
   auto generic = linalg::GenericOp::create(
       b, loc, acc.getType(), input, acc, ArrayRef<AffineMap>{id4, rowMap},
       iterators(3, 1), [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -188,15 +190,14 @@ static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
                               Value rowMax, const SdpaDims &dims) {
   MLIRContext *ctx = b.getContext();
   auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  auto rowMap = AffineMap::get(4, 0,
-                               {getAffineDimExpr(0, ctx),
-                                getAffineDimExpr(1, ctx),
-                                getAffineDimExpr(2, ctx)},
-                               ctx);
-  Value init = tensor::EmptyOp::create(b, loc,
-                                       ArrayRef<OpFoldResult>{dims.b, dims.hq,
-                                                              dims.lq, dims.lk},
-                                       b.getF32Type());
+  auto rowMap =
+      AffineMap::get(4, 0,
+                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                      getAffineDimExpr(2, ctx)},
+                     ctx);
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.lk},
+      b.getF32Type());
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{scores, rowMax}, init,
       ArrayRef<AffineMap>{id4, rowMap, id4}, iterators(4, 0),
@@ -204,14 +205,13 @@ static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
         Value negInf =
             arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(kNegInf));
         Value zero = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0));
-        Value hidden = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                             args[0], negInf);
+        Value hidden = arith::CmpFOp::create(
+            nb, nloc, arith::CmpFPredicate::OEQ, args[0], negInf);
         Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
         Value e = math::ExpOp::create(nb, nloc, diff);
-        linalg::YieldOp::create(nb, nloc,
-                                arith::SelectOp::create(nb, nloc, hidden, zero,
-                                                        e)
-                                    .getResult());
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::SelectOp::create(nb, nloc, hidden, zero, e).getResult());
       });
   return generic.getResult(0);
 }
@@ -234,7 +234,8 @@ static Value computeWeightedValues(OpBuilder &b, Location loc, SdpaOp op,
         Value prod = arith::MulFOp::create(nb, nloc, args[0],
                                            extendToF32(nb, nloc, args[1]));
         linalg::YieldOp::create(
-            nb, nloc, arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
+            nb, nloc,
+            arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
       });
   return generic.getResult(0);
 }
@@ -245,11 +246,11 @@ static Value normalizeOutput(OpBuilder &b, Location loc, SdpaOp op,
                              const SdpaDims &dims) {
   MLIRContext *ctx = b.getContext();
   auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  auto rowMap = AffineMap::get(4, 0,
-                               {getAffineDimExpr(0, ctx),
-                                getAffineDimExpr(1, ctx),
-                                getAffineDimExpr(2, ctx)},
-                               ctx);
+  auto rowMap =
+      AffineMap::get(4, 0,
+                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                      getAffineDimExpr(2, ctx)},
+                     ctx);
   Type outElt = op.getOutType().getElementType();
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.dv},
@@ -310,17 +311,17 @@ struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {
 
     Value raw = computeScores(rewriter, loc, op, dims);
     Value scores = applyScaleMaskAndCausal(rewriter, loc, op, raw, dims);
-    Value rowMax = reduceRows(
-        rewriter, loc, scores, dims, kNegInf,
-        [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
-          return arith::MaximumFOp::create(b, l, acc, x);
-        });
+    Value rowMax =
+        reduceRows(rewriter, loc, scores, dims, kNegInf,
+                   [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+                     return arith::MaximumFOp::create(b, l, acc, x);
+                   });
     Value expScores = computeExpScores(rewriter, loc, scores, rowMax, dims);
-    Value rowSum = reduceRows(
-        rewriter, loc, expScores, dims, 0.0f,
-        [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
-          return arith::AddFOp::create(b, l, acc, x);
-        });
+    Value rowSum =
+        reduceRows(rewriter, loc, expScores, dims, 0.0f,
+                   [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+                     return arith::AddFOp::create(b, l, acc, x);
+                   });
     Value weighted = computeWeightedValues(rewriter, loc, op, expScores, dims);
     SmallVector<Value> results = {
         normalizeOutput(rewriter, loc, op, weighted, rowSum, dims)};

@@ -41,9 +41,9 @@ int64_t SdpaOp::getGroupSize() {
 }
 
 bool SdpaOp::hasBoolMask() {
-  return getMask() &&
-         cast<RankedTensorType>(getMask().getType()).getElementType().isInteger(
-             1);
+  return getMask() && cast<RankedTensorType>(getMask().getType())
+                          .getElementType()
+                          .isInteger(1);
 }
 
 std::optional<CausalKind> SdpaOp::getCausalKind() {
@@ -73,9 +73,9 @@ static LogicalResult verifyDimsMatch(SdpaOp op, StringRef lhsName,
   int64_t a = lhs.getDimSize(lhsDim), b = rhs.getDimSize(rhsDim);
   if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
     return success();
-  return op.emitOpError() << "expected " << lhsName << " dim " << lhsDim
-                          << " (" << a << ") to equal " << rhsName << " dim "
-                          << rhsDim << " (" << b << ")";
+  return op.emitOpError() << "expected " << lhsName << " dim " << lhsDim << " ("
+                          << a << ") to equal " << rhsName << " dim " << rhsDim
+                          << " (" << b << ")";
 }
 
 static LogicalResult verifyStaticDim(SdpaOp op, StringRef name, ShapedType t,
@@ -157,8 +157,9 @@ LogicalResult SdpaOp::verify() {
   if (Value lse = getLse()) {
     auto l = cast<RankedTensorType>(lse.getType());
     if (l.getRank() != 3)
-      return emitOpError() << "expected result lse to have rank 3, but got rank "
-                           << l.getRank();
+      return emitOpError()
+             << "expected result lse to have rank 3, but got rank "
+             << l.getRank();
     if (!l.getElementType().isF32())
       return emitOpError() << "expected result lse element type to be f32, but "
                               "got "

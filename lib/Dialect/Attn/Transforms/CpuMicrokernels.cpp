@@ -162,106 +162,77 @@ struct RegisterBlocking {
   int64_t regBlock; // keys / value columns per block
 };
 
-/// St[j, i] += sum_d K[j, d] * Qt[d, i]; Qt [D, BQ], K [BK, D], St [BK, BQ].
-/// With `fromZero` St is known to hold zeros: the accumulators start at 0
-/// instead of being loaded. With `rowMax`, also rowMax[i] = max(rowMax[i],
-/// max_j St[j, i]) from the accumulators while they are in registers.
-void emitScores(KernelBuilder &kb, const RegisterBlocking &rb, Value qt,
-                Value k, Value st, bool fromZero, Value rowMax) {
-  int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
-  int64_t d = memrefOf(qt).getDimSize(0);
-  int64_t rowStep = rb.width * rb.rowVecs;
-  kb.blocked(bk, rb.regBlock, [&](Value j0, int64_t keys) {
-    kb.loop(0, bq, rowStep, [&](Value i0) {
-      SmallVector<Value> rows, keyIdx, acc;
-      for (int64_t r = 0; r < rb.rowVecs; ++r)
-        rows.push_back(kb.add(i0, r * rb.width));
-      for (int64_t jj = 0; jj < keys; ++jj)
-        keyIdx.push_back(kb.add(j0, jj));
-      for (int64_t jj = 0; jj < keys; ++jj)
-        for (int64_t r = 0; r < rb.rowVecs; ++r)
-          acc.push_back(fromZero ? kb.splat(0.0f)
-                                 : kb.load(st, {keyIdx[jj], rows[r]}));
-      auto red = scf::ForOp::create(
-          kb.b, kb.loc, kb.idx(0), kb.idx(d), kb.idx(1), acc,
-          [&](OpBuilder &nb, Location, Value dd, ValueRange carried) {
-            OpBuilder::InsertionGuard guard(kb.b);
-            kb.b.setInsertionPoint(nb.getInsertionBlock(),
-                                   nb.getInsertionPoint());
-            SmallVector<Value> q, next;
-            for (int64_t r = 0; r < rb.rowVecs; ++r)
-              q.push_back(kb.load(qt, {dd, rows[r]}));
-            for (int64_t jj = 0; jj < keys; ++jj) {
-              Value kv = kb.broadcast(k, {keyIdx[jj], dd});
-              for (int64_t r = 0; r < rb.rowVecs; ++r)
-                next.push_back(vector::FMAOp::create(
-                    kb.b, kb.loc, kv, q[r], carried[jj * rb.rowVecs + r]));
-            }
-            scf::YieldOp::create(kb.b, kb.loc, next);
-          });
-      for (int64_t jj = 0; jj < keys; ++jj)
-        for (int64_t r = 0; r < rb.rowVecs; ++r)
-          kb.store(red.getResult(jj * rb.rowVecs + r), st,
-                   {keyIdx[jj], rows[r]});
-      if (!rowMax)
-        return;
-      for (int64_t r = 0; r < rb.rowVecs; ++r) {
-        Value m = kb.load(rowMax, {rows[r]});
-        for (int64_t jj = 0; jj < keys; ++jj)
-          m = kb.max(m, red.getResult(jj * rb.rowVecs + r));
-        kb.store(m, rowMax, {rows[r]});
-      }
-    });
-  });
-}
+/// What the two products add to the shared contraction kernel.
+struct ContractionExtras {
+  /// `out` is known to hold zeros: accumulators start at 0, not loaded.
+  bool fromZero = false;
+  /// If set, out[c, i] is first multiplied by rowScale[i] as it is loaded.
+  Value rowScale;
+  /// If set, rowMax[i] = max(rowMax[i], out[c, i]) over all c, from the
+  /// accumulators while they are in registers.
+  Value rowMax;
+};
 
-/// acct[e, i] += sum_j V[j, e] * Pt[j, i]; Pt [BK, BQ], V [BK, DV],
-/// acct [DV, BQ]. With `alpha`, acct is first rescaled, acct[e, i] *=
-/// alpha[i], as it is loaded into registers.
-void emitWeightedValues(KernelBuilder &kb, const RegisterBlocking &rb, Value pt,
-                        Value v, Value acct, Value alpha) {
-  int64_t bk = memrefOf(pt).getDimSize(0);
-  int64_t dv = memrefOf(acct).getDimSize(0), bq = memrefOf(acct).getDimSize(1);
+/// out[c, i] += sum_t B(c, t) * A[t, i], the register-blocked kernel of both
+/// products: A [T, BQ] is read as row vectors, B one element at a time (as
+/// B[c, t], or as B[t, c] if `bIsTC`), broadcast. A block of regBlock c's
+/// times rowVecs row vectors of accumulators is carried in registers through
+/// the whole reduction over t and stored once.
+///   scores: St[j, i] += sum_d K[j, d] * Qt[d, i]  (out St, A Qt, B K)
+///   pv:     acct[e, i] += sum_j V[j, e] * Pt[j, i] (out acct, A Pt, B V^T)
+void emitContraction(KernelBuilder &kb, const RegisterBlocking &rb, Value a,
+                     Value bMat, bool bIsTC, Value out,
+                     const ContractionExtras &extras) {
+  int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
+  int64_t numT = memrefOf(a).getDimSize(0);
   int64_t rowStep = rb.width * rb.rowVecs;
-  kb.blocked(dv, rb.regBlock, [&](Value e0, int64_t cols) {
+  kb.blocked(numC, rb.regBlock, [&](Value c0, int64_t count) {
     kb.loop(0, bq, rowStep, [&](Value i0) {
-      SmallVector<Value> rows, colIdx, acc;
+      SmallVector<Value> rows, cIdx, acc, scale;
       for (int64_t r = 0; r < rb.rowVecs; ++r)
         rows.push_back(kb.add(i0, r * rb.width));
-      for (int64_t ee = 0; ee < cols; ++ee)
-        colIdx.push_back(kb.add(e0, ee));
-      SmallVector<Value> scale;
-      if (alpha)
+      for (int64_t c = 0; c < count; ++c)
+        cIdx.push_back(kb.add(c0, c));
+      if (extras.rowScale)
         for (int64_t r = 0; r < rb.rowVecs; ++r)
-          scale.push_back(kb.load(alpha, {rows[r]}));
-      for (int64_t ee = 0; ee < cols; ++ee)
+          scale.push_back(kb.load(extras.rowScale, {rows[r]}));
+      for (int64_t c = 0; c < count; ++c)
         for (int64_t r = 0; r < rb.rowVecs; ++r) {
-          Value a = kb.load(acct, {colIdx[ee], rows[r]});
-          if (alpha)
-            a = arith::MulFOp::create(kb.b, kb.loc, a, scale[r]);
-          acc.push_back(a);
+          Value x = extras.fromZero ? kb.splat(0.0f)
+                                    : kb.load(out, {cIdx[c], rows[r]});
+          if (extras.rowScale)
+            x = arith::MulFOp::create(kb.b, kb.loc, x, scale[r]);
+          acc.push_back(x);
         }
       auto red = scf::ForOp::create(
-          kb.b, kb.loc, kb.idx(0), kb.idx(bk), kb.idx(1), acc,
-          [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
+          kb.b, kb.loc, kb.idx(0), kb.idx(numT), kb.idx(1), acc,
+          [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
             OpBuilder::InsertionGuard guard(kb.b);
             kb.b.setInsertionPoint(nb.getInsertionBlock(),
                                    nb.getInsertionPoint());
-            SmallVector<Value> p, next;
+            SmallVector<Value> rowVec, next;
             for (int64_t r = 0; r < rb.rowVecs; ++r)
-              p.push_back(kb.load(pt, {j, rows[r]}));
-            for (int64_t ee = 0; ee < cols; ++ee) {
-              Value vv = kb.broadcast(v, {j, colIdx[ee]});
+              rowVec.push_back(kb.load(a, {t, rows[r]}));
+            for (int64_t c = 0; c < count; ++c) {
+              Value bc = bIsTC ? kb.broadcast(bMat, {t, cIdx[c]})
+                               : kb.broadcast(bMat, {cIdx[c], t});
               for (int64_t r = 0; r < rb.rowVecs; ++r)
                 next.push_back(vector::FMAOp::create(
-                    kb.b, kb.loc, vv, p[r], carried[ee * rb.rowVecs + r]));
+                    kb.b, kb.loc, bc, rowVec[r], carried[c * rb.rowVecs + r]));
             }
             scf::YieldOp::create(kb.b, kb.loc, next);
           });
-      for (int64_t ee = 0; ee < cols; ++ee)
+      for (int64_t c = 0; c < count; ++c)
         for (int64_t r = 0; r < rb.rowVecs; ++r)
-          kb.store(red.getResult(ee * rb.rowVecs + r), acct,
-                   {colIdx[ee], rows[r]});
+          kb.store(red.getResult(c * rb.rowVecs + r), out, {cIdx[c], rows[r]});
+      if (!extras.rowMax)
+        return;
+      for (int64_t r = 0; r < rb.rowVecs; ++r) {
+        Value m = kb.load(extras.rowMax, {rows[r]});
+        for (int64_t c = 0; c < count; ++c)
+          m = kb.max(m, red.getResult(c * rb.rowVecs + r));
+        kb.store(m, extras.rowMax, {rows[r]});
+      }
     });
   });
 }
@@ -528,21 +499,29 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
 
   OpBuilder b(op);
   KernelBuilder kb(b, op.getLoc(), width);
-  if (r == "scores") {
-    // The zero fill of the score tile right before it is folded in.
-    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-    bool fromZero = fill && fill.hasPureBufferSemantics() &&
-                    fill.getDpsInits()[0] == out &&
-                    fill->hasAttr(kTileRoleAttrName) &&
-                    matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat());
-    emitScores(kb, rb, ins[0], ins[1], out, fromZero,
-               fused ? fused.getDpsInits()[0] : Value());
-    if (fromZero)
-      fill->erase();
-  } else if (r == "pv")
-    emitWeightedValues(kb, rb, ins[0], ins[1], out,
-                       fused ? fused.getDpsInputs()[0] : Value());
-  else if (r == "rowmax" || r == "rowsum")
+  if (r == "scores" || r == "pv") {
+    ContractionExtras extras;
+    linalg::FillOp zeroFill;
+    if (r == "scores") {
+      // The zero fill of the score tile right before it is folded in.
+      zeroFill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+      if (zeroFill &&
+          !(zeroFill.hasPureBufferSemantics() &&
+            zeroFill.getDpsInits()[0] == out &&
+            zeroFill->hasAttr(kTileRoleAttrName) &&
+            matchPattern(zeroFill.getDpsInputs()[0], m_AnyZeroFloat())))
+        zeroFill = {};
+      extras.fromZero = static_cast<bool>(zeroFill);
+      if (fused)
+        extras.rowMax = fused.getDpsInits()[0];
+    } else if (fused) {
+      extras.rowScale = fused.getDpsInputs()[0];
+    }
+    emitContraction(kb, rb, /*a=*/ins[0], /*bMat=*/ins[1],
+                    /*bIsTC=*/r == "pv", out, extras);
+    if (zeroFill)
+      zeroFill->erase();
+  } else if (r == "rowmax" || r == "rowsum")
     emitKeyReduction(kb, ins[0], out, r == "rowmax");
   else if (r == "maxupdate")
     emitRowMaxUpdate(kb, ins[0], out, op.getDpsInits()[1]);

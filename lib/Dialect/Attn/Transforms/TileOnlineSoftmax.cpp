@@ -237,16 +237,16 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
                                        strides);
 }
 
-/// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
-Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
-                    Value kTile) {
-  Location loc = ctx.loc;
+/// out[c, i] += sum_t A[t, i] * B(c, t), where B is read through `bMap`
+/// ((c, i, t) -> its indices) and extended to f32: the shape of both
+/// products, which a target may swap for one kernel.
+Value emitTileContraction(OpBuilder &b, const TileContext &ctx, Value a,
+                          Value bTile, AffineMap bMap, Value out,
+                          StringRef role) {
   MLIRContext *mctx = b.getContext();
-  Value init = filledTile(b, loc, {ctx.bk, ctx.bq}, 0.0f, "scores.init");
   return tagTile(linalg::GenericOp::create(
-                     b, loc, init.getType(), ValueRange{qTile, kTile}, init,
-                     ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}),
-                                         mapOf(mctx, 3, {0, 2}),
+                     b, ctx.loc, out.getType(), ValueRange{a, bTile}, out,
+                     ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), bMap,
                                          mapOf(mctx, 3, {0, 1})},
                      iterators(2, 1),
                      [](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -257,8 +257,16 @@ Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
                            arith::AddFOp::create(nb, nloc, args[2], prod)
                                .getResult());
                      }),
-                 "scores")
+                 role)
       .getResult(0);
+}
+
+/// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
+Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
+                    Value kTile) {
+  Value init = filledTile(b, ctx.loc, {ctx.bk, ctx.bq}, 0.0f, "scores.init");
+  return emitTileContraction(b, ctx, qTile, kTile,
+                             mapOf(b.getContext(), 3, {0, 2}), init, "scores");
 }
 
 /// Applies the user's mask to the score tile. Mask elements are read with
@@ -470,23 +478,8 @@ Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p, Value l) {
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i].
 Value accumulateValues(OpBuilder &b, const TileContext &ctx, Value p,
                        Value vTile, Value acc) {
-  MLIRContext *mctx = b.getContext();
-  return tagTile(linalg::GenericOp::create(
-                     b, ctx.loc, acc.getType(), ValueRange{p, vTile}, acc,
-                     ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}),
-                                         mapOf(mctx, 3, {2, 0}),
-                                         mapOf(mctx, 3, {0, 1})},
-                     iterators(2, 1),
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       Value prod = arith::MulFOp::create(
-                           nb, nloc, args[0], toF32(nb, nloc, args[1]));
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::AddFOp::create(nb, nloc, args[2], prod)
-                               .getResult());
-                     }),
-                 "pv")
-      .getResult(0);
+  return emitTileContraction(b, ctx, p, vTile, mapOf(b.getContext(), 3, {2, 0}),
+                             acc, "pv");
 }
 
 /// One step of the online softmax over the key block starting at kStart.
