@@ -41,6 +41,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -769,6 +770,9 @@ int main(int argc, char **argv) {
   if (checks.empty())
     os << "  no numerics check ran\n";
   auto gflops = [&](const Timing &t) { return flops / (t.medianMs * 1e6); };
+  // The threads the run used: --threads, or every core (OpenMP's default).
+  int usedThreads =
+      threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   if (fusedTime) {
     char line[320];
     std::snprintf(line, sizeof(line), "  fused  %10.3f ms",
@@ -778,8 +782,9 @@ int main(int argc, char **argv) {
       std::snprintf(line, sizeof(line), "  %8.2f GFLOP/s", gflops(*fusedTime));
       os << line;
       if (peakGflops) {
-        std::snprintf(line, sizeof(line), "  %5.1f%% of one core's peak",
-                      100 * gflops(*fusedTime) / *peakGflops);
+        std::snprintf(line, sizeof(line), "  %5.1f%% of peak (%d x one core's)",
+                      100 * gflops(*fusedTime) / (*peakGflops * usedThreads),
+                      usedThreads);
         os << line;
       }
     }
@@ -862,7 +867,8 @@ int main(int argc, char **argv) {
     if (peakGflops) {
       j.key("peak_gflops").value(*peakGflops);
       if (fusedTime && flops)
-        j.key("fused_pct_peak").value(100 * gflops(*fusedTime) / *peakGflops);
+        j.key("fused_pct_peak")
+            .value(100 * gflops(*fusedTime) / (*peakGflops * usedThreads));
     }
     if (naiveTime) {
       j.key("naive_ms").value(naiveTime->medianMs);
