@@ -357,28 +357,32 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
       .getResult(0);
 }
 
-/// Reduction over the keys (dim 0) of a [bk, bq] tile, parallel over rows.
-SmallVector<utils::IteratorType> keyReduction() {
-  return {utils::IteratorType::reduction, utils::IteratorType::parallel};
+/// acc[i] = combine(acc[i], tile[j, i]) over the keys j of a [bk, bq] tile.
+template <typename CombineOp>
+Value reduceOverKeys(OpBuilder &b, const TileContext &ctx, Value tile,
+                     Value acc, StringRef role) {
+  MLIRContext *mctx = b.getContext();
+  return tagTile(
+             linalg::GenericOp::create(
+                 b, ctx.loc, acc.getType(), tile, acc,
+                 ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}),
+                                     mapOf(mctx, 2, {1})},
+                 ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
+                                               utils::IteratorType::parallel},
+                 [](OpBuilder &nb, Location nloc, ValueRange args) {
+                   linalg::YieldOp::create(
+                       nb, nloc,
+                       CombineOp::create(nb, nloc, args[1], args[0])
+                           .getResult());
+                 }),
+             role)
+      .getResult(0);
 }
 
 /// The row max of a score tile: r[i] = max_j St[j, i].
 Value computeRowMax(OpBuilder &b, const TileContext &ctx, Value scores,
                     Value init) {
-  MLIRContext *mctx = b.getContext();
-  return tagTile(linalg::GenericOp::create(
-                     b, ctx.loc, init.getType(), scores, init,
-                     ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}),
-                                         mapOf(mctx, 2, {1})},
-                     keyReduction(),
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::MaximumFOp::create(nb, nloc, args[1], args[0])
-                               .getResult());
-                     }),
-                 "rowmax")
-      .getResult(0);
+  return reduceOverKeys<arith::MaximumFOp>(b, ctx, scores, init, "rowmax");
 }
 
 /// m_new[i] = max(m[i], r[i]) and alpha[i] = exp2(m[i] - m_new[i]), how much
@@ -459,20 +463,7 @@ Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x, Value alpha) {
 
 /// l[i] += sum_j Pt[j, i].
 Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p, Value l) {
-  MLIRContext *mctx = b.getContext();
-  return tagTile(linalg::GenericOp::create(
-                     b, ctx.loc, l.getType(), p, l,
-                     ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}),
-                                         mapOf(mctx, 2, {1})},
-                     keyReduction(),
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::AddFOp::create(nb, nloc, args[1], args[0])
-                               .getResult());
-                     }),
-                 "rowsum")
-      .getResult(0);
+  return reduceOverKeys<arith::AddFOp>(b, ctx, p, l, "rowsum");
 }
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i].
