@@ -34,6 +34,8 @@ static void addBufferization(OpPassManager &pm) {
   opts.bufferizeFunctionBoundaries = true;
   opts.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // An attn.sdpa inside a user's loop that carries its result.
+  opts.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(opts));
   // Tile buffers have static shapes: allocate them once per query block,
   // not once per key block.
@@ -45,6 +47,9 @@ static void addBufferization(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
+  // Deallocation may leave bufferization.clone (e.g. for a result written
+  // into a slice of an argument).
+  pm.addPass(createConvertBufferizationToMemRefPass());
 }
 
 void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {

@@ -107,9 +107,24 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   SmallVector<Value> inputs = {scores};
   SmallVector<AffineMap> maps = {id4};
   Value mask = op.getMask();
-  if (mask) {
-    // A broadcast (static size-1) mask dim always reads index 0.
-    auto maskType = cast<RankedTensorType>(mask.getType());
+  // A broadcast (static size-1) mask dim always reads index 0, through the
+  // indexing map. A dynamic mask dim may turn out to be 1 at run time: then
+  // the mask is read in the body at min(index, size - 1), which is index 0
+  // for a size-1 dim and the index itself for a full one.
+  auto maskType = mask ? cast<RankedTensorType>(mask.getType()) : nullptr;
+  bool maskInBody = maskType && !maskType.hasStaticShape();
+  SmallVector<Value> maskLast;
+  if (maskInBody) {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t k = 0; k < 4; ++k)
+      maskLast.push_back(
+          maskType.isDynamicDim(k)
+              ? arith::SubIOp::create(
+                    b, loc, tensor::DimOp::create(b, loc, mask, k), one)
+                    .getResult()
+              : Value());
+  }
+  if (mask && !maskInBody) {
     SmallVector<AffineExpr> exprs;
     for (int64_t k = 0; k < 4; ++k)
       exprs.push_back(maskType.getDimSize(k) == 1
@@ -141,11 +156,23 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
         Value s = arith::MulFOp::create(
             nb, nloc, args[0],
             arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(scale)));
+        Value m = mask && !maskInBody ? args[1] : Value();
+        if (maskInBody) {
+          SmallVector<Value> idx;
+          for (int64_t k = 0; k < 4; ++k) {
+            Value i = linalg::IndexOp::create(nb, nloc, k);
+            if (maskType.getDimSize(k) == 1)
+              i = arith::ConstantIndexOp::create(nb, nloc, 0);
+            else if (maskLast[k])
+              i = arith::MinUIOp::create(nb, nloc, i, maskLast[k]);
+            idx.push_back(i);
+          }
+          m = tensor::ExtractOp::create(nb, nloc, mask, idx);
+        }
         if (mask && !boolMask)
-          s = arith::AddFOp::create(nb, nloc, s,
-                                    extendToF32(nb, nloc, args[1]));
+          s = arith::AddFOp::create(nb, nloc, s, extendToF32(nb, nloc, m));
         if (mask && boolMask)
-          s = arith::SelectOp::create(nb, nloc, args[1], s, negInf);
+          s = arith::SelectOp::create(nb, nloc, m, s, negInf);
         if (causal) {
           Value i = linalg::IndexOp::create(nb, nloc, 2);
           Value j = linalg::IndexOp::create(nb, nloc, 3);
@@ -327,6 +354,11 @@ struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {
         normalizeOutput(rewriter, loc, op, weighted, rowSum, dims)};
     if (op.getLse())
       results.push_back(computeLogSumExp(rewriter, loc, rowMax, rowSum, dims));
+    // The results were built from the operands' shapes; the op's result
+    // types may be more or less static than that.
+    for (auto [value, type] : llvm::zip_equal(results, op->getResultTypes()))
+      if (value.getType() != type)
+        value = tensor::CastOp::create(rewriter, loc, type, value);
     rewriter.replaceOp(op, results);
     return success();
   }

@@ -283,8 +283,20 @@ Value applyUserMask(OpBuilder &b, const TileContext &ctx, const QueryBlock &qb,
   Value lastQ = arith::SubIOp::create(b, loc, ctx.lq, one);
   Value lastK = arith::SubIOp::create(b, loc, ctx.lk, one);
   Value zero = cstIndex(b, loc, 0);
-  auto bcast = [&](int64_t dim, Value idx) {
-    return maskType.getDimSize(dim) == 1 ? zero : idx;
+  // A static size-1 mask dim broadcasts (index 0); a dynamic one may be 1 at
+  // run time, so it is read at min(index, size - 1).
+  SmallVector<Value> maskLast(4);
+  for (int64_t k = 0; k < 4; ++k)
+    if (maskType.isDynamicDim(k))
+      maskLast[k] = arith::SubIOp::create(
+          b, loc, tensor::DimOp::create(b, loc, mask, k), one);
+  auto bcast = [&](OpBuilder &nb, Location nloc, int64_t dim,
+                   Value idx) -> Value {
+    if (maskType.getDimSize(dim) == 1)
+      return zero;
+    if (maskLast[dim])
+      return arith::MinUIOp::create(nb, nloc, idx, maskLast[dim]);
+    return idx;
   };
   auto id2 = AffineMap::getMultiDimIdentityMap(2, mctx);
   return linalg::GenericOp::create(
@@ -299,8 +311,9 @@ Value applyUserMask(OpBuilder &b, const TileContext &ctx, const QueryBlock &qb,
                    nb, nloc, arith::AddIOp::create(nb, nloc, kStart, j), lastK);
                Value m = tensor::ExtractOp::create(
                    nb, nloc, mask,
-                   ValueRange{bcast(0, qb.b), bcast(1, head), bcast(2, qi),
-                              bcast(3, kj)});
+                   ValueRange{bcast(nb, nloc, 0, qb.b),
+                              bcast(nb, nloc, 1, head), bcast(nb, nloc, 2, qi),
+                              bcast(nb, nloc, 3, kj)});
                Value s = args[0];
                if (isBool) {
                  s = arith::SelectOp::create(nb, nloc, m, s,
@@ -831,7 +844,16 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
       rewriter.setInsertionPoint(forall.getTerminator());
       emitQueryBlock(rewriter, ctx, forall, forall.getInductionVars());
     }
-    rewriter.replaceOp(op, forall.getResults());
+    // The results were built from the operands' shapes; the op's result
+    // types may be more or less static than that.
+    SmallVector<Value> results;
+    for (auto [value, type] :
+         llvm::zip_equal(forall.getResults(), op->getResultTypes()))
+      results.push_back(
+          value.getType() == type
+              ? Value(value)
+              : Value(tensor::CastOp::create(rewriter, loc, type, value)));
+    rewriter.replaceOp(op, results);
     return success();
   }
 
