@@ -137,7 +137,8 @@ static bool causalAdmits(Causal causal, int64_t i, int64_t j, int64_t lq,
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
-                   std::vector<double> *lse, int64_t rowStride) {
+                   std::vector<double> *lse, int64_t rowStride,
+                   bool hiddenValuesTimesZero) {
   auto nonNeg = [](int64_t x) {
     return static_cast<size_t>(std::max<int64_t>(x, 0));
   };
@@ -217,8 +218,14 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
         double sum = 0;
         std::fill(acc.begin(), acc.end(), 0.0);
         for (int64_t j = 0; j < p.lk; ++j) {
-          if (!visible[j])
+          if (!visible[j]) {
+            if (hiddenValuesTimesZero) {
+              const double *vRow = &vd[((b * p.hkv + hk) * p.lk + j) * p.dv];
+              for (int64_t x = 0; x < p.dv; ++x)
+                acc[x] += 0.0 * vRow[x];
+            }
             continue;
+          }
           double e = std::exp(scores[j] - rowMax);
           sum += e;
           const double *vRow = &vd[((b * p.hkv + hk) * p.lk + j) * p.dv];

@@ -56,11 +56,14 @@ std::string validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// any comparison against them fails instead of the process crashing.
 /// With rowStride > 1 only the query rows i with i % rowStride == 0 are
 /// computed (the others are NaN): a sampled check of a problem too large to
-/// compute whole in plain loops.
+/// compute whole in plain loops. With hiddenValuesTimesZero, hidden keys of
+/// a row that sees something add 0 * V[j] (so a NaN stored in a hidden value
+/// row reaches the output, as SPEC 1.8 allows and PyTorch's math path does).
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
-                   std::vector<double> *lse, int64_t rowStride = 1);
+                   std::vector<double> *lse, int64_t rowStride = 1,
+                   bool hiddenValuesTimesZero = false);
 
 struct ErrorStats {
   /// max |got - ref| over the compared elements.

@@ -603,7 +603,14 @@ Value emitOutputRows(OpBuilder &b, const TileContext &ctx,
                                  mapOf(mctx, 2, {0, 1})},
              iterators(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value r = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+               // inv is 0 exactly for a row with nothing visible: its output
+               // is 0 even if a hidden value row held NaN (SPEC 1.7).
+               Value zero = cstF32(nb, nloc, 0.0f);
+               Value empty = arith::CmpFOp::create(
+                   nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
+               Value r = arith::SelectOp::create(
+                   nb, nloc, empty, zero,
+                   arith::MulFOp::create(nb, nloc, args[0], args[1]));
                if (elt != r.getType())
                  r = arith::TruncFOp::create(nb, nloc, elt, r);
                linalg::YieldOp::create(nb, nloc, r);
