@@ -45,7 +45,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
       visible scaled scores (`-inf` for a row with nothing visible, whose
       `out` is 0).
 
-    `B`, `Lq` and `Lk` may be dynamic; heads and head dims must be static.
+    `B`, `Lq` and `Lk` may be dynamic; heads and head dims must be static. A
+    dynamic mask dim broadcasts when it is 1 at run time.
 
     Example:
 
