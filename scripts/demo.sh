@@ -7,5 +7,5 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
 bash "$ROOT/scripts/setup.sh"
 SPEC="${ATTN_DEMO_SPEC:-b=1,hq=8,hkv=2,lq=2048,lk=2048,d=64,causal=bottom_right,lse=1}"
-echo "== attn-run --sdpa $SPEC --bench 3"
-"$BUILD/bin/attn-run" --sdpa "$SPEC" --bench 3
+echo "== attn-run --sdpa $SPEC --bench 3 --peak"
+"$BUILD/bin/attn-run" --sdpa "$SPEC" --bench 3 --peak
