@@ -845,7 +845,12 @@ int main(int argc, char **argv) {
                     *peakGflops);
       os << line;
     }
-    if (bandwidthGBs && kvBytes) {
+    // The memory roofline matters where reading K and V takes longer than
+    // the FLOPs at peak would (a decode step); elsewhere it is not shown.
+    bool memoryBound = bandwidthGBs && kvBytes && peakGflops &&
+                       kvBytes / (*bandwidthGBs * 1e6) >=
+                           flops / (*peakGflops * usedThreads * 1e6);
+    if (memoryBound) {
       double rooflineMs = kvBytes / (*bandwidthGBs * 1e6);
       std::snprintf(line, sizeof(line),
                     "  memory %10.2f GB/s read (%s threads); reading K and V "
