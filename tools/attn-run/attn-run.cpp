@@ -348,14 +348,6 @@ ErrorStats compareSampled(const HostTensor &got, const std::vector<double> &ref,
   return compareToReference(gotRows, refRows);
 }
 
-HostTensor fromDoubles(const std::vector<double> &v,
-                       const std::vector<int64_t> &shape) {
-  HostTensor t = HostTensor::zeros(DType::F64, shape);
-  for (size_t i = 0; i < v.size(); ++i)
-    t.setFromDouble(static_cast<int64_t>(i), v[i]);
-  return t;
-}
-
 struct Timing {
   double medianMs = 0;
   int runs = 0;
