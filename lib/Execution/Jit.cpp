@@ -100,6 +100,37 @@ static LogicalResult buildEntryWrapper(ModuleOp module, func::FuncOp entry,
   return success();
 }
 
+std::unique_ptr<ExecutionEngine>
+mlir::attn::exec::createHostEngine(ModuleOp llvmModule, std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  // Compile for this CPU and its features (AVX-512 where present).
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder) {
+    error = "cannot detect the host CPU: " + toString(tmBuilder.takeError());
+    return nullptr;
+  }
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm) {
+    error = "cannot create a target machine: " + toString(tm.takeError());
+    return nullptr;
+  }
+  auto transformer = makeOptimizingTransformer(3, 0, tm->get());
+  ExecutionEngineOptions options;
+  options.transformer = transformer;
+  // memref.copy between strided views lowers to a call to memrefCopy.
+  SmallVector<StringRef> libs = {ATTN_C_RUNNER_UTILS};
+  options.sharedLibPaths = libs;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(llvmModule, options, std::move(*tm));
+  if (!engine) {
+    error = "JIT compilation failed: " + toString(engine.takeError());
+    return nullptr;
+  }
+  return std::move(*engine);
+}
+
 std::unique_ptr<JitKernel>
 JitKernel::compile(ModuleOp module, StringRef entryName,
                    const std::function<void(OpPassManager &)> &buildPipeline,
@@ -129,33 +160,9 @@ JitKernel::compile(ModuleOp module, StringRef entryName,
   llvm::raw_string_ostream os(kernel->loweredText);
   clone->print(os);
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  // Compile for this CPU and its features (AVX-512 where present).
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder) {
-    error = "cannot detect the host CPU: " + toString(tmBuilder.takeError());
+  kernel->engine = createHostEngine(*clone, error);
+  if (!kernel->engine)
     return nullptr;
-  }
-  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto tm = tmBuilder->createTargetMachine();
-  if (!tm) {
-    error = "cannot create a target machine: " + toString(tm.takeError());
-    return nullptr;
-  }
-  auto transformer = makeOptimizingTransformer(3, 0, tm->get());
-  ExecutionEngineOptions options;
-  options.transformer = transformer;
-  // memref.copy between strided views lowers to a call to memrefCopy.
-  SmallVector<StringRef> libs = {ATTN_C_RUNNER_UTILS};
-  options.sharedLibPaths = libs;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = ExecutionEngine::create(*clone, options, std::move(*tm));
-  if (!engine) {
-    error = "JIT compilation failed: " + toString(engine.takeError());
-    return nullptr;
-  }
-  kernel->engine = std::move(*engine);
   return kernel;
 }
 

@@ -6,15 +6,13 @@
 
 #include "attn/Execution/Peak.h"
 
+#include "attn/Execution/Jit.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
 #include <memory>
@@ -75,26 +73,9 @@ double mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context,
     error = "the peak kernel does not lower";
     return -1;
   }
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder) {
-    error = toString(tmBuilder.takeError());
+  std::unique_ptr<ExecutionEngine> engine = createHostEngine(*module, error);
+  if (!engine)
     return -1;
-  }
-  auto tm = tmBuilder->createTargetMachine();
-  if (!tm) {
-    error = toString(tm.takeError());
-    return -1;
-  }
-  auto transformer = makeOptimizingTransformer(3, 0, tm->get());
-  ExecutionEngineOptions options;
-  options.transformer = transformer;
-  auto engine = ExecutionEngine::create(*module, options, std::move(*tm));
-  if (!engine) {
-    error = toString(engine.takeError());
-    return -1;
-  }
   alignas(64) float out[16];
   int64_t desc[5] = {reinterpret_cast<int64_t>(out),
                      reinterpret_cast<int64_t>(out), 0, 16, 1};
@@ -102,7 +83,7 @@ double mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context,
     void *descPtr = desc;
     void *args[2] = {&iters, &descPtr};
     auto t0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = (*engine)->invokePacked("_mlir_ciface_peak", args)) {
+    if (llvm::Error e = engine->invokePacked("_mlir_ciface_peak", args)) {
       error = toString(std::move(e));
       return -1;
     }

@@ -53,10 +53,10 @@ static void addBufferization(OpPassManager &pm) {
 }
 
 void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  // expand-strided-metadata emits affine.apply: lower affine once, after it.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

@@ -60,6 +60,12 @@ private:
   std::string loweredText;
 };
 
+/// JIT-compiles a module already in the LLVM dialect for the host CPU (its
+/// features, -O3), with the runtime libraries generated code may call.
+/// Returns null and sets `error` on failure.
+std::unique_ptr<ExecutionEngine> createHostEngine(ModuleOp llvmModule,
+                                                  std::string &error);
+
 /// Sets the number of OpenMP threads the JIT-compiled code uses.
 void setJitThreads(int threads);
 

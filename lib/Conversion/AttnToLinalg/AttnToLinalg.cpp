@@ -198,11 +198,7 @@ reduceRows(OpBuilder &b, Location loc, Value input, const SdpaDims &dims,
   MLIRContext *ctx = b.getContext();
   Value acc = createFilled(b, loc, {dims.b, dims.hq, dims.lq}, init);
   auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  auto rowMap =
-      AffineMap::get(4, 0,
-                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                      getAffineDimExpr(2, ctx)},
-                     ctx);
+  AffineMap rowMap = id4.getMajorSubMap(3);
   auto generic = linalg::GenericOp::create(
       b, loc, acc.getType(), input, acc, ArrayRef<AffineMap>{id4, rowMap},
       iterators(3, 1), [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -217,11 +213,7 @@ static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
                               Value rowMax, const SdpaDims &dims) {
   MLIRContext *ctx = b.getContext();
   auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  auto rowMap =
-      AffineMap::get(4, 0,
-                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                      getAffineDimExpr(2, ctx)},
-                     ctx);
+  AffineMap rowMap = id4.getMajorSubMap(3);
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.lk},
       b.getF32Type());
@@ -273,11 +265,7 @@ static Value normalizeOutput(OpBuilder &b, Location loc, SdpaOp op,
                              const SdpaDims &dims) {
   MLIRContext *ctx = b.getContext();
   auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
-  auto rowMap =
-      AffineMap::get(4, 0,
-                     {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                      getAffineDimExpr(2, ctx)},
-                     ctx);
+  AffineMap rowMap = id4.getMajorSubMap(3);
   Type outElt = op.getOutType().getElementType();
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.dv},

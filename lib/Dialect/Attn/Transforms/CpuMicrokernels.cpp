@@ -75,19 +75,55 @@ public:
     return arith::SelectOp::create(b, loc, gt, x, y);
   }
 
+  /// An scf.for from lb to ub carrying `inits`: body(iv, carried) builds
+  /// the iteration (with this builder) and returns the values it yields.
+  /// Returns the loop's results.
+  SmallVector<Value>
+  loopCarrying(int64_t lb, int64_t ub, int64_t step, ValueRange inits,
+               function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto loopOp = scf::ForOp::create(
+        b, loc, idx(lb), idx(ub), idx(step), inits,
+        [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, body(iv, carried));
+        });
+    return SmallVector<Value>(loopOp.getResults());
+  }
+
   /// for (iv = lb; iv < ub; iv += step) body(iv), as scf.for.
   void loop(int64_t lb, int64_t ub, int64_t step,
             function_ref<void(Value)> body) {
     if (lb >= ub)
       return;
-    scf::ForOp::create(b, loc, idx(lb), idx(ub), idx(step), ValueRange{},
-                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
-                         OpBuilder::InsertionGuard guard(b);
-                         b.setInsertionPoint(nb.getInsertionBlock(),
-                                             nb.getInsertionPoint());
-                         body(iv);
-                         scf::YieldOp::create(b, loc);
-                       });
+    loopCarrying(lb, ub, step, {}, [&](Value iv, ValueRange) {
+      body(iv);
+      return SmallVector<Value>();
+    });
+  }
+
+  /// combine(init, element(0), ..., element(n - 1)), with four partial
+  /// results carried through the loop so the combines do not wait on each
+  /// other; `identity` starts the three extra ones.
+  Value reduceChained(int64_t n, Value init, Value identity,
+                      function_ref<Value(Value)> element,
+                      function_ref<Value(Value, Value)> combine) {
+    constexpr int64_t kChains = 4;
+    SmallVector<Value> inits(kChains, identity);
+    inits[0] = init;
+    int64_t full = n / kChains * kChains;
+    SmallVector<Value> partial =
+        loopCarrying(0, full, kChains, inits, [&](Value j, ValueRange carried) {
+          SmallVector<Value> next;
+          for (int64_t c = 0; c < kChains; ++c)
+            next.push_back(combine(carried[c], element(add(j, c))));
+          return next;
+        });
+    Value total = combine(combine(partial[0], partial[1]),
+                          combine(partial[2], partial[3]));
+    for (int64_t j = full; j < n; ++j)
+      total = combine(total, element(idx(j)));
+    return total;
   }
 
   /// Covers [0, total) with blocks of `block` (a loop) and one last block of
@@ -204,12 +240,8 @@ void emitContraction(KernelBuilder &kb, const RegisterBlocking &rb, Value a,
             x = arith::MulFOp::create(kb.b, kb.loc, x, scale[r]);
           acc.push_back(x);
         }
-      auto red = scf::ForOp::create(
-          kb.b, kb.loc, kb.idx(0), kb.idx(numT), kb.idx(1), acc,
-          [&](OpBuilder &nb, Location, Value t, ValueRange carried) {
-            OpBuilder::InsertionGuard guard(kb.b);
-            kb.b.setInsertionPoint(nb.getInsertionBlock(),
-                                   nb.getInsertionPoint());
+      SmallVector<Value> red =
+          kb.loopCarrying(0, numT, 1, acc, [&](Value t, ValueRange carried) {
             SmallVector<Value> rowVec, next;
             for (int64_t r = 0; r < rb.rowVecs; ++r)
               rowVec.push_back(kb.load(a, {t, rows[r]}));
@@ -220,17 +252,17 @@ void emitContraction(KernelBuilder &kb, const RegisterBlocking &rb, Value a,
                 next.push_back(vector::FMAOp::create(
                     kb.b, kb.loc, bc, rowVec[r], carried[c * rb.rowVecs + r]));
             }
-            scf::YieldOp::create(kb.b, kb.loc, next);
+            return next;
           });
       for (int64_t c = 0; c < count; ++c)
         for (int64_t r = 0; r < rb.rowVecs; ++r)
-          kb.store(red.getResult(c * rb.rowVecs + r), out, {cIdx[c], rows[r]});
+          kb.store(red[c * rb.rowVecs + r], out, {cIdx[c], rows[r]});
       if (!extras.rowMax)
         return;
       for (int64_t r = 0; r < rb.rowVecs; ++r) {
         Value m = kb.load(extras.rowMax, {rows[r]});
         for (int64_t c = 0; c < count; ++c)
-          m = kb.max(m, red.getResult(c * rb.rowVecs + r));
+          m = kb.max(m, red[c * rb.rowVecs + r]);
         kb.store(m, extras.rowMax, {rows[r]});
       }
     });
@@ -238,37 +270,21 @@ void emitContraction(KernelBuilder &kb, const RegisterBlocking &rb, Value a,
 }
 
 /// r[i] = combine(r[i], St[j, i]) over all keys j: the row max or row sum.
-/// Four partial results per row vector hide the latency of the combine.
 void emitKeyReduction(KernelBuilder &kb, Value st, Value r, bool isMax) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
-  constexpr int64_t kChains = 4;
-  auto combine = [&](Value x, Value y) -> Value {
-    if (isMax)
-      return kb.max(x, y);
-    return arith::AddFOp::create(kb.b, kb.loc, x, y);
-  };
   kb.loop(0, bq, kb.width, [&](Value i0) {
     Value identity =
         kb.splat(isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
-    SmallVector<Value> init(kChains, identity);
-    init[0] = kb.load(r, {i0});
-    int64_t full = bk / kChains * kChains;
-    auto red = scf::ForOp::create(
-        kb.b, kb.loc, kb.idx(0), kb.idx(full), kb.idx(kChains), init,
-        [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
-          OpBuilder::InsertionGuard guard(kb.b);
-          kb.b.setInsertionPoint(nb.getInsertionBlock(),
-                                 nb.getInsertionPoint());
-          SmallVector<Value> next;
-          for (int64_t c = 0; c < kChains; ++c)
-            next.push_back(
-                combine(carried[c], kb.load(st, {kb.add(j, c), i0})));
-          scf::YieldOp::create(kb.b, kb.loc, next);
+    Value total = kb.reduceChained(
+        bk, kb.load(r, {i0}), identity,
+        [&](Value j) {
+          return kb.load(st, {j, i0});
+        },
+        [&](Value x, Value y) -> Value {
+          if (isMax)
+            return kb.max(x, y);
+          return arith::AddFOp::create(kb.b, kb.loc, x, y);
         });
-    Value total = combine(combine(red.getResult(0), red.getResult(1)),
-                          combine(red.getResult(2), red.getResult(3)));
-    for (int64_t j = full; j < bk; ++j)
-      total = combine(total, kb.load(st, {kb.idx(j), i0}));
     kb.store(total, r, {i0});
   });
 }
@@ -296,7 +312,6 @@ void emitRowMaxUpdate(KernelBuilder &kb, Value r, Value m, Value alpha) {
 void emitProbabilities(KernelBuilder &kb, Value m, Value st, Value rowSum) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   float negInf = -std::numeric_limits<float>::infinity();
-  constexpr int64_t kChains = 4;
   kb.loop(0, bq, kb.width, [&](Value i0) {
     Value mv = kb.load(m, {i0});
     Value ninf = kb.splat(negInf), zero = kb.splat(0.0f);
@@ -318,25 +333,10 @@ void emitProbabilities(KernelBuilder &kb, Value m, Value st, Value rowSum) {
       kb.loop(0, bk, 1, [&](Value j) { prob(j); });
       return;
     }
-    int64_t full = bk / kChains * kChains;
-    SmallVector<Value> init(kChains, zero);
-    auto red = scf::ForOp::create(
-        kb.b, kb.loc, kb.idx(0), kb.idx(full), kb.idx(kChains), init,
-        [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
-          OpBuilder::InsertionGuard guard(kb.b);
-          kb.b.setInsertionPoint(nb.getInsertionBlock(),
-                                 nb.getInsertionPoint());
-          SmallVector<Value> next;
-          for (int64_t c = 0; c < kChains; ++c)
-            next.push_back(arith::AddFOp::create(kb.b, kb.loc, carried[c],
-                                                 prob(kb.add(j, c))));
-          scf::YieldOp::create(kb.b, kb.loc, next);
+    Value total = kb.reduceChained(
+        bk, kb.load(rowSum, {i0}), zero, prob, [&](Value x, Value y) -> Value {
+          return arith::AddFOp::create(kb.b, kb.loc, x, y);
         });
-    Value total = kb.load(rowSum, {i0});
-    for (int64_t c = 0; c < kChains; ++c)
-      total = arith::AddFOp::create(kb.b, kb.loc, total, red.getResult(c));
-    for (int64_t j = full; j < bk; ++j)
-      total = arith::AddFOp::create(kb.b, kb.loc, total, prob(kb.idx(j)));
     kb.store(total, rowSum, {i0});
   });
 }
