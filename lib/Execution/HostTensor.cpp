@@ -46,20 +46,18 @@ const char *dtypeName(DType dtype) {
   return "?";
 }
 
-bool parseDType(const std::string &s, DType &out) {
+std::optional<DType> parseDType(llvm::StringRef s) {
   if (s == "f32")
-    out = DType::F32;
-  else if (s == "f16")
-    out = DType::F16;
-  else if (s == "bf16")
-    out = DType::BF16;
-  else if (s == "f64")
-    out = DType::F64;
-  else if (s == "i1" || s == "bool")
-    out = DType::Bool;
-  else
-    return false;
-  return true;
+    return DType::F32;
+  if (s == "f16")
+    return DType::F16;
+  if (s == "bf16")
+    return DType::BF16;
+  if (s == "f64")
+    return DType::F64;
+  if (s == "i1" || s == "bool")
+    return DType::Bool;
+  return std::nullopt;
 }
 
 static uint32_t floatBits(float f) {
@@ -169,6 +167,10 @@ HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> shape) {
   t.shape = std::move(shape);
   t.data.assign(t.byteSize(), 0);
   return t;
+}
+
+HostTensor HostTensor::zeros(const TensorSpec &spec) {
+  return zeros(spec.dtype, spec.shape);
 }
 
 int64_t HostTensor::numel() const {

@@ -38,23 +38,18 @@ TEST(DTypeTest, SizesNamesAndParsing) {
   EXPECT_STREQ(dtypeName(DType::Bool), "i1");
   EXPECT_STREQ(dtypeName(DType::F64), "f64");
 
-  DType d = DType::F64;
-  ASSERT_TRUE(parseDType("f32", d));
-  EXPECT_EQ(d, DType::F32);
-  ASSERT_TRUE(parseDType("f16", d));
-  EXPECT_EQ(d, DType::F16);
-  ASSERT_TRUE(parseDType("bf16", d));
-  EXPECT_EQ(d, DType::BF16);
-  ASSERT_TRUE(parseDType("bool", d));
-  EXPECT_EQ(d, DType::Bool);
-  d = DType::F32;
-  ASSERT_TRUE(parseDType("i1", d));
-  EXPECT_EQ(d, DType::Bool);
-  d = DType::F16;
-  EXPECT_FALSE(parseDType("f8", d));
-  EXPECT_FALSE(parseDType("F32", d));
-  EXPECT_FALSE(parseDType("", d));
-  EXPECT_EQ(d, DType::F16) << "a failed parse must not clobber the output";
+  EXPECT_EQ(parseDType("f32"), DType::F32);
+  EXPECT_EQ(parseDType("f16"), DType::F16);
+  EXPECT_EQ(parseDType("bf16"), DType::BF16);
+  EXPECT_EQ(parseDType("f64"), DType::F64);
+  EXPECT_EQ(parseDType("bool"), DType::Bool);
+  EXPECT_EQ(parseDType("i1"), DType::Bool);
+  EXPECT_EQ(parseDType("f8"), std::nullopt);
+  EXPECT_EQ(parseDType("F32"), std::nullopt);
+  EXPECT_EQ(parseDType(""), std::nullopt);
+  // Every name dtypeName() prints reads back.
+  for (DType d : {DType::F32, DType::F16, DType::BF16, DType::Bool, DType::F64})
+    EXPECT_EQ(parseDType(dtypeName(d)), d) << dtypeName(d);
 }
 
 TEST(HalfTest, DecodesExactValues) {
@@ -189,6 +184,23 @@ TEST(HostTensorTest, ZerosNumelAndShape) {
   EXPECT_EQ(empty.numel(), 0);
   EXPECT_EQ(empty.byteSize(), 0u);
   EXPECT_EQ(empty.shapeString(), "3x0");
+}
+
+TEST(HostTensorTest, TensorSpecDescribesAndAllocates) {
+  TensorSpec spec{{2, 3, 5}, DType::BF16};
+  HostTensor t = HostTensor::zeros(spec);
+  EXPECT_EQ(t.shape, spec.shape);
+  EXPECT_EQ(t.dtype, DType::BF16);
+  EXPECT_EQ(t.byteSize(), static_cast<size_t>(2 * 3 * 5 * 2));
+  EXPECT_EQ(t.data, std::vector<uint8_t>(t.byteSize(), 0));
+
+  // The default element type is f32; equality compares shape and type.
+  TensorSpec f32{{2, 3, 5}};
+  EXPECT_EQ(f32.dtype, DType::F32);
+  EXPECT_NE(f32, spec);
+  EXPECT_EQ(f32, (TensorSpec{{2, 3, 5}, DType::F32}));
+  EXPECT_NE(f32, (TensorSpec{{2, 3}, DType::F32}));
+  EXPECT_EQ(HostTensor::zeros(TensorSpec{}).numel(), 1); // A rank-0 f32.
 }
 
 TEST(HostTensorTest, GetAndSetEachDType) {

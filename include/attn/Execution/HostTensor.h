@@ -1,17 +1,21 @@
 //===- HostTensor.h - Host tensors and element conversions ------*- C++ -*-===//
 //
-// A dense, C-ordered tensor of raw little-endian element bytes, plus the
-// scalar conversions (f16, bf16) and the seeded random fills that every tool
-// shares. Deliberately free of MLIR/LLVM so that the runner, the tests and
-// the Python package can all link it.
+// A dense, C-ordered tensor of raw little-endian element bytes, its
+// description (TensorSpec), plus the scalar conversions (f16, bf16) and the
+// seeded random fills that every tool shares. Free of MLIR (it needs LLVM's
+// Support only) so that the runner, the tests and the Python package can all
+// link it.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ATTN_EXECUTION_HOSTTENSOR_H
 #define ATTN_EXECUTION_HOSTTENSOR_H
 
+#include "llvm/ADT/StringRef.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +27,9 @@ enum class DType { F32, F16, BF16, Bool, F64 };
 size_t dtypeSize(DType dtype);
 /// MLIR spelling of the element type: "f32", "f16", "bf16", "i1", "f64".
 const char *dtypeName(DType dtype);
-/// Parses "f32", "f16", "bf16", "f64", and "i1"/"bool" for Bool. Returns false
-/// (leaving `out` untouched) for anything else.
-bool parseDType(const std::string &s, DType &out);
+/// Parses "f32", "f16", "bf16", "f64", and "i1"/"bool" for Bool; nullopt for
+/// anything else (the spelling is case-sensitive).
+std::optional<DType> parseDType(llvm::StringRef s);
 
 /// IEEE binary16 <-> binary32, round-to-nearest-even, with infinities, NaNs
 /// and subnormals handled exactly.
@@ -35,6 +39,18 @@ uint16_t floatToHalf(float value);
 float bf16ToFloat(uint16_t bits);
 uint16_t floatToBf16(float value);
 
+/// The shape and element type of one tensor: what a function's argument or
+/// result needs allocated.
+struct TensorSpec {
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+
+  bool operator==(const TensorSpec &other) const {
+    return shape == other.shape && dtype == other.dtype;
+  }
+  bool operator!=(const TensorSpec &other) const { return !(*this == other); }
+};
+
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
@@ -43,6 +59,8 @@ struct HostTensor {
 
   /// A tensor of `shape` with every byte zero (0.0 / false).
   static HostTensor zeros(DType dtype, std::vector<int64_t> shape);
+  /// The same for the shape and element type of `spec`.
+  static HostTensor zeros(const TensorSpec &spec);
 
   /// Product of the dims (1 for a scalar); 0 if any dim is negative.
   int64_t numel() const;
