@@ -22,6 +22,10 @@ static const size_t kMagicSize = 6;
 /// be memory-mapped with aligned loads.
 static const size_t kAlignment = 64;
 
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
 namespace {
 
 /// The three keys NumPy requires, as parsed from the header dict.
@@ -37,65 +41,64 @@ class HeaderParser {
 public:
   explicit HeaderParser(const std::string &text) : text(text) {}
 
-  bool parse(NpyHeader &header, std::string &error) {
+  llvm::Expected<NpyHeader> parse() {
+    NpyHeader header;
     bool haveDescr = false, haveFortran = false, haveShape = false;
     skipSpace();
     if (!consume('{'))
-      return fail("expected '{' at the start of the header dict", error);
+      return fail("expected '{' at the start of the header dict");
     while (true) {
       skipSpace();
       if (consume('}'))
         break;
       std::string key;
       if (!parseString(key))
-        return fail("expected a quoted key in the header dict", error);
+        return fail("expected a quoted key in the header dict");
       skipSpace();
       if (!consume(':'))
-        return fail("expected ':' after key '" + key + "'", error);
+        return fail("expected ':' after key '" + key + "'");
       skipSpace();
       if (key == "descr") {
         if (haveDescr)
-          return fail("duplicate key 'descr'", error);
+          return fail("duplicate key 'descr'");
         haveDescr = true;
         if (!parseString(header.descr))
           return fail("expected a string value for 'descr' (structured "
-                      "dtypes are not supported)",
-                      error);
+                      "dtypes are not supported)");
       } else if (key == "fortran_order") {
         if (haveFortran)
-          return fail("duplicate key 'fortran_order'", error);
+          return fail("duplicate key 'fortran_order'");
         haveFortran = true;
         if (!parseBool(header.fortranOrder))
-          return fail("expected True or False for 'fortran_order'", error);
+          return fail("expected True or False for 'fortran_order'");
       } else if (key == "shape") {
         if (haveShape)
-          return fail("duplicate key 'shape'", error);
+          return fail("duplicate key 'shape'");
         haveShape = true;
-        if (!parseShape(header.shape, error))
-          return false;
+        if (llvm::Error err = parseShape(header.shape))
+          return std::move(err);
       } else {
-        return fail("unexpected key '" + key + "' in the header dict", error);
+        return fail("unexpected key '" + key + "' in the header dict");
       }
       skipSpace();
       if (consume(','))
         continue;
       if (consume('}'))
         break;
-      return fail("expected ',' or '}' after the value of '" + key + "'",
-                  error);
+      return fail("expected ',' or '}' after the value of '" + key + "'");
     }
     // NumPy pads with spaces and ends with '\n'; some writers pad with NULs.
     while (pos < text.size() && (isSpace(text[pos]) || text[pos] == '\0'))
       ++pos;
     if (pos != text.size())
-      return fail("unexpected text after the header dict", error);
+      return fail("unexpected text after the header dict");
     if (!haveDescr)
-      return fail("the header dict has no 'descr'", error);
+      return fail("the header dict has no 'descr'");
     if (!haveFortran)
-      return fail("the header dict has no 'fortran_order'", error);
+      return fail("the header dict has no 'fortran_order'");
     if (!haveShape)
-      return fail("the header dict has no 'shape'", error);
-    return true;
+      return fail("the header dict has no 'shape'");
+    return header;
   }
 
 private:
@@ -104,10 +107,9 @@ private:
   }
   static bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
-  bool fail(const std::string &message, std::string &error) {
-    error = "malformed header: " + message + " (at offset " +
-            std::to_string(pos) + " of \"" + text + "\")";
-    return false;
+  llvm::Error fail(const std::string &message) const {
+    return makeError("malformed header: " + message + " (at offset " +
+                     std::to_string(pos) + " of \"" + text + "\")");
   }
 
   void skipSpace() {
@@ -156,21 +158,21 @@ private:
     return false;
   }
 
-  bool parseShape(std::vector<int64_t> &shape, std::string &error) {
+  llvm::Error parseShape(std::vector<int64_t> &shape) {
     shape.clear();
     if (!consume('('))
-      return fail("expected a tuple for 'shape'", error);
+      return fail("expected a tuple for 'shape'");
     skipSpace();
     if (consume(')'))
-      return true; // () is a scalar.
+      return llvm::Error::success(); // () is a scalar.
     while (true) {
       if (pos >= text.size() || !isDigit(text[pos]))
-        return fail("expected a non-negative integer in 'shape'", error);
+        return fail("expected a non-negative integer in 'shape'");
       int64_t dim = 0;
       while (pos < text.size() && isDigit(text[pos])) {
         int digit = text[pos++] - '0';
         if (dim > (std::numeric_limits<int64_t>::max() - digit) / 10)
-          return fail("dimension too large in 'shape'", error);
+          return fail("dimension too large in 'shape'");
         dim = dim * 10 + digit;
       }
       consume('L'); // Python 2 long literals.
@@ -179,12 +181,12 @@ private:
       if (consume(')'))
         break;
       if (!consume(','))
-        return fail("expected ',' or ')' in 'shape'", error);
+        return fail("expected ',' or ')' in 'shape'");
       skipSpace();
       if (consume(')')) // (5,) and trailing commas.
         break;
     }
-    return true;
+    return llvm::Error::success();
   }
 
   const std::string &text;
@@ -193,26 +195,23 @@ private:
 
 } // namespace
 
-static bool descrToDType(const std::string &descr, DType &dtype,
-                         std::string &error) {
+static llvm::Expected<DType> descrToDType(const std::string &descr) {
   if (descr == "<f4")
-    dtype = DType::F32;
-  else if (descr == "<f2")
-    dtype = DType::F16;
-  else if (descr == "<u2")
-    dtype = DType::BF16;
-  else if (descr == "|b1" || descr == "<b1" || descr == ">b1" || descr == "=b1")
-    dtype = DType::Bool;
-  else if (descr == "<f8")
-    dtype = DType::F64;
-  else if (!descr.empty() && descr[0] == '>')
-    error = "big-endian dtype '" + descr +
-            "' is not supported (only little-endian '<f4', '<f2', '<u2', "
-            "'|b1', '<f8')";
-  else
-    error = "unsupported dtype '" + descr +
-            "' (expected '<f4', '<f2', '<u2' for bf16, '|b1' or '<f8')";
-  return error.empty();
+    return DType::F32;
+  if (descr == "<f2")
+    return DType::F16;
+  if (descr == "<u2")
+    return DType::BF16;
+  if (descr == "|b1" || descr == "<b1" || descr == ">b1" || descr == "=b1")
+    return DType::Bool;
+  if (descr == "<f8")
+    return DType::F64;
+  if (!descr.empty() && descr[0] == '>')
+    return makeError("big-endian dtype '" + descr +
+                     "' is not supported (only little-endian '<f4', '<f2', "
+                     "'<u2', '|b1', '<f8')");
+  return makeError("unsupported dtype '" + descr +
+                   "' (expected '<f4', '<f2', '<u2' for bf16, '|b1' or '<f8')");
 }
 
 static const char *dtypeToDescr(DType dtype) {
@@ -244,88 +243,74 @@ static std::string shapeRepr(const std::vector<int64_t> &shape) {
   return s + ")";
 }
 
-bool parseNpy(const std::vector<uint8_t> &bytes, HostTensor &out,
-              std::string &error) {
-  error.clear();
+llvm::Expected<HostTensor> parseNpy(llvm::ArrayRef<uint8_t> bytes) {
   size_t size = bytes.size();
   size_t magicLen = size < kMagicSize ? size : kMagicSize;
-  if (size == 0 || std::memcmp(bytes.data(), kMagic, magicLen) != 0) {
-    error = "bad magic: not a .npy file (expected \\x93NUMPY)";
-    return false;
-  }
-  if (size < kMagicSize + 2) {
-    error = "truncated header: the file ends inside the preamble";
-    return false;
-  }
+  if (size == 0 || std::memcmp(bytes.data(), kMagic, magicLen) != 0)
+    return makeError("bad magic: not a .npy file (expected \\x93NUMPY)");
+  if (size < kMagicSize + 2)
+    return makeError("truncated header: the file ends inside the preamble");
   unsigned major = bytes[6], minor = bytes[7];
   size_t lenBytes;
   if (major == 1)
     lenBytes = 2;
   else if (major == 2 || major == 3)
     lenBytes = 4;
-  else {
-    error = "unsupported .npy format version " + std::to_string(major) + "." +
-            std::to_string(minor) + " (expected 1.0, 2.0 or 3.0)";
-    return false;
-  }
-  if (size < 8 + lenBytes) {
-    error = "truncated header: the file ends inside the header length";
-    return false;
-  }
+  else
+    return makeError("unsupported .npy format version " +
+                     std::to_string(major) + "." + std::to_string(minor) +
+                     " (expected 1.0, 2.0 or 3.0)");
+  if (size < 8 + lenBytes)
+    return makeError("truncated header: the file ends inside the header "
+                     "length");
   size_t headerLen = 0;
   for (size_t i = 0; i < lenBytes; ++i)
     headerLen |= static_cast<size_t>(bytes[8 + i]) << (8 * i);
   size_t headerStart = 8 + lenBytes;
-  if (headerLen > size - headerStart) {
-    error = "truncated header: header length is " + std::to_string(headerLen) +
-            " bytes but only " + std::to_string(size - headerStart) +
-            " follow the preamble";
-    return false;
-  }
+  if (headerLen > size - headerStart)
+    return makeError("truncated header: header length is " +
+                     std::to_string(headerLen) + " bytes but only " +
+                     std::to_string(size - headerStart) +
+                     " follow the preamble");
   std::string text(reinterpret_cast<const char *>(bytes.data()) + headerStart,
                    headerLen);
-  NpyHeader header;
-  if (!HeaderParser(text).parse(header, error))
-    return false;
-  if (header.fortranOrder) {
-    error = "fortran_order: True is not supported (only C order)";
-    return false;
-  }
-  DType dtype = DType::F32;
-  if (!descrToDType(header.descr, dtype, error))
-    return false;
+  llvm::Expected<NpyHeader> header = HeaderParser(text).parse();
+  if (!header)
+    return header.takeError();
+  if (header->fortranOrder)
+    return makeError("fortran_order: True is not supported (only C order)");
+  llvm::Expected<DType> dtype = descrToDType(header->descr);
+  if (!dtype)
+    return dtype.takeError();
 
-  size_t elemSize = dtypeSize(dtype);
+  size_t elemSize = dtypeSize(*dtype);
   uint64_t numel = 1;
   const uint64_t maxBytes = std::numeric_limits<int64_t>::max();
-  for (int64_t dim : header.shape) {
-    if (dim != 0 && numel > maxBytes / elemSize / static_cast<uint64_t>(dim)) {
-      error = "shape " + shapeRepr(header.shape) + " is too large";
-      return false;
-    }
+  for (int64_t dim : header->shape) {
+    if (dim != 0 && numel > maxBytes / elemSize / static_cast<uint64_t>(dim))
+      return makeError("shape " + shapeRepr(header->shape) + " is too large");
     numel *= static_cast<uint64_t>(dim);
   }
   uint64_t expected = numel * elemSize;
   size_t dataStart = headerStart + headerLen;
   uint64_t available = size - dataStart;
-  if (available != expected) {
-    error = std::string(available < expected ? "truncated data"
-                                             : "data size mismatch") +
-            ": shape " + shapeRepr(header.shape) + " of '" + header.descr +
-            "' needs " + std::to_string(expected) + " bytes but the file has " +
-            std::to_string(available);
-    return false;
-  }
+  if (available != expected)
+    return makeError(std::string(available < expected ? "truncated data"
+                                                      : "data size mismatch") +
+                     ": shape " + shapeRepr(header->shape) + " of '" +
+                     header->descr + "' needs " + std::to_string(expected) +
+                     " bytes but the file has " + std::to_string(available));
 
-  out.dtype = dtype;
-  out.shape = header.shape;
+  HostTensor out;
+  out.dtype = *dtype;
+  out.shape = std::move(header->shape);
   out.data.assign(bytes.begin() + dataStart, bytes.end());
   // NumPy only writes 0/1, but other writers may not; normalize so that raw
   // byte comparisons of masks are meaningful.
-  if (dtype == DType::Bool)
+  if (out.dtype == DType::Bool)
     for (uint8_t &b : out.data)
       b = b != 0;
-  return true;
+  return out;
 }
 
 std::vector<uint8_t> serializeNpy(const HostTensor &t) {
@@ -368,13 +353,12 @@ std::vector<uint8_t> serializeNpy(const HostTensor &t) {
   return bytes;
 }
 
-bool readNpy(const std::string &path, HostTensor &out, std::string &error) {
-  error.clear();
-  std::FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    error = path + ": cannot open for reading: " + std::strerror(errno);
-    return false;
-  }
+llvm::Expected<HostTensor> readNpy(llvm::StringRef path) {
+  std::string name = path.str();
+  std::FILE *f = std::fopen(name.c_str(), "rb");
+  if (!f)
+    return makeError(name +
+                     ": cannot open for reading: " + std::strerror(errno));
   std::vector<uint8_t> bytes;
   uint8_t buffer[1 << 16];
   size_t n;
@@ -382,46 +366,36 @@ bool readNpy(const std::string &path, HostTensor &out, std::string &error) {
     bytes.insert(bytes.end(), buffer, buffer + n);
   bool readFailed = std::ferror(f) != 0;
   std::fclose(f);
-  if (readFailed) {
-    error = path + ": read error";
-    return false;
-  }
-  if (!parseNpy(bytes, out, error)) {
-    error = path + ": " + error;
-    return false;
-  }
-  return true;
+  if (readFailed)
+    return makeError(name + ": read error");
+  llvm::Expected<HostTensor> t = parseNpy(bytes);
+  if (!t)
+    return makeError(name + ": " + llvm::toString(t.takeError()));
+  return t;
 }
 
-bool writeNpy(const std::string &path, const HostTensor &t,
-              std::string &error) {
-  error.clear();
-  for (int64_t dim : t.shape) {
-    if (dim < 0) {
-      error = path + ": cannot write a tensor with a negative dimension (" +
-              t.shapeString() + ")";
-      return false;
-    }
-  }
-  if (t.data.size() != t.byteSize()) {
-    error = path + ": tensor of shape " + t.shapeString() + " and type " +
-            dtypeName(t.dtype) + " holds " + std::to_string(t.data.size()) +
-            " bytes, expected " + std::to_string(t.byteSize());
-    return false;
-  }
+llvm::Error writeNpy(llvm::StringRef path, const HostTensor &t) {
+  std::string name = path.str();
+  for (int64_t dim : t.shape)
+    if (dim < 0)
+      return makeError(name +
+                       ": cannot write a tensor with a negative dimension (" +
+                       t.shapeString() + ")");
+  if (t.data.size() != t.byteSize())
+    return makeError(name + ": tensor of shape " + t.shapeString() +
+                     " and type " + dtypeName(t.dtype) + " holds " +
+                     std::to_string(t.data.size()) + " bytes, expected " +
+                     std::to_string(t.byteSize()));
   std::vector<uint8_t> bytes = serializeNpy(t);
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f) {
-    error = path + ": cannot open for writing: " + std::strerror(errno);
-    return false;
-  }
+  std::FILE *f = std::fopen(name.c_str(), "wb");
+  if (!f)
+    return makeError(name +
+                     ": cannot open for writing: " + std::strerror(errno));
   size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
   bool closeFailed = std::fclose(f) != 0;
-  if (written != bytes.size() || closeFailed) {
-    error = path + ": write failed: " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  if (written != bytes.size() || closeFailed)
+    return makeError(name + ": write failed: " + std::strerror(errno));
+  return llvm::Error::success();
 }
 
 } // namespace mlir::attn::exec

@@ -377,9 +377,8 @@ std::string joinPath(const std::string &dir, const std::string &file) {
 }
 
 void dumpTensor(const std::string &name, const HostTensor &t) {
-  std::string err;
-  if (!writeNpy(joinPath(dumpDir, name), t, err))
-    badInput(err);
+  if (llvm::Error err = writeNpy(joinPath(dumpDir, name), t))
+    badInput(llvm::toString(std::move(err)));
 }
 
 } // namespace
@@ -503,10 +502,12 @@ int main(int argc, char **argv) {
   std::vector<HostTensor> inputs(shape.args.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputsDir.empty()) {
-      std::string err,
-          path = joinPath(inputsDir, "arg" + std::to_string(i) + ".npy");
-      if (!readNpy(path, inputs[i], err))
-        badInput(err);
+      std::string path =
+          joinPath(inputsDir, "arg" + std::to_string(i) + ".npy");
+      llvm::Expected<HostTensor> read = readNpy(path);
+      if (!read)
+        badInput(llvm::toString(read.takeError()));
+      inputs[i] = std::move(*read);
       if (inputs[i].dtype != shape.argTypes[i] ||
           inputs[i].shape != shape.args[i]) {
         HostTensor expected =

@@ -2,6 +2,7 @@
 
 #include "attn/Execution/Npy.h"
 
+#include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
 #include <cstdio>
@@ -53,12 +54,36 @@ void expectSameTensor(const HostTensor &a, const HostTensor &b) {
   EXPECT_EQ(a.data, b.data);
 }
 
+/// The value of `x`, failing the test (and returning T()) on an error.
+template <typename T> T valueOrFail(llvm::Expected<T> x) {
+  if (!x) {
+    ADD_FAILURE() << llvm::toString(x.takeError());
+    return T();
+  }
+  return std::move(*x);
+}
+
+/// The message of `x`'s error, or "" (and a test failure) if it succeeded.
+template <typename T> std::string errorOf(llvm::Expected<T> x) {
+  if (x) {
+    ADD_FAILURE() << "expected an error";
+    return "";
+  }
+  return llvm::toString(x.takeError());
+}
+
+std::string errorOf(llvm::Error err) {
+  if (!err) {
+    ADD_FAILURE() << "expected an error";
+    return "";
+  }
+  return llvm::toString(std::move(err));
+}
+
 /// Parses `bytes`, expecting failure with a message containing `needle`.
 void expectRejected(const std::vector<uint8_t> &bytes,
                     const std::string &needle) {
-  HostTensor t;
-  std::string error;
-  EXPECT_FALSE(parseNpy(bytes, t, error));
+  std::string error = errorOf(parseNpy(bytes));
   EXPECT_FALSE(error.empty());
   EXPECT_NE(error.find(needle), std::string::npos)
       << "message \"" << error << "\" does not mention \"" << needle << "\"";
@@ -79,12 +104,10 @@ TEST(NpyTest, RoundTripInMemory) {
       size_t dataStart = bytes.size() - t.byteSize();
       EXPECT_EQ(dataStart % 64, 0u);
       EXPECT_EQ(bytes[dataStart - 1], '\n');
-      HostTensor back;
-      std::string error;
-      ASSERT_TRUE(parseNpy(bytes, back, error))
-          << error << " for " << dtypeName(dtype) << " " << t.shapeString();
-      EXPECT_TRUE(error.empty());
-      expectSameTensor(back, t);
+      llvm::Expected<HostTensor> back = parseNpy(bytes);
+      ASSERT_TRUE(!!back) << llvm::toString(back.takeError()) << " for "
+                          << dtypeName(dtype) << " " << t.shapeString();
+      expectSameTensor(*back, t);
     }
   }
 }
@@ -96,11 +119,11 @@ TEST(NpyTest, RoundTripThroughFile) {
       HostTensor t = randomTensor(dtype, shape, seed++);
       std::string path = tempPath(std::string(dtypeName(dtype)) + "_" +
                                   std::to_string(shape.size()));
-      std::string error;
-      ASSERT_TRUE(writeNpy(path, t, error)) << error;
-      HostTensor back;
-      ASSERT_TRUE(readNpy(path, back, error)) << error;
-      expectSameTensor(back, t);
+      llvm::Error written = writeNpy(path, t);
+      ASSERT_FALSE(!!written) << llvm::toString(std::move(written));
+      llvm::Expected<HostTensor> back = readNpy(path);
+      ASSERT_TRUE(!!back) << llvm::toString(back.takeError());
+      expectSameTensor(*back, t);
       std::remove(path.c_str());
     }
   }
@@ -153,9 +176,7 @@ TEST(NpyTest, ReadsVersion2) {
   std::vector<uint8_t> bytes = makeNpy(
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", data, 2);
   ASSERT_EQ(bytes[6], 2);
-  HostTensor t;
-  std::string error;
-  ASSERT_TRUE(parseNpy(bytes, t, error)) << error;
+  HostTensor t = valueOrFail(parseNpy(bytes));
   EXPECT_EQ(t.dtype, DType::F32);
   EXPECT_EQ(t.shape, (std::vector<int64_t>{2}));
   EXPECT_EQ(t.getAsDouble(0), 1.0);
@@ -172,47 +193,36 @@ TEST(NpyTest, ParsesHeaderDictsRobustly) {
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }",
   };
   for (const char *dict : dicts) {
-    HostTensor t;
-    std::string error;
-    ASSERT_TRUE(parseNpy(makeNpy(dict, six), t, error))
-        << dict << ": " << error;
-    EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3})) << dict;
-    EXPECT_EQ(t.dtype, DType::F32);
+    llvm::Expected<HostTensor> t = parseNpy(makeNpy(dict, six));
+    ASSERT_TRUE(!!t) << dict << ": " << llvm::toString(t.takeError());
+    EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3})) << dict;
+    EXPECT_EQ(t->dtype, DType::F32);
   }
-  HostTensor t;
-  std::string error;
-  ASSERT_TRUE(parseNpy(makeNpy("{'descr': '<f8', 'fortran_order': False, "
-                               "'shape': ()}",
-                               std::vector<uint8_t>(8, 0)),
-                       t, error))
-      << error;
+  HostTensor t =
+      valueOrFail(parseNpy(makeNpy("{'descr': '<f8', 'fortran_order': False, "
+                                   "'shape': ()}",
+                                   std::vector<uint8_t>(8, 0))));
   EXPECT_TRUE(t.shape.empty());
   EXPECT_EQ(t.numel(), 1);
-  ASSERT_TRUE(parseNpy(makeNpy("{'descr': '<f2', 'fortran_order': False, "
-                               "'shape': (5,)}",
-                               std::vector<uint8_t>(10, 0)),
-                       t, error))
-      << error;
+  EXPECT_EQ(t.dtype, DType::F64);
+  t = valueOrFail(parseNpy(makeNpy("{'descr': '<f2', 'fortran_order': False, "
+                                   "'shape': (5,)}",
+                                   std::vector<uint8_t>(10, 0))));
   EXPECT_EQ(t.shape, (std::vector<int64_t>{5}));
   EXPECT_EQ(t.dtype, DType::F16);
 }
 
 TEST(NpyTest, U2ReadsAsBF16AndBoolsAreNormalized) {
-  HostTensor t;
-  std::string error;
-  ASSERT_TRUE(parseNpy(makeNpy("{'descr': '<u2', 'fortran_order': False, "
-                               "'shape': (1,), }",
-                               {0x80, 0x3f}),
-                       t, error))
-      << error;
+  HostTensor t =
+      valueOrFail(parseNpy(makeNpy("{'descr': '<u2', 'fortran_order': False, "
+                                   "'shape': (1,), }",
+                                   {0x80, 0x3f})));
   EXPECT_EQ(t.dtype, DType::BF16);
   EXPECT_EQ(t.getAsDouble(0), 1.0);
 
-  ASSERT_TRUE(parseNpy(makeNpy("{'descr': '|b1', 'fortran_order': False, "
-                               "'shape': (3,), }",
-                               {0, 1, 5}),
-                       t, error))
-      << error;
+  t = valueOrFail(parseNpy(makeNpy("{'descr': '|b1', 'fortran_order': False, "
+                                   "'shape': (3,), }",
+                                   {0, 1, 5})));
   EXPECT_EQ(t.dtype, DType::Bool);
   EXPECT_EQ(t.data, (std::vector<uint8_t>{0, 1, 1}));
 }
@@ -248,6 +258,22 @@ TEST(NpyTest, RejectsTruncatedOrOversizedData) {
   std::vector<uint8_t> longer = bytes;
   longer.push_back(0);
   expectRejected(longer, "data size");
+}
+
+TEST(NpyTest, MessagesAreExact) {
+  // attn-run prints these after "path: "; the lit tests match the wording.
+  EXPECT_EQ(errorOf(parseNpy(bytesOf("PK\x03\x04"))),
+            "bad magic: not a .npy file (expected \\x93NUMPY)");
+  std::vector<uint8_t> bytes =
+      serializeNpy(HostTensor::zeros(DType::F32, {2, 3}));
+  bytes.pop_back();
+  EXPECT_EQ(errorOf(parseNpy(bytes)),
+            "truncated data: shape (2, 3) of '<f4' needs 24 bytes but the "
+            "file has 23");
+  EXPECT_EQ(errorOf(parseNpy(makeNpy("{'descr': '<f4', 'fortran_order': "
+                                     "True, 'shape': (2,), }",
+                                     std::vector<uint8_t>(8, 0)))),
+            "fortran_order: True is not supported (only C order)");
 }
 
 TEST(NpyTest, RejectsFortranOrder) {
@@ -311,10 +337,9 @@ TEST(NpyTest, RejectsMalformedHeaders) {
 
 TEST(NpyTest, ReadErrorsNameTheFile) {
   std::string missing = tempPath("does_not_exist");
-  HostTensor t;
-  std::string error;
-  EXPECT_FALSE(readNpy(missing, t, error));
-  EXPECT_NE(error.find(missing), std::string::npos) << error;
+  std::string error = errorOf(readNpy(missing));
+  EXPECT_EQ(error, missing + ": cannot open for reading: No such file or "
+                             "directory");
 
   std::string bad = tempPath("big_endian");
   std::vector<uint8_t> bytes =
@@ -324,20 +349,27 @@ TEST(NpyTest, ReadErrorsNameTheFile) {
   ASSERT_NE(f, nullptr);
   std::fwrite(bytes.data(), 1, bytes.size(), f);
   std::fclose(f);
-  EXPECT_FALSE(readNpy(bad, t, error));
-  EXPECT_NE(error.find(bad), std::string::npos) << error;
+  error = errorOf(readNpy(bad));
+  EXPECT_EQ(error.rfind(bad + ": ", 0), 0u) << error;
   EXPECT_NE(error.find(">f4"), std::string::npos) << error;
   std::remove(bad.c_str());
 }
 
 TEST(NpyTest, WriteErrors) {
-  std::string error;
   HostTensor t = HostTensor::zeros(DType::F32, {2});
-  EXPECT_FALSE(writeNpy("/nonexistent-dir/x/y.npy", t, error));
-  EXPECT_NE(error.find("/nonexistent-dir/x/y.npy"), std::string::npos);
+  std::string error = errorOf(writeNpy("/nonexistent-dir/x/y.npy", t));
+  EXPECT_EQ(error.rfind("/nonexistent-dir/x/y.npy: cannot open for writing", 0),
+            0u)
+      << error;
   t.data.pop_back();
-  EXPECT_FALSE(writeNpy(tempPath("inconsistent"), t, error));
-  EXPECT_NE(error.find("bytes"), std::string::npos) << error;
+  std::string path = tempPath("inconsistent");
+  error = errorOf(writeNpy(path, t));
+  EXPECT_EQ(error, path + ": tensor of shape 2 and type f32 holds 7 bytes, "
+                          "expected 8");
+  HostTensor negative;
+  negative.shape = {-1};
+  error = errorOf(writeNpy(path, negative));
+  EXPECT_NE(error.find("negative dimension"), std::string::npos) << error;
 }
 
 } // namespace

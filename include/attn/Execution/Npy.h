@@ -13,22 +13,22 @@
 
 #include "attn/Execution/HostTensor.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace mlir::attn::exec {
 
-/// Reads the file at `path`. On failure returns false and sets `error` to a
-/// message that starts with the path.
-bool readNpy(const std::string &path, HostTensor &out, std::string &error);
-/// Writes `t` to `path`. On failure returns false and sets `error`.
-bool writeNpy(const std::string &path, const HostTensor &t, std::string &error);
+/// Reads the file at `path`; an error's message starts with the path.
+llvm::Expected<HostTensor> readNpy(llvm::StringRef path);
+/// Writes `t` to `path`; an error's message starts with the path.
+llvm::Error writeNpy(llvm::StringRef path, const HostTensor &t);
 
-/// Parses the bytes of a whole .npy file. On failure returns false and sets
-/// `error`; `out` is then unspecified.
-bool parseNpy(const std::vector<uint8_t> &bytes, HostTensor &out,
-              std::string &error);
+/// Parses the bytes of a whole .npy file.
+llvm::Expected<HostTensor> parseNpy(llvm::ArrayRef<uint8_t> bytes);
 /// The bytes of a version 1.0 .npy file holding `t`.
 std::vector<uint8_t> serializeNpy(const HostTensor &t);
 
