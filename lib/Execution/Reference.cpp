@@ -46,71 +46,78 @@ int64_t SdpaProblem::flops() const {
   return 2 * b * hq * (d + dv) * pairs;
 }
 
-std::string SdpaProblem::validate() const {
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Error SdpaProblem::validate() const {
   const std::pair<const char *, int64_t> dims[] = {
       {"b", b},   {"hq", hq}, {"hkv", hkv}, {"lq", lq},
       {"lk", lk}, {"d", d},   {"dv", dv}};
   for (const auto &[name, value] : dims)
     if (value <= 0)
-      return std::string("expected ") + name + " to be positive, got " +
-             std::to_string(value);
+      return makeError(std::string("expected ") + name +
+                       " to be positive, got " + std::to_string(value));
   if (hq % hkv != 0)
-    return "expected hq (" + std::to_string(hq) +
-           ") to be a multiple of hkv (" + std::to_string(hkv) + ")";
+    return makeError("expected hq (" + std::to_string(hq) +
+                     ") to be a multiple of hkv (" + std::to_string(hkv) + ")");
   if (mask == MaskKind::None)
-    return "";
+    return llvm::Error::success();
   if (maskShape.size() != 4)
-    return "expected a rank-4 mask shape, got rank " +
-           std::to_string(maskShape.size());
+    return makeError("expected a rank-4 mask shape, got rank " +
+                     std::to_string(maskShape.size()));
   const int64_t full[4] = {b, hq, lq, lk};
   const char *names[4] = {"b", "hq", "lq", "lk"};
   for (int i = 0; i < 4; ++i)
     if (maskShape[i] != full[i] && maskShape[i] != 1)
-      return "expected mask dim " + std::to_string(i) + " (" +
-             std::to_string(maskShape[i]) + ") to be 1 or equal " + names[i] +
-             " (" + std::to_string(full[i]) + ")";
-  return "";
+      return makeError("expected mask dim " + std::to_string(i) + " (" +
+                       std::to_string(maskShape[i]) + ") to be 1 or equal " +
+                       names[i] + " (" + std::to_string(full[i]) + ")");
+  return llvm::Error::success();
 }
 
 static bool isFloatType(DType dtype) { return dtype != DType::Bool; }
 
-static std::string checkShape(const char *name, const HostTensor &t,
+static llvm::Error checkShape(const char *name, const HostTensor &t,
                               const std::vector<int64_t> &expected) {
   if (t.shape != expected) {
     HostTensor want;
     want.shape = expected;
-    return std::string("expected ") + name + " of shape " + want.shapeString() +
-           ", got " + t.shapeString();
+    return makeError(std::string("expected ") + name + " of shape " +
+                     want.shapeString() + ", got " + t.shapeString());
   }
   if (t.data.size() != t.byteSize())
-    return std::string(name) + " holds " + std::to_string(t.data.size()) +
-           " bytes, expected " + std::to_string(t.byteSize());
-  return "";
+    return makeError(std::string(name) + " holds " +
+                     std::to_string(t.data.size()) + " bytes, expected " +
+                     std::to_string(t.byteSize()));
+  return llvm::Error::success();
 }
 
-std::string validateOperands(const SdpaProblem &p, const HostTensor &q,
+llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
                              const HostTensor &k, const HostTensor &v,
                              const HostTensor *mask) {
-  std::string error = p.validate();
-  if (!error.empty())
-    return error;
-  if (!(error = checkShape("query", q, {p.b, p.hq, p.lq, p.d})).empty() ||
-      !(error = checkShape("key", k, {p.b, p.hkv, p.lk, p.d})).empty() ||
-      !(error = checkShape("value", v, {p.b, p.hkv, p.lk, p.dv})).empty())
-    return error;
+  if (llvm::Error err = p.validate())
+    return err;
+  if (llvm::Error err = checkShape("query", q, {p.b, p.hq, p.lq, p.d}))
+    return err;
+  if (llvm::Error err = checkShape("key", k, {p.b, p.hkv, p.lk, p.d}))
+    return err;
+  if (llvm::Error err = checkShape("value", v, {p.b, p.hkv, p.lk, p.dv}))
+    return err;
   if (!isFloatType(q.dtype) || !isFloatType(k.dtype) || !isFloatType(v.dtype))
-    return "expected floating-point query, key and value";
+    return makeError("expected floating-point query, key and value");
   if (p.mask == MaskKind::None)
-    return "";
+    return llvm::Error::success();
   if (!mask)
-    return "the problem has a mask but no mask tensor was given";
-  if (!(error = checkShape("mask", *mask, p.maskShape)).empty())
-    return error;
+    return makeError("the problem has a mask but no mask tensor was given");
+  if (llvm::Error err = checkShape("mask", *mask, p.maskShape))
+    return err;
   if (p.mask == MaskKind::Bool && mask->dtype != DType::Bool)
-    return std::string("expected an i1 mask, got ") + dtypeName(mask->dtype);
+    return makeError(std::string("expected an i1 mask, got ") +
+                     dtypeName(mask->dtype));
   if (p.mask == MaskKind::Float && !isFloatType(mask->dtype))
-    return "expected a floating-point mask, got i1";
-  return "";
+    return makeError("expected a floating-point mask, got i1");
+  return llvm::Error::success();
 }
 
 static std::vector<double> toDoubles(const HostTensor &t) {
@@ -146,7 +153,8 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
   out.assign(rows * nonNeg(p.dv), 0.0);
   if (lse)
     lse->assign(rows, -kInf);
-  if (!validateOperands(p, q, k, v, mask).empty()) {
+  if (llvm::Error err = validateOperands(p, q, k, v, mask)) {
+    llvm::consumeError(std::move(err));
     std::fill(out.begin(), out.end(), kNaN);
     if (lse)
       std::fill(lse->begin(), lse->end(), kNaN);

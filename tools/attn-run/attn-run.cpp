@@ -284,9 +284,8 @@ EntryShape analyzeEntry(func::FuncOp f,
     shape.results.push_back({p.b, p.hq, p.lq});
     shape.resultTypes.push_back(DType::F32);
   }
-  std::string err = p.validate();
-  if (!err.empty())
-    badInput(err);
+  if (llvm::Error err = p.validate())
+    badInput(llvm::toString(std::move(err)));
   shape.problem = p;
   return shape;
 }

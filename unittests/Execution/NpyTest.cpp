@@ -2,6 +2,8 @@
 
 #include "attn/Execution/Npy.h"
 
+#include "ErrorHelpers.h"
+
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 using namespace mlir::attn::exec;
+using namespace attn_test;
 
 namespace {
 
@@ -52,32 +55,6 @@ void expectSameTensor(const HostTensor &a, const HostTensor &b) {
   EXPECT_EQ(a.dtype, b.dtype);
   EXPECT_EQ(a.shape, b.shape);
   EXPECT_EQ(a.data, b.data);
-}
-
-/// The value of `x`, failing the test (and returning T()) on an error.
-template <typename T> T valueOrFail(llvm::Expected<T> x) {
-  if (!x) {
-    ADD_FAILURE() << llvm::toString(x.takeError());
-    return T();
-  }
-  return std::move(*x);
-}
-
-/// The message of `x`'s error, or "" (and a test failure) if it succeeded.
-template <typename T> std::string errorOf(llvm::Expected<T> x) {
-  if (x) {
-    ADD_FAILURE() << "expected an error";
-    return "";
-  }
-  return llvm::toString(x.takeError());
-}
-
-std::string errorOf(llvm::Error err) {
-  if (!err) {
-    ADD_FAILURE() << "expected an error";
-    return "";
-  }
-  return llvm::toString(std::move(err));
 }
 
 /// Parses `bytes`, expecting failure with a message containing `needle`.

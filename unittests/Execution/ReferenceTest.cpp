@@ -2,12 +2,15 @@
 
 #include "attn/Execution/Reference.h"
 
+#include "ErrorHelpers.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
 #include <limits>
 
 using namespace mlir::attn::exec;
+using namespace attn_test;
 
 namespace {
 
@@ -293,7 +296,7 @@ TEST(ReferenceTest, FloatMaskBroadcastEqualsMaterializedMask) {
     std::vector<double> outSmall, lseSmall, outFull, lseFull;
     referenceSdpa(pSmall, ops.q, ops.k, ops.v, &small, outSmall, &lseSmall);
     referenceSdpa(pFull, ops.q, ops.k, ops.v, &full, outFull, &lseFull);
-    ASSERT_EQ(pSmall.validate(), "");
+    ASSERT_EQ(messageOf(pSmall.validate()), "");
     EXPECT_EQ(outSmall, outFull);
     EXPECT_EQ(lseSmall, lseFull);
     for (double x : outSmall)
@@ -438,33 +441,36 @@ TEST(ReferenceTest, FlopsCountAdmittedPairs) {
 
 TEST(ReferenceTest, ValidateReportsProblems) {
   SdpaProblem p = makeProblem(1, 8, 2, 16, 16, 64, 64);
-  EXPECT_EQ(p.validate(), "");
+  EXPECT_EQ(messageOf(p.validate()), "");
   p.hkv = 3;
-  EXPECT_NE(p.validate().find("hkv"), std::string::npos) << p.validate();
+  EXPECT_EQ(messageOf(p.validate()),
+            "expected hq (8) to be a multiple of hkv (3)");
   p.hkv = 2;
   p.lk = 0;
-  EXPECT_NE(p.validate().find("lk"), std::string::npos);
+  EXPECT_EQ(messageOf(p.validate()), "expected lk to be positive, got 0");
   p.lk = 16;
   p.d = -1;
-  EXPECT_NE(p.validate().find("positive"), std::string::npos);
+  EXPECT_NE(messageOf(p.validate()).find("positive"), std::string::npos);
   p.d = 64;
   p.mask = MaskKind::Bool;
   p.maskShape = {1, 16, 16};
-  EXPECT_NE(p.validate().find("rank"), std::string::npos);
+  EXPECT_EQ(messageOf(p.validate()),
+            "expected a rank-4 mask shape, got rank 3");
   p.maskShape = {1, 4, 16, 16};
-  EXPECT_NE(p.validate().find("mask dim 1"), std::string::npos) << p.validate();
+  EXPECT_EQ(messageOf(p.validate()),
+            "expected mask dim 1 (4) to be 1 or equal hq (8)");
   p.maskShape = {1, 8, 1, 16};
-  EXPECT_EQ(p.validate(), "");
+  EXPECT_EQ(messageOf(p.validate()), "");
 }
 
 TEST(ReferenceTest, BadOperandsGiveNaNNotACrash) {
   SdpaProblem p = makeProblem(1, 2, 2, 3, 4, 8, 8);
   p.lse = true;
   Operands ops = randomOperands(p, 121);
-  EXPECT_EQ(validateOperands(p, ops.q, ops.k, ops.v, nullptr), "");
+  EXPECT_EQ(messageOf(validateOperands(p, ops.q, ops.k, ops.v, nullptr)), "");
   HostTensor shortKey = randomTensor(DType::F32, {1, 2, 3, 8}, 1);
-  EXPECT_NE(validateOperands(p, ops.q, shortKey, ops.v, nullptr).find("key"),
-            std::string::npos);
+  EXPECT_EQ(messageOf(validateOperands(p, ops.q, shortKey, ops.v, nullptr)),
+            "expected key of shape 1x2x4x8, got 1x2x3x8");
   std::vector<double> out, lse;
   referenceSdpa(p, ops.q, shortKey, ops.v, nullptr, out, &lse);
   ASSERT_EQ(out.size(), static_cast<size_t>(2 * 3 * 8));
@@ -474,10 +480,15 @@ TEST(ReferenceTest, BadOperandsGiveNaNNotACrash) {
 
   p.mask = MaskKind::Bool;
   p.maskShape = {1, 1, 3, 4};
-  EXPECT_NE(validateOperands(p, ops.q, ops.k, ops.v, nullptr), "");
+  EXPECT_EQ(messageOf(validateOperands(p, ops.q, ops.k, ops.v, nullptr)),
+            "the problem has a mask but no mask tensor was given");
   HostTensor floatMask = HostTensor::zeros(DType::F32, {1, 1, 3, 4});
-  EXPECT_NE(validateOperands(p, ops.q, ops.k, ops.v, &floatMask).find("i1"),
-            std::string::npos);
+  EXPECT_EQ(messageOf(validateOperands(p, ops.q, ops.k, ops.v, &floatMask)),
+            "expected an i1 mask, got f32");
+  // An invalid problem is reported before its operands.
+  p.hkv = 3;
+  EXPECT_EQ(messageOf(validateOperands(p, ops.q, ops.k, ops.v, &floatMask)),
+            "expected hq (2) to be a multiple of hkv (3)");
 }
 
 TEST(CompareTest, ExactMatchIsZero) {

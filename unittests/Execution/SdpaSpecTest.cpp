@@ -2,6 +2,8 @@
 
 #include "attn/Execution/SdpaSpec.h"
 
+#include "ErrorHelpers.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <vector>
 
 using namespace mlir::attn::exec;
+using namespace attn_test;
 
 namespace {
 
@@ -275,7 +278,7 @@ TEST(SdpaSpecTest, ToProblem) {
   EXPECT_EQ(p.mask, MaskKind::Bool);
   EXPECT_EQ(p.maskShape, (std::vector<int64_t>{1, 1, 128, 256}));
   EXPECT_TRUE(p.lse);
-  EXPECT_EQ(p.validate(), "");
+  EXPECT_EQ(messageOf(p.validate()), "");
 
   // A hand-built spec with -1 dims takes the defaults.
   SdpaSpec hand;

@@ -12,8 +12,10 @@
 
 #include "attn/Execution/HostTensor.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
-#include <string>
+#include <optional>
 #include <vector>
 
 namespace mlir::attn::exec {
@@ -36,15 +38,17 @@ struct SdpaProblem {
   /// 2 * b * hq * (d + dv) * P, with P the exact number of (i, j) pairs the
   /// causal rule admits (lq * lk without one).
   int64_t flops() const;
-  /// "" if the problem is well formed, else a message saying what is wrong.
-  std::string validate() const;
+  /// Success if the problem is well formed, else an error saying what is
+  /// wrong.
+  llvm::Error validate() const;
 };
 
-/// "" if `q`, `k`, `v` and `mask` have the shapes and element types that `p`
-/// calls for (q [b,hq,lq,d], k [b,hkv,lk,d], v [b,hkv,lk,dv] of one float type;
-/// mask of p.maskShape, Bool for MaskKind::Bool and floating point for
-/// MaskKind::Float), else a message. Includes p.validate().
-std::string validateOperands(const SdpaProblem &p, const HostTensor &q,
+/// Success if `q`, `k`, `v` and `mask` have the shapes and element types that
+/// `p` calls for (q [b,hq,lq,d], k [b,hkv,lk,d], v [b,hkv,lk,dv] of float
+/// types; mask of p.maskShape, Bool for MaskKind::Bool and floating point for
+/// MaskKind::Float), else an error saying what is wrong. Includes
+/// p.validate().
+llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
                              const HostTensor &k, const HostTensor &v,
                              const HostTensor *mask);
 
