@@ -9,7 +9,6 @@
 
 #include "attn/Execution/SdpaSpec.h"
 
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +18,10 @@ namespace mlir::attn::exec {
 
 /// No single tensor of the problem may hold more elements than this.
 static const int64_t kMaxElements = int64_t(1) << 40;
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
 
 //===----------------------------------------------------------------------===//
 // Small helpers
@@ -159,18 +162,18 @@ SdpaSpec SdpaSpec::withDefaults() const {
   return s;
 }
 
-std::string SdpaSpec::validate() const {
+llvm::Error SdpaSpec::validate() const {
   SdpaSpec s = withDefaults();
   const std::pair<const char *, int64_t> dims[] = {
       {"b", s.b},   {"hq", s.hq}, {"hkv", s.hkv}, {"lq", s.lq},
       {"lk", s.lk}, {"d", s.d},   {"dv", s.dv}};
   for (const auto &[name, value] : dims)
     if (value <= 0)
-      return std::string(name) + "=" + std::to_string(value) +
-             ": expected a positive size";
+      return makeError(std::string(name) + "=" + std::to_string(value) +
+                       ": expected a positive size");
   if (!isElementDType(s.dtype))
-    return std::string("dtype=") + dtypeName(s.dtype) +
-           ": expected f32, f16 or bf16";
+    return makeError(std::string("dtype=") + dtypeName(s.dtype) +
+                     ": expected f32, f16 or bf16");
 
   // Sizes before anything that multiplies them.
   const std::pair<const char *, std::vector<int64_t>> tensors[] = {
@@ -186,36 +189,37 @@ std::string SdpaSpec::validate() const {
   for (const auto &[name, shape] : tensors) {
     int64_t n = 0;
     if (!productChecked(shape, n) || n > kMaxElements)
-      return sizes + ": the " + name + " tensor [" + joinDims(shape) +
-             "] would have more than 2^40 elements";
+      return makeError(sizes + ": the " + name + " tensor [" + joinDims(shape) +
+                       "] would have more than 2^40 elements");
   }
 
   if (s.hq % s.hkv != 0)
-    return "hkv=" + std::to_string(s.hkv) +
-           " does not divide hq=" + std::to_string(s.hq) +
-           " (grouped-query attention needs hq % hkv "
-           "== 0)";
+    return makeError("hkv=" + std::to_string(s.hkv) +
+                     " does not divide hq=" + std::to_string(s.hq) +
+                     " (grouped-query attention needs hq % hkv "
+                     "== 0)");
 
   if (s.mask == MaskKind::None) {
     if (!s.maskShape.empty())
-      return "mask_shape=" + joinDims(s.maskShape) +
-             " given without mask=bool or mask=float";
+      return makeError("mask_shape=" + joinDims(s.maskShape) +
+                       " given without mask=bool or mask=float");
   } else {
     const std::string given = "mask_shape=" + joinDims(s.maskShape);
     if (s.maskShape.size() != 4)
-      return given + ": expected 4 dims, got " +
-             std::to_string(s.maskShape.size());
+      return makeError(given + ": expected 4 dims, got " +
+                       std::to_string(s.maskShape.size()));
     const int64_t full[4] = {s.b, s.hq, s.lq, s.lk};
     const char *names[4] = {"b", "hq", "lq", "lk"};
     for (int i = 0; i < 4; ++i)
       if (s.maskShape[i] != 1 && s.maskShape[i] != full[i])
-        return given + ": dim " + std::to_string(i) + " (" +
-               std::to_string(s.maskShape[i]) + ") must be 1 or " + names[i] +
-               " (" + std::to_string(full[i]) + ")";
+        return makeError(given + ": dim " + std::to_string(i) + " (" +
+                         std::to_string(s.maskShape[i]) + ") must be 1 or " +
+                         names[i] + " (" + std::to_string(full[i]) + ")");
     // Each dim is 1 or a dim bounded above, but their product may not be.
     int64_t n = 0;
     if (!productChecked(s.maskShape, n) || n > kMaxElements)
-      return given + ": the mask tensor would have more than 2^40 elements";
+      return makeError(given +
+                       ": the mask tensor would have more than 2^40 elements");
   }
 
   // FLOPs = 2 * b * hq * (d + dv) * lq * lk must fit in int64 (it bounds the
@@ -224,22 +228,23 @@ std::string SdpaSpec::validate() const {
   if (!mulChecked(flops, s.b, flops) || !mulChecked(flops, s.hq, flops) ||
       !mulChecked(flops, s.d + s.dv, flops) ||
       !mulChecked(flops, s.lq, flops) || !mulChecked(flops, s.lk, flops))
-    return sizes + ": the FLOP count 2*b*hq*(d+dv)*lq*lk overflows int64";
+    return makeError(sizes +
+                     ": the FLOP count 2*b*hq*(d+dv)*lq*lk overflows int64");
 
   if (s.scale) {
     double v = *s.scale;
     std::string given = "scale=" + formatDoubleRoundTrip(v);
     if (!std::isfinite(v))
-      return given + ": expected a finite number";
+      return makeError(given + ": expected a finite number");
     if (v == 0)
-      return given + ": expected a non-zero number";
+      return makeError(given + ": expected a non-zero number");
     float f = static_cast<float>(v);
     if (!std::isfinite(f))
-      return given + ": overflows the f32 scale attribute";
+      return makeError(given + ": overflows the f32 scale attribute");
     if (f == 0)
-      return given + ": rounds to 0 as the f32 scale attribute";
+      return makeError(given + ": rounds to 0 as the f32 scale attribute");
   }
-  return "";
+  return llvm::Error::success();
 }
 
 double SdpaSpec::effectiveScale() const {
@@ -287,38 +292,24 @@ std::string SdpaSpec::toString() const {
   return out;
 }
 
-std::vector<std::vector<int64_t>> SdpaSpec::argShapes() const {
+std::vector<TensorSpec> SdpaSpec::argSpecs() const {
   SdpaSpec s = withDefaults();
-  std::vector<std::vector<int64_t>> shapes = {{s.b, s.hq, s.lq, s.d},
-                                              {s.b, s.hkv, s.lk, s.d},
-                                              {s.b, s.hkv, s.lk, s.dv}};
-  if (s.mask != MaskKind::None)
-    shapes.push_back(s.maskShape);
-  return shapes;
+  std::vector<TensorSpec> specs = {{{s.b, s.hq, s.lq, s.d}, s.dtype},
+                                   {{s.b, s.hkv, s.lk, s.d}, s.dtype},
+                                   {{s.b, s.hkv, s.lk, s.dv}, s.dtype}};
+  if (s.mask == MaskKind::Bool)
+    specs.push_back({s.maskShape, DType::Bool});
+  else if (s.mask == MaskKind::Float)
+    specs.push_back({s.maskShape, s.dtype});
+  return specs;
 }
 
-std::vector<DType> SdpaSpec::argDTypes() const {
-  std::vector<DType> types = {dtype, dtype, dtype};
-  if (mask == MaskKind::Bool)
-    types.push_back(DType::Bool);
-  else if (mask == MaskKind::Float)
-    types.push_back(dtype);
-  return types;
-}
-
-std::vector<std::vector<int64_t>> SdpaSpec::resultShapes() const {
+std::vector<TensorSpec> SdpaSpec::resultSpecs() const {
   SdpaSpec s = withDefaults();
-  std::vector<std::vector<int64_t>> shapes = {{s.b, s.hq, s.lq, s.dv}};
+  std::vector<TensorSpec> specs = {{{s.b, s.hq, s.lq, s.dv}, s.dtype}};
   if (s.lse)
-    shapes.push_back({s.b, s.hq, s.lq});
-  return shapes;
-}
-
-std::vector<DType> SdpaSpec::resultDTypes() const {
-  std::vector<DType> types = {dtype};
-  if (lse)
-    types.push_back(DType::F32);
-  return types;
+    specs.push_back({{s.b, s.hq, s.lq}, DType::F32});
+  return specs;
 }
 
 //===----------------------------------------------------------------------===//
@@ -361,31 +352,25 @@ static bool lookupKey(const std::string &name, Key &key) {
   return false;
 }
 
-/// Reads `value` into the field of `spec` that `key` names, or sets `error`.
-static bool parseValue(Key key, const std::string &name,
-                       const std::string &value, SdpaSpec &spec,
-                       std::string &error) {
+/// Reads `value` into the field of `spec` that `key` names.
+static llvm::Error parseValue(Key key, const std::string &name,
+                              const std::string &value, SdpaSpec &spec) {
   const std::string given = name + "=" + value;
-  auto parseDim = [&](int64_t &field) {
+  auto parseDim = [&](int64_t &field) -> llvm::Error {
     int64_t v = 0;
-    if (!parseInt(value, v)) {
-      error = given + ": malformed integer '" + value + "'";
-      return false;
-    }
+    if (!parseInt(value, v))
+      return makeError(given + ": malformed integer '" + value + "'");
     if (v <= 0) {
-      error = given + ": expected a positive size";
-      return false;
+      return makeError(given + ": expected a positive size");
     }
     field = v;
-    return true;
+    return llvm::Error::success();
   };
-  auto parseFlag = [&](bool &field) {
-    if (value != "0" && value != "1") {
-      error = given + ": expected 0 or 1";
-      return false;
-    }
+  auto parseFlag = [&](bool &field) -> llvm::Error {
+    if (value != "0" && value != "1")
+      return makeError(given + ": expected 0 or 1");
     field = value == "1";
-    return true;
+    return llvm::Error::success();
   };
 
   switch (key) {
@@ -410,11 +395,9 @@ static bool parseValue(Key key, const std::string &name,
       spec.dtype = DType::F16;
     else if (value == "bf16")
       spec.dtype = DType::BF16;
-    else {
-      error = given + ": expected f32, f16 or bf16";
-      return false;
-    }
-    return true;
+    else
+      return makeError(given + ": expected f32, f16 or bf16");
+    return llvm::Error::success();
   case Key::CausalKey:
     if (value == "none")
       spec.causal = Causal::None;
@@ -422,11 +405,9 @@ static bool parseValue(Key key, const std::string &name,
       spec.causal = Causal::TopLeft;
     else if (value == "bottom_right")
       spec.causal = Causal::BottomRight;
-    else {
-      error = given + ": expected none, top_left or bottom_right";
-      return false;
-    }
-    return true;
+    else
+      return makeError(given + ": expected none, top_left or bottom_right");
+    return llvm::Error::success();
   case Key::MaskKey:
     if (value == "none")
       spec.mask = MaskKind::None;
@@ -434,11 +415,9 @@ static bool parseValue(Key key, const std::string &name,
       spec.mask = MaskKind::Bool;
     else if (value == "float")
       spec.mask = MaskKind::Float;
-    else {
-      error = given + ": expected none, bool or float";
-      return false;
-    }
-    return true;
+    else
+      return makeError(given + ": expected none, bool or float");
+    return llvm::Error::success();
   case Key::MaskShape: {
     std::vector<int64_t> dims;
     size_t start = 0;
@@ -447,13 +426,11 @@ static bool parseValue(Key key, const std::string &name,
       std::string part = value.substr(
           start, x == std::string::npos ? std::string::npos : x - start);
       int64_t v = 0;
-      if (!parseInt(part, v)) {
-        error = given + ": malformed dim '" + part + "' (expected AxBxCxD)";
-        return false;
-      }
+      if (!parseInt(part, v))
+        return makeError(given + ": malformed dim '" + part +
+                         "' (expected AxBxCxD)");
       if (v <= 0) {
-        error = given + ": expected positive dims";
-        return false;
+        return makeError(given + ": expected positive dims");
       }
       dims.push_back(v);
       if (x == std::string::npos)
@@ -461,16 +438,14 @@ static bool parseValue(Key key, const std::string &name,
       start = x + 1;
     }
     spec.maskShape = dims;
-    return true;
+    return llvm::Error::success();
   }
   case Key::Scale: {
     double v = 0;
-    if (!parseDouble(value, v)) {
-      error = given + ": malformed number '" + value + "'";
-      return false;
-    }
+    if (!parseDouble(value, v))
+      return makeError(given + ": malformed number '" + value + "'");
     spec.scale = v;
-    return true;
+    return llvm::Error::success();
   }
   case Key::Lse:
     return parseFlag(spec.lse);
@@ -479,12 +454,11 @@ static bool parseValue(Key key, const std::string &name,
   case Key::NumKeys:
     break;
   }
-  error = given + ": unknown key '" + name + "'";
-  return false;
+  return makeError(given + ": unknown key '" + name + "'");
 }
 
-bool parseSdpaSpec(const std::string &text, SdpaSpec &spec,
-                   std::string &error) {
+llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
+  const std::string text = textRef.str();
   SdpaSpec parsed;
   bool seen[static_cast<size_t>(Key::NumKeys)] = {};
   size_t start = 0;
@@ -496,34 +470,27 @@ bool parseSdpaSpec(const std::string &text, SdpaSpec &spec,
     ++itemIndex;
     // An entirely empty spec falls through to the "missing key" message.
     bool wholeTextEmpty = itemIndex == 1 && comma == std::string::npos;
-    if (item.empty() && !wholeTextEmpty) {
-      error = "empty item " + std::to_string(itemIndex) + " in '" + text +
-              "' (stray comma?)";
-      return false;
-    }
+    if (item.empty() && !wholeTextEmpty)
+      return makeError("empty item " + std::to_string(itemIndex) + " in '" +
+                       text + "' (stray comma?)");
     if (!item.empty()) {
       size_t eq = item.find('=');
-      if (eq == std::string::npos) {
-        error = "item '" + item + "' is not key=value";
-        return false;
-      }
+      if (eq == std::string::npos)
+        return makeError("item '" + item + "' is not key=value");
       std::string name = trim(item.substr(0, eq));
       std::string value = trim(item.substr(eq + 1));
       Key key;
-      if (!lookupKey(name, key)) {
-        error = "unknown key '" + name + "' in '" + item +
-                "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
-                "mask_shape, scale, lse or dynamic)";
-        return false;
-      }
+      if (!lookupKey(name, key))
+        return makeError(
+            "unknown key '" + name + "' in '" + item +
+            "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
+            "mask_shape, scale, lse or dynamic)");
       size_t index = static_cast<size_t>(key);
-      if (seen[index]) {
-        error = "duplicate key '" + name + "' in '" + item + "'";
-        return false;
-      }
+      if (seen[index])
+        return makeError("duplicate key '" + name + "' in '" + item + "'");
       seen[index] = true;
-      if (!parseValue(key, name, value, parsed, error))
-        return false;
+      if (llvm::Error err = parseValue(key, name, value, parsed))
+        return std::move(err);
     }
     if (comma == std::string::npos)
       break;
@@ -531,20 +498,13 @@ bool parseSdpaSpec(const std::string &text, SdpaSpec &spec,
   }
 
   for (Key required : {Key::Hq, Key::Lq, Key::D})
-    if (!seen[static_cast<size_t>(required)]) {
-      error = std::string("missing required key '") +
-              kKeyNames[static_cast<size_t>(required)] +
-              "' (hq, lq and d "
-              "have no default)";
-      return false;
-    }
-  std::string problem = parsed.validate();
-  if (!problem.empty()) {
-    error = problem;
-    return false;
-  }
-  spec = parsed.withDefaults();
-  return true;
+    if (!seen[static_cast<size_t>(required)])
+      return makeError(std::string("missing required key '") +
+                       kKeyNames[static_cast<size_t>(required)] +
+                       "' (hq, lq and d have no default)");
+  if (llvm::Error err = parsed.validate())
+    return std::move(err);
+  return parsed.withDefaults();
 }
 
 //===----------------------------------------------------------------------===//
@@ -606,25 +566,24 @@ std::string buildSdpaModuleText(const SdpaSpec &spec,
   bool dyn = s.dynamic;
   // B and the sequence dims (0 and 2) of query, key, value, out and lse.
   std::vector<bool> dyn4 = {dyn, false, dyn, false};
-  std::vector<std::vector<int64_t>> args = s.argShapes();
-  std::vector<DType> argTypes = s.argDTypes();
-  std::vector<std::vector<int64_t>> results = s.resultShapes();
-  std::vector<DType> resultTypes = s.resultDTypes();
+  std::vector<TensorSpec> args = s.argSpecs();
+  std::vector<TensorSpec> results = s.resultSpecs();
 
   std::vector<std::string> argTypeText;
   for (size_t i = 0; i < args.size(); ++i) {
+    const std::vector<int64_t> &shape = args[i].shape;
     std::vector<bool> dynamicDims = dyn4;
     if (i == 3) {
       // The mask: its B, Lq and Lk dims unless broadcast.
-      dynamicDims.assign(args[i].size(), false);
-      for (size_t j = 0; j < args[i].size(); ++j)
-        dynamicDims[j] = dyn && j != 1 && args[i][j] != 1;
+      dynamicDims.assign(shape.size(), false);
+      for (size_t j = 0; j < shape.size(); ++j)
+        dynamicDims[j] = dyn && j != 1 && shape[j] != 1;
     }
-    argTypeText.push_back(tensorType(args[i], dynamicDims, argTypes[i]));
+    argTypeText.push_back(tensorType(shape, dynamicDims, args[i].dtype));
   }
   std::vector<std::string> resultTypeText;
-  for (size_t i = 0; i < results.size(); ++i)
-    resultTypeText.push_back(tensorType(results[i], dyn4, resultTypes[i]));
+  for (const TensorSpec &result : results)
+    resultTypeText.push_back(tensorType(result.shape, dyn4, result.dtype));
 
   static const char *const argNames[] = {"%q", "%k", "%v", "%m"};
   std::string out = "func.func " + symbolRef(funcName) + "(";
@@ -676,164 +635,6 @@ std::string buildSdpaModuleText(const SdpaSpec &spec,
   out += "  return " + values + " : " + resultList + "\n";
   out += "}\n";
   return out;
-}
-
-//===----------------------------------------------------------------------===//
-// JsonWriter
-//===----------------------------------------------------------------------===//
-
-static void appendJsonString(std::string &out, const std::string &s) {
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\b':
-      out += "\\b";
-      break;
-    case '\f':
-      out += "\\f";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-        out += buf;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  out += '"';
-}
-
-void JsonWriter::beforeValue() {
-  if (afterKey) {
-    afterKey = false;
-    return;
-  }
-  if (hasElement.empty())
-    return;
-  if (hasElement.back())
-    out += ',';
-  hasElement.back() = true;
-}
-
-JsonWriter &JsonWriter::beginObject() {
-  beforeValue();
-  out += '{';
-  hasElement.push_back(false);
-  return *this;
-}
-
-JsonWriter &JsonWriter::endObject() {
-  out += '}';
-  if (!hasElement.empty())
-    hasElement.pop_back();
-  afterKey = false;
-  return *this;
-}
-
-JsonWriter &JsonWriter::beginArray() {
-  beforeValue();
-  out += '[';
-  hasElement.push_back(false);
-  return *this;
-}
-
-JsonWriter &JsonWriter::endArray() {
-  out += ']';
-  if (!hasElement.empty())
-    hasElement.pop_back();
-  afterKey = false;
-  return *this;
-}
-
-JsonWriter &JsonWriter::key(const std::string &name) {
-  beforeValue();
-  appendJsonString(out, name);
-  out += ':';
-  afterKey = true;
-  return *this;
-}
-
-JsonWriter &JsonWriter::value(double v) {
-  beforeValue();
-  if (!std::isfinite(v)) {
-    out += "null";
-    return *this;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  out += buf;
-  return *this;
-}
-
-JsonWriter &JsonWriter::value(bool v) {
-  beforeValue();
-  out += v ? "true" : "false";
-  return *this;
-}
-
-JsonWriter &JsonWriter::value(const std::string &v) {
-  beforeValue();
-  appendJsonString(out, v);
-  return *this;
-}
-
-JsonWriter &JsonWriter::value(const char *v) {
-  if (!v)
-    return null();
-  return value(std::string(v));
-}
-
-JsonWriter &JsonWriter::value(const std::vector<int64_t> &values) {
-  beginArray();
-  for (int64_t v : values)
-    valueInt(v);
-  return endArray();
-}
-
-JsonWriter &JsonWriter::value(const std::vector<double> &values) {
-  beginArray();
-  for (double v : values)
-    value(v);
-  return endArray();
-}
-
-JsonWriter &JsonWriter::null() {
-  beforeValue();
-  out += "null";
-  return *this;
-}
-
-JsonWriter &JsonWriter::valueInt(int64_t v) {
-  beforeValue();
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%" PRId64, v);
-  out += buf;
-  return *this;
-}
-
-JsonWriter &JsonWriter::valueUInt(uint64_t v) {
-  beforeValue();
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%" PRIu64, v);
-  out += buf;
-  return *this;
 }
 
 } // namespace mlir::attn::exec

@@ -29,7 +29,9 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -137,6 +139,13 @@ namespace {
 
 /// Where the human-readable summary goes: stdout, or stderr with --json.
 llvm::raw_ostream &out() { return json ? llvm::errs() : llvm::outs(); }
+
+/// A JSON number; null for NaN and infinities, which JSON cannot spell.
+llvm::json::Value jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return nullptr;
+  return v;
+}
 
 std::optional<DType> dtypeOf(Type t) {
   if (t.isF32())
@@ -439,11 +448,11 @@ int main(int argc, char **argv) {
                   "vector<16xf32> FMAs)\n",
                   *peakGflops);
     out() << line;
-    if (json) {
-      JsonWriter j;
-      j.beginObject().key("peak_gflops").value(*peakGflops).endObject();
-      llvm::outs() << j.str() << "\n";
-    }
+    if (json)
+      llvm::outs() << llvm::formatv(
+                          "{0}", llvm::json::Value(llvm::json::Object{
+                                     {"peak_gflops", jsonNumber(*peakGflops)}}))
+                   << "\n";
     return 0;
   }
 
@@ -454,10 +463,10 @@ int main(int argc, char **argv) {
   std::map<std::string, int64_t> dims = parseDims(dimsOpt);
   std::string specText;
   if (!sdpaSpec.empty()) {
-    SdpaSpec spec;
-    std::string err;
-    if (!parseSdpaSpec(sdpaSpec, spec, err))
-      badInput("--sdpa: " + err);
+    llvm::Expected<SdpaSpec> parsed = parseSdpaSpec(sdpaSpec);
+    if (!parsed)
+      badInput("--sdpa: " + llvm::toString(parsed.takeError()));
+    SdpaSpec spec = std::move(*parsed);
     if (!dims.empty())
       badInput("--dims goes with FILE.mlir; --sdpa sizes come from the spec");
     specText = spec.toString();
@@ -856,61 +865,59 @@ int main(int argc, char **argv) {
   os << (allPass ? "PASS" : "FAIL") << "\n";
 
   if (json) {
-    JsonWriter j;
-    j.beginObject();
-    j.key("entry").value(entryName);
+    // llvm::json prints an object's keys sorted, whatever the order here.
+    llvm::json::Object j;
+    j["entry"] = entryName;
     if (!specText.empty())
-      j.key("spec").value(specText);
-    j.key("seed").value(static_cast<int64_t>(seed));
-    j.key("threads").value(static_cast<int64_t>(threads));
-    j.key("block_q").value(static_cast<int64_t>(cpuOptions.blockQ));
-    j.key("block_kv").value(static_cast<int64_t>(cpuOptions.blockKV));
+      j["spec"] = specText;
+    j["seed"] = static_cast<int64_t>(seed);
+    j["threads"] = static_cast<int64_t>(threads);
+    j["block_q"] = static_cast<int64_t>(cpuOptions.blockQ);
+    j["block_kv"] = static_cast<int64_t>(cpuOptions.blockKV);
     if (flops)
-      j.key("flops").value(flops);
-    j.key("naive_skipped").value(naiveSkip);
-    j.key("f64_skipped").value(refSkip);
-    j.key("f64_row_stride").value(rowStride);
-    j.key("checks").beginArray();
-    for (const CheckResult &c : checks) {
-      j.beginObject();
-      j.key("result").value(c.result);
-      j.key("oracle").value(c.oracle);
-      j.key("max_abs").value(c.stats.maxAbs);
-      j.key("rel_l2").value(c.stats.relL2);
-      j.key("ref_max_abs").value(c.stats.refMaxAbs);
-      j.key("has_nan").value(c.stats.hasNaN);
-      j.key("rule").value(c.rule);
-      j.key("pass").value(c.pass);
-      j.endObject();
-    }
-    j.endArray();
+      j["flops"] = flops;
+    j["naive_skipped"] = naiveSkip;
+    j["f64_skipped"] = refSkip;
+    j["f64_row_stride"] = rowStride;
+    llvm::json::Array checkList;
+    for (const CheckResult &c : checks)
+      checkList.push_back(
+          llvm::json::Object{{"result", c.result},
+                             {"oracle", c.oracle},
+                             {"max_abs", jsonNumber(c.stats.maxAbs)},
+                             {"rel_l2", jsonNumber(c.stats.relL2)},
+                             {"ref_max_abs", jsonNumber(c.stats.refMaxAbs)},
+                             {"has_nan", c.stats.hasNaN},
+                             {"rule", c.rule},
+                             {"pass", c.pass}});
+    j["checks"] = std::move(checkList);
     if (fusedTime) {
-      j.key("fused_ms").value(fusedTime->medianMs);
+      j["fused_ms"] = jsonNumber(fusedTime->medianMs);
       if (flops)
-        j.key("fused_gflops").value(gflops(*fusedTime));
-      j.key("bench_runs").value(static_cast<int64_t>(fusedTime->runs));
+        j["fused_gflops"] = jsonNumber(gflops(*fusedTime));
+      j["bench_runs"] = static_cast<int64_t>(fusedTime->runs);
     }
     if (bandwidthGBs) {
-      j.key("read_gbs").value(*bandwidthGBs);
+      j["read_gbs"] = jsonNumber(*bandwidthGBs);
       if (kvBytes && fusedTime)
-        j.key("fused_pct_kv_roofline")
-            .value(100 * kvBytes / (*bandwidthGBs * 1e6) / fusedTime->medianMs);
+        j["fused_pct_kv_roofline"] = jsonNumber(
+            100 * kvBytes / (*bandwidthGBs * 1e6) / fusedTime->medianMs);
     }
     if (peakGflops) {
-      j.key("peak_gflops").value(*peakGflops);
+      j["peak_gflops"] = jsonNumber(*peakGflops);
       if (fusedTime && flops)
-        j.key("fused_pct_peak")
-            .value(100 * gflops(*fusedTime) / (*peakGflops * usedThreads));
+        j["fused_pct_peak"] =
+            jsonNumber(100 * gflops(*fusedTime) / (*peakGflops * usedThreads));
     }
     if (naiveTime) {
-      j.key("naive_ms").value(naiveTime->medianMs);
+      j["naive_ms"] = jsonNumber(naiveTime->medianMs);
       if (flops)
-        j.key("naive_gflops").value(gflops(*naiveTime));
-      j.key("speedup").value(naiveTime->medianMs / fusedTime->medianMs);
+        j["naive_gflops"] = jsonNumber(gflops(*naiveTime));
+      j["speedup"] = jsonNumber(naiveTime->medianMs / fusedTime->medianMs);
     }
-    j.key("pass").value(allPass);
-    j.endObject();
-    llvm::outs() << j.str() << "\n";
+    j["pass"] = allPass;
+    llvm::outs() << llvm::formatv("{0}", llvm::json::Value(std::move(j)))
+                 << "\n";
   }
   return allPass ? 0 : 1;
 }

@@ -7,7 +7,6 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -16,23 +15,20 @@ using namespace attn_test;
 
 namespace {
 
-using Shapes = std::vector<std::vector<int64_t>>;
+using Specs = std::vector<TensorSpec>;
 
 SdpaSpec parseOk(const std::string &text) {
-  SdpaSpec spec;
-  std::string error;
-  EXPECT_TRUE(parseSdpaSpec(text, spec, error)) << text << ": " << error;
-  EXPECT_EQ(error, "") << text;
-  return spec;
+  llvm::Expected<SdpaSpec> spec = parseSdpaSpec(text);
+  if (!spec) {
+    ADD_FAILURE() << text << ": " << llvm::toString(spec.takeError());
+    return SdpaSpec();
+  }
+  return *spec;
 }
 
 /// Parses `text`, expects a rejection and returns the message.
 std::string parseError(const std::string &text) {
-  SdpaSpec spec;
-  spec.b = 77; // Must survive a failed parse untouched.
-  std::string error;
-  EXPECT_FALSE(parseSdpaSpec(text, spec, error)) << text;
-  EXPECT_EQ(spec.b, 77) << text;
+  std::string error = errorOf(parseSdpaSpec(text));
   EXPECT_NE(error, "") << text;
   EXPECT_EQ(error.find('\n'), std::string::npos) << error;
   return error;
@@ -186,6 +182,29 @@ TEST(SdpaSpecTest, Rejections) {
   }
 }
 
+TEST(SdpaSpecTest, MessagesAreExact) {
+  // attn-run prints these after "--sdpa: "; test/Tools/attn-run matches them.
+  EXPECT_EQ(parseError("hq=2,lq=8,d=16,foo=1"),
+            "unknown key 'foo' in 'foo=1' (expected b, hq, hkv, lq, lk, d, dv, "
+            "dtype, causal, mask, mask_shape, scale, lse or dynamic)");
+  EXPECT_EQ(parseError("hq=2,lq=8,d=16,dtype=f64"),
+            "dtype=f64: expected f32, f16 or bf16");
+  EXPECT_EQ(parseError("hq=6,hkv=4,lq=8,d=16"),
+            "hkv=4 does not divide hq=6 (grouped-query attention needs hq % "
+            "hkv == 0)");
+  EXPECT_EQ(parseError("hq=2,lq=8"),
+            "missing required key 'd' (hq, lq and d have no default)");
+  EXPECT_EQ(parseError("hq=2,lq=8,d=16,mask=bool,mask_shape=1x1x8x5"),
+            "mask_shape=1x1x8x5: dim 3 (5) must be 1 or lk (8)");
+  EXPECT_EQ(parseError("b=2,hq=2,lq=8,d=16,mask=float,mask_shape=2x2x8"),
+            "mask_shape=2x2x8: expected 4 dims, got 3");
+  EXPECT_EQ(parseError("hq=2,lq=8,d=16,mask_shape=1x1x8x8"),
+            "mask_shape=1x1x8x8 given without mask=bool or mask=float");
+  EXPECT_EQ(parseError("hq=8,,lq=4,d=4"),
+            "empty item 2 in 'hq=8,,lq=4,d=4' (stray comma?)");
+  EXPECT_EQ(parseError("hq=8x,lq=4,d=4"), "hq=8x: malformed integer '8x'");
+}
+
 TEST(SdpaSpecTest, LargeButSaneSizesAreAccepted) {
   // 2^40 elements exactly is still allowed; the decode and long-sequence
   // benchmark shapes must pass.
@@ -236,29 +255,36 @@ TEST(SdpaSpecTest, ToStringRoundTrips) {
 TEST(SdpaSpecTest, ShapesAndTypesForGqaMaskLse) {
   SdpaSpec s = parseOk("b=2,hq=8,hkv=2,lq=128,lk=256,d=64,dv=32,dtype=f16,"
                        "mask=bool,mask_shape=1x1x128x256,lse=1");
-  EXPECT_EQ(s.argShapes(), (Shapes{{2, 8, 128, 64},
-                                   {2, 2, 256, 64},
-                                   {2, 2, 256, 32},
-                                   {1, 1, 128, 256}}));
-  EXPECT_EQ(s.argDTypes(), (std::vector<DType>{DType::F16, DType::F16,
-                                               DType::F16, DType::Bool}));
-  EXPECT_EQ(s.resultShapes(), (Shapes{{2, 8, 128, 32}, {2, 8, 128}}));
-  EXPECT_EQ(s.resultDTypes(), (std::vector<DType>{DType::F16, DType::F32}));
+  EXPECT_EQ(s.argSpecs(), (Specs{{{2, 8, 128, 64}, DType::F16},
+                                 {{2, 2, 256, 64}, DType::F16},
+                                 {{2, 2, 256, 32}, DType::F16},
+                                 {{1, 1, 128, 256}, DType::Bool}}));
+  EXPECT_EQ(s.resultSpecs(), (Specs{{{2, 8, 128, 32}, DType::F16},
+                                    {{2, 8, 128}, DType::F32}}));
 
   SdpaSpec f = parseOk("hq=4,lq=8,d=16,dtype=bf16,mask=float");
-  EXPECT_EQ(f.argShapes().size(), 4u);
-  EXPECT_EQ(f.argShapes()[3], (std::vector<int64_t>{1, 4, 8, 8}));
-  EXPECT_EQ(f.argDTypes()[3], DType::BF16);
-  EXPECT_EQ(f.resultShapes(), (Shapes{{1, 4, 8, 16}}));
-  EXPECT_EQ(f.resultDTypes(), (std::vector<DType>{DType::BF16}));
+  ASSERT_EQ(f.argSpecs().size(), 4u);
+  EXPECT_EQ(f.argSpecs()[3], (TensorSpec{{1, 4, 8, 8}, DType::BF16}));
+  EXPECT_EQ(f.resultSpecs(), (Specs{{{1, 4, 8, 16}, DType::BF16}}));
 
   SdpaSpec plain = parseOk("hq=4,lq=8,d=16");
-  EXPECT_EQ(plain.argShapes().size(), 3u);
-  EXPECT_EQ(plain.argDTypes().size(), 3u);
+  EXPECT_EQ(plain.argSpecs().size(), 3u);
+  EXPECT_EQ(plain.resultSpecs().size(), 1u);
 
   // Dynamic only changes the types in the module, not the concrete sizes.
   SdpaSpec dyn = parseOk("b=3,hq=4,lq=8,d=16,dynamic=1");
-  EXPECT_EQ(dyn.argShapes()[0], (std::vector<int64_t>{3, 4, 8, 16}));
+  EXPECT_EQ(dyn.argSpecs()[0], (TensorSpec{{3, 4, 8, 16}, DType::F32}));
+
+  // A hand-built spec gets its defaults filled here too.
+  SdpaSpec hand;
+  hand.hq = 2;
+  hand.lq = 5;
+  hand.d = 4;
+  hand.mask = MaskKind::Bool;
+  EXPECT_EQ(hand.argSpecs(), (Specs{{{1, 2, 5, 4}, DType::F32},
+                                    {{1, 2, 5, 4}, DType::F32},
+                                    {{1, 2, 5, 4}, DType::F32},
+                                    {{1, 2, 5, 5}, DType::Bool}}));
 }
 
 TEST(SdpaSpecTest, ToProblem) {
@@ -285,14 +311,14 @@ TEST(SdpaSpecTest, ToProblem) {
   hand.hq = 4;
   hand.lq = 10;
   hand.d = 100;
-  EXPECT_EQ(hand.validate(), "");
+  EXPECT_EQ(messageOf(hand.validate()), "");
   SdpaProblem q = hand.toProblem();
   EXPECT_EQ(q.hkv, 4);
   EXPECT_EQ(q.lk, 10);
   EXPECT_EQ(q.dv, 100);
   EXPECT_EQ(q.scale, static_cast<double>(0.1f));
   hand.lq = -1;
-  EXPECT_NE(hand.validate().find("lq=-1"), std::string::npos);
+  EXPECT_EQ(messageOf(hand.validate()), "lq=-1: expected a positive size");
 }
 
 TEST(SdpaSpecTest, ModuleTextPlain) {
@@ -362,72 +388,6 @@ TEST(SdpaSpecTest, ModuleTextScaleAndName) {
   std::string quoted =
       buildSdpaModuleText(parseOk("hq=1,lq=2,d=3"), "has space\"");
   EXPECT_EQ(quoted.rfind("func.func @\"has space\\22\"(", 0), 0u) << quoted;
-}
-
-TEST(JsonWriterTest, ObjectsArraysAndNumbers) {
-  JsonWriter w;
-  w.beginObject()
-      .key("name")
-      .value("fused")
-      .key("ms")
-      .value(1.5)
-      .key("n")
-      .value(int64_t(-42))
-      .key("i")
-      .value(7)
-      .key("u")
-      .value(uint64_t(18446744073709551615ull))
-      .key("ok")
-      .value(true)
-      .key("shape")
-      .value(std::vector<int64_t>{2, 8, 128})
-      .key("errs")
-      .value(std::vector<double>{0.25, std::nan("")})
-      .key("nested")
-      .beginObject()
-      .key("a")
-      .beginArray()
-      .endArray()
-      .key("b")
-      .beginObject()
-      .endObject()
-      .endObject()
-      .key("none")
-      .null()
-      .endObject();
-  EXPECT_EQ(w.str(), "{\"name\":\"fused\",\"ms\":1.5,\"n\":-42,\"i\":7,"
-                     "\"u\":18446744073709551615,\"ok\":true,"
-                     "\"shape\":[2,8,128],\"errs\":[0.25,null],"
-                     "\"nested\":{\"a\":[],\"b\":{}},\"none\":null}");
-}
-
-TEST(JsonWriterTest, EscapingAndNonFinite) {
-  JsonWriter w;
-  w.beginArray()
-      .value("q\"b\\s/\n\t\r\b\f\x01\x1f end")
-      .value(std::numeric_limits<double>::quiet_NaN())
-      .value(std::numeric_limits<double>::infinity())
-      .value(-std::numeric_limits<double>::infinity())
-      .value(0.1)
-      .value(static_cast<double>(0.1f))
-      .value(1e-30)
-      .value(123456789012.0)
-      .value(false)
-      .value(std::string("caf\xc3\xa9"))
-      .endArray();
-  EXPECT_EQ(w.str(),
-            "[\"q\\\"b\\\\s/\\n\\t\\r\\b\\f\\u0001\\u001f end\","
-            "null,null,null,0.1,0.100000001,1e-30,1.23456789e+11,false,"
-            "\"caf\xc3\xa9\"]");
-  JsonWriter k;
-  k.beginObject().key("a\"b").value(1).endObject();
-  EXPECT_EQ(k.str(), "{\"a\\\"b\":1}");
-}
-
-TEST(JsonWriterTest, MisuseDoesNotCrash) {
-  JsonWriter w;
-  w.endObject().endArray().value(1).key("x");
-  EXPECT_FALSE(w.str().empty());
 }
 
 } // namespace

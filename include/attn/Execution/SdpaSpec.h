@@ -2,10 +2,9 @@
 //
 // The `key=value,...` problem description of `attn-run --sdpa SPEC` (SPEC.md
 // section 3): parsing with one-line diagnostics, the canonical spelling, the
-// shapes and element types of the synthesized function, the textual MLIR
-// module holding that function, and the small JSON writer behind `--json`.
-// Plain C++17 without exceptions and without MLIR/LLVM, like the rest of the
-// execution support library.
+// shapes and element types of the synthesized function and the textual MLIR
+// module holding that function. Free of MLIR (LLVM's Support only), like the
+// rest of the execution support library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +14,12 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Reference.h"
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace mlir::attn::exec {
@@ -46,9 +47,10 @@ struct SdpaSpec {
   /// The same spec with every -1 replaced by its default and an empty
   /// maskShape (when there is a mask) replaced by the full [b, hq, lq, lk].
   SdpaSpec withDefaults() const;
-  /// "" if the spec (after withDefaults()) is well formed, else a one-line
-  /// message naming the offending key and value. parseSdpaSpec() runs it.
-  std::string validate() const;
+  /// Success if the spec (after withDefaults()) is well formed, else an error
+  /// with a one-line message naming the offending key and value.
+  /// parseSdpaSpec() runs it.
+  llvm::Error validate() const;
 
   /// `scale` if set, else 1/sqrt(d); either way computed in double and then
   /// rounded to float, since the attribute is an f32.
@@ -63,16 +65,14 @@ struct SdpaSpec {
   /// equal spec (with the defaults filled).
   std::string toString() const;
 
-  /// Shapes of the function's arguments in order: query, key, value, then the
-  /// mask if there is one. Always the concrete sizes, also with `dynamic`.
-  std::vector<std::vector<int64_t>> argShapes() const;
-  /// Element types of the arguments: dtype for query, key and value; for the
-  /// mask Bool (mask=bool) or dtype (mask=float).
-  std::vector<DType> argDTypes() const;
-  /// Shapes of the results: out [b, hq, lq, dv], then lse [b, hq, lq] if any.
-  std::vector<std::vector<int64_t>> resultShapes() const;
-  /// Element types of the results: dtype for out, F32 for lse.
-  std::vector<DType> resultDTypes() const;
+  /// The function's arguments in order: query [b, hq, lq, d], key
+  /// [b, hkv, lk, d] and value [b, hkv, lk, dv] of `dtype`, then the mask if
+  /// there is one (maskShape; Bool for mask=bool, `dtype` for mask=float).
+  /// Always the concrete sizes, also with `dynamic`.
+  std::vector<TensorSpec> argSpecs() const;
+  /// The function's results: out [b, hq, lq, dv] of `dtype`, then lse
+  /// [b, hq, lq] of F32 if there is one.
+  std::vector<TensorSpec> resultSpecs() const;
 };
 
 /// Parses SPEC.md section 3's comma-separated `key=value` string into `spec`
@@ -80,17 +80,16 @@ struct SdpaSpec {
 /// Keys: b, hq, hkv, lq, lk, d, dv, dtype (f32|f16|bf16), causal
 /// (none|top_left|bottom_right), mask (none|bool|float), mask_shape (AxBxCxD),
 /// scale (a float), lse (0|1), dynamic (0|1); hq, lq and d are required.
-/// Whitespace around keys and values is ignored. On failure returns false,
-/// leaves `spec` untouched and sets `error` to a one-line message naming the
-/// key and the value (unknown or duplicate key, empty item, malformed number,
-/// non-positive dim, hq not a multiple of hkv, bad enum value, mask_shape
-/// without a mask or not matching [b, hq, lq, lk], a scale that is not finite
-/// or is zero as an f32, a tensor over 2^40 elements or sizes whose FLOP count
-/// overflows int64).
-bool parseSdpaSpec(const std::string &text, SdpaSpec &spec, std::string &error);
+/// Whitespace around keys and values is ignored. An error has a one-line
+/// message naming the key and the value (unknown or duplicate key, empty item,
+/// malformed number, non-positive dim, hq not a multiple of hkv, bad enum
+/// value, mask_shape without a mask or not matching [b, hq, lq, lk], a scale
+/// that is not finite or is zero as an f32, a tensor over 2^40 elements or
+/// sizes whose FLOP count overflows int64).
+llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef text);
 
 /// The textual MLIR module for `spec` (defaults filled): one
-/// `func.func @<funcName>` taking the tensors of argShapes() and returning
+/// `func.func @<funcName>` taking the tensors of argSpecs() and returning
 /// out (and lse), whose body is one attn.sdpa in the op's custom syntax and a
 /// return. `scale` is printed (as "%.9e" of the f32 value) only when set,
 /// `causal` only when not none. With `dynamic`, dims 0 and 2 of every
@@ -98,56 +97,6 @@ bool parseSdpaSpec(const std::string &text, SdpaSpec &spec, std::string &error);
 /// A funcName that is not a bare MLIR identifier is printed quoted.
 std::string buildSdpaModuleText(const SdpaSpec &spec,
                                 const std::string &funcName = "sdpa");
-
-/// A tiny writer of one compact JSON value (normally an object) for
-/// `attn-run --json`. Keys come out in insertion order; strings are escaped
-/// (quote, backslash, control characters); doubles are printed with "%.9g",
-/// NaN and infinities as null. Commas and colons are inserted automatically.
-/// Misuse (a value without a key inside an object, an unbalanced end) gives
-/// malformed text, never a crash.
-class JsonWriter {
-public:
-  JsonWriter &beginObject();
-  JsonWriter &endObject();
-  JsonWriter &beginArray();
-  JsonWriter &endArray();
-  /// The key of the next value; only meaningful inside an object.
-  JsonWriter &key(const std::string &name);
-
-  JsonWriter &value(double v);
-  JsonWriter &value(bool v);
-  JsonWriter &value(const std::string &v);
-  JsonWriter &value(const char *v);
-  /// Any integer type other than bool, printed exactly.
-  template <typename T, std::enable_if_t<std::is_integral<T>::value &&
-                                             !std::is_same<T, bool>::value,
-                                         int> = 0>
-  JsonWriter &value(T v) {
-    if constexpr (std::is_signed<T>::value)
-      return valueInt(static_cast<int64_t>(v));
-    else
-      return valueUInt(static_cast<uint64_t>(v));
-  }
-  /// Arrays of numbers, e.g. shapes.
-  JsonWriter &value(const std::vector<int64_t> &values);
-  JsonWriter &value(const std::vector<double> &values);
-  JsonWriter &null();
-
-  /// The text written so far.
-  const std::string &str() const { return out; }
-
-private:
-  JsonWriter &valueInt(int64_t v);
-  JsonWriter &valueUInt(uint64_t v);
-  /// Emits the separating comma (if needed) before a value or a key.
-  void beforeValue();
-
-  std::string out;
-  /// One entry per open object/array: whether it has an element yet.
-  std::vector<bool> hasElement;
-  /// A key was just written; the next value follows its colon.
-  bool afterKey = false;
-};
 
 } // namespace mlir::attn::exec
 
