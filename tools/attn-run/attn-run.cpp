@@ -15,6 +15,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/Npy.h"
+#include "attn/Execution/Numerics.h"
 #include "attn/Execution/Peak.h"
 #include "attn/Execution/Reference.h"
 #include "attn/Execution/SdpaSpec.h"
@@ -305,55 +306,13 @@ struct CheckResult {
   bool pass = false;
 };
 
-/// The numerics contract of SPEC.md section 2.
+/// The numerics contract of SPEC.md section 2 (no sens measured here).
 CheckResult judge(const std::string &result, const std::string &oracle,
                   DType dtype, const ErrorStats &s,
                   std::optional<double> naiveRelL2) {
-  CheckResult c{result, oracle, "", s, false};
-  char buf[160];
-  bool lowp = result == "out" && (dtype == DType::F16 || dtype == DType::BF16);
-  if (!lowp) {
-    double maxAbsBound = 1e-4 * std::max(1.0, s.refMaxAbs);
-    c.pass = !s.hasNaN && s.relL2 <= 1e-5 && s.maxAbs <= maxAbsBound;
-    std::snprintf(buf, sizeof(buf), "rel_l2 <= 1e-5, max_abs <= %.3g",
-                  maxAbsBound);
-  } else {
-    double bound = dtype == DType::F16 ? 2e-3 : 1.6e-2;
-    c.pass = !s.hasNaN && s.relL2 <= bound;
-    std::snprintf(buf, sizeof(buf), "rel_l2 <= %g", bound);
-    if (naiveRelL2) {
-      double rel = 2 * *naiveRelL2 + 1e-6;
-      c.pass &= s.relL2 <= rel;
-      std::snprintf(buf, sizeof(buf), "rel_l2 <= min(%g, 2*naive %.3g + 1e-6)",
-                    bound, *naiveRelL2);
-    }
-  }
-  c.rule = buf;
-  return c;
-}
-
-/// Compares the query rows i % rowStride == 0 of a [B, H, Lq, (Dv)] result
-/// with a reference that holds only those (the others are NaN).
-ErrorStats compareSampled(const HostTensor &got, const std::vector<double> &ref,
-                          int64_t rowStride) {
-  if (rowStride == 1)
-    return compareToReference(got, ref);
-  int64_t lq = got.shape[2];
-  int64_t width = got.shape.size() == 4 ? got.shape[3] : 1;
-  int64_t heads = got.numel() / (lq * width);
-  int64_t kept = (lq + rowStride - 1) / rowStride;
-  HostTensor gotRows = HostTensor::zeros(got.dtype, {heads, kept, width});
-  std::vector<double> refRows;
-  size_t elt = dtypeSize(got.dtype);
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t i = 0, k = 0; i < lq; i += rowStride, ++k) {
-      int64_t from = (h * lq + i) * width, to = (h * kept + k) * width;
-      std::memcpy(gotRows.data.data() + to * elt, got.data.data() + from * elt,
-                  width * elt);
-      refRows.insert(refRows.end(), ref.begin() + from,
-                     ref.begin() + from + width);
-    }
-  return compareToReference(gotRows, refRows);
+  Verdict v = judgeNumerics(s, dtype, /*lowPrecisionOut=*/result == "out",
+                            naiveRelL2, /*sensRel=*/0, /*sensAbs=*/0);
+  return {result, oracle, v.rule, s, v.pass};
 }
 
 struct Timing {
