@@ -141,11 +141,38 @@ static bool causalAdmits(Causal causal, int64_t i, int64_t j, int64_t lq,
   return true;
 }
 
+/// SplitMix64's output function applied to x + the golden gamma: a
+/// bijective 64-bit mix with full avalanche.
+static uint64_t splitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// A standard normal that is a pure function of (seed, b, h, i, j): the
+/// indices are hashed in turn into one 64-bit key, two 53-bit uniforms are
+/// drawn from it and Box-Muller turns them into a normal. Counter-based, so
+/// no state is carried from one score to the next.
+static double scoreNoise(uint64_t seed, int64_t b, int64_t h, int64_t i,
+                         int64_t j) {
+  uint64_t key = splitMix64(seed);
+  for (int64_t index : {b, h, i, j})
+    key = splitMix64(key ^ static_cast<uint64_t>(index));
+  const double twoToMinus53 = 1.0 / 9007199254740992.0;
+  double u1 = static_cast<double>(splitMix64(key) >> 11) * twoToMinus53;
+  double u2 = static_cast<double>(splitMix64(key + 1) >> 11) * twoToMinus53;
+  const double twoPi = 6.283185307179586476925286766559;
+  // 1 - u1 is in (0, 1], so the log is finite.
+  return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(twoPi * u2);
+}
+
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
                    std::vector<double> *lse, int64_t rowStride,
-                   bool hiddenValuesTimesZero) {
+                   bool hiddenValuesTimesZero,
+                   std::optional<uint64_t> scoreNoiseSeed) {
   auto nonNeg = [](int64_t x) {
     return static_cast<size_t>(std::max<int64_t>(x, 0));
   };
@@ -169,6 +196,10 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
   std::vector<double> scores(static_cast<size_t>(p.lk));
   std::vector<char> visible(static_cast<size_t>(p.lk));
   std::vector<double> acc(static_cast<size_t>(p.dv));
+  // 2^-24 * sqrt(d) * |scale|: the score noise per unit of ||q_i o k_j||.
+  const double noiseScale = std::ldexp(1.0, -24) *
+                            std::sqrt(static_cast<double>(p.d)) *
+                            std::fabs(p.scale);
 
   for (int64_t b = 0; b < p.b; ++b) {
     for (int64_t h = 0; h < p.hq; ++h) {
@@ -191,6 +222,15 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
           for (int64_t x = 0; x < p.d; ++x)
             dot += qRow[x] * kRow[x];
           double s = p.scale * dot;
+          if (scoreNoiseSeed && std::isfinite(s)) {
+            double normSq = 0;
+            for (int64_t x = 0; x < p.d; ++x) {
+              double prod = qRow[x] * kRow[x];
+              normSq += prod * prod;
+            }
+            s += noiseScale * std::sqrt(normSq) *
+                 scoreNoise(*scoreNoiseSeed, b, h, i, j);
+          }
           bool allowed = causalAdmits(p.causal, i, j, p.lq, p.lk);
           if (p.mask != MaskKind::None) {
             const std::vector<int64_t> &ms = p.maskShape;
@@ -247,6 +287,65 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
       }
     }
   }
+}
+
+namespace {
+/// rel_l2 and max_abs of a perturbed result against the unperturbed one,
+/// over the elements where both are finite.
+struct Deviation {
+  double relL2 = 0, maxAbs = 0;
+};
+} // namespace
+
+static Deviation deviation(const std::vector<double> &perturbed,
+                           const std::vector<double> &ref) {
+  if (perturbed.size() != ref.size())
+    return {kNaN, kNaN};
+  long double diffSq = 0, refSq = 0;
+  Deviation dev;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(perturbed[i]) || !std::isfinite(ref[i]))
+      continue;
+    double diff = std::fabs(perturbed[i] - ref[i]);
+    dev.maxAbs = std::max(dev.maxAbs, diff);
+    diffSq += static_cast<long double>(diff) * diff;
+    refSq += static_cast<long double>(ref[i]) * ref[i];
+  }
+  long double diffNorm = std::sqrt(diffSq), refNorm = std::sqrt(refSq);
+  dev.relL2 = static_cast<double>(refNorm == 0 ? diffNorm : diffNorm / refNorm);
+  return dev;
+}
+
+Sensitivity measureSensitivity(const SdpaProblem &p, const HostTensor &q,
+                               const HostTensor &k, const HostTensor &v,
+                               const HostTensor *mask,
+                               const std::vector<double> &refOut,
+                               const std::vector<double> *refLse,
+                               int64_t rowStride, uint64_t seed, int trials) {
+  Sensitivity sens;
+  // A NaN measure (a reference of the wrong size) stays NaN.
+  auto keepLargest = [](double &into, double x) {
+    if (std::isnan(into))
+      return;
+    if (std::isnan(x) || x > into)
+      into = x;
+  };
+  for (int t = 0; t < trials; ++t) {
+    uint64_t trialSeed =
+        splitMix64(splitMix64(seed) + static_cast<uint64_t>(t));
+    std::vector<double> out, lse;
+    referenceSdpa(p, q, k, v, mask, out, refLse ? &lse : nullptr, rowStride,
+                  /*hiddenValuesTimesZero=*/false, trialSeed);
+    Deviation o = deviation(out, refOut);
+    keepLargest(sens.outRelL2, o.relL2);
+    keepLargest(sens.outMaxAbs, o.maxAbs);
+    if (refLse) {
+      Deviation l = deviation(lse, *refLse);
+      keepLargest(sens.lseRelL2, l.relL2);
+      keepLargest(sens.lseMaxAbs, l.maxAbs);
+    }
+  }
+  return sens;
 }
 
 namespace {

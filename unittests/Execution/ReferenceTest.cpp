@@ -3,6 +3,7 @@
 #include "attn/Execution/Reference.h"
 
 #include "ErrorHelpers.h"
+#include "attn/Execution/Numerics.h"
 
 #include "gtest/gtest.h"
 
@@ -591,14 +592,289 @@ TEST(ReferenceTest, RowStrideComputesTheSampledRowsOnly) {
   for (int64_t row = 0; row < 2 * 7; ++row) {
     bool kept = (row % 7) % 3 == 0;
     EXPECT_EQ(kept, !std::isnan(sampledLse[row])) << "row " << row;
-    if (kept)
+    if (kept) {
       EXPECT_EQ(sampledLse[row], fullLse[row]);
+    }
     for (int64_t x = 0; x < 4; ++x) {
       double s = sampled[row * 4 + x];
-      if (kept)
+      if (kept) {
         EXPECT_EQ(s, full[row * 4 + x]);
-      else
+      } else {
         EXPECT_TRUE(std::isnan(s));
+      }
     }
   }
 }
+
+namespace {
+
+/// The problem of the sensitivity tests: one batch, two heads, 64 queries,
+/// 200 keys, d = 64, scale 1/8, with the lse.
+SdpaProblem sensProblem() {
+  SdpaProblem p = makeProblem(1, 2, 2, 64, 200, 64, 64);
+  p.lse = true;
+  return p;
+}
+
+/// Random normal operands with q and k multiplied by `qkScale` (then stored
+/// as f32): qkScale 30 makes the logits thousands wide, so softmax is almost
+/// one-hot and its few near-ties decide the output.
+Operands sensOperands(const SdpaProblem &p, uint64_t seed, double qkScale) {
+  Operands ops = randomOperands(p, seed);
+  for (HostTensor *t : {&ops.q, &ops.k})
+    for (int64_t i = 0; i < t->numel(); ++i)
+      t->setFromDouble(i, t->getAsDouble(i) * qkScale);
+  return ops;
+}
+
+/// The reference with every score computed as an f32 kernel would: f32
+/// products accumulated in f32, times the f32 scale; softmax and P.V in
+/// double. No mask, no causal rule, hq == hkv.
+std::vector<double> referenceWithF32Scores(const SdpaProblem &p,
+                                           const Operands &ops) {
+  std::vector<double> out(static_cast<size_t>(p.b * p.hq * p.lq * p.dv));
+  std::vector<double> scores(static_cast<size_t>(p.lk));
+  for (int64_t row = 0; row < p.b * p.hq * p.lq; ++row) {
+    int64_t head = row / p.lq;
+    double rowMax = -kInf;
+    for (int64_t j = 0; j < p.lk; ++j) {
+      float acc = 0;
+      for (int64_t x = 0; x < p.d; ++x)
+        acc +=
+            static_cast<float>(ops.q.getAsDouble(row * p.d + x)) *
+            static_cast<float>(ops.k.getAsDouble((head * p.lk + j) * p.d + x));
+      scores[j] = acc * static_cast<float>(p.scale);
+      rowMax = std::max(rowMax, scores[j]);
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < p.lk; ++j) {
+      double e = std::exp(scores[j] - rowMax);
+      sum += e;
+      for (int64_t x = 0; x < p.dv; ++x)
+        out[row * p.dv + x] +=
+            e * ops.v.getAsDouble((head * p.lk + j) * p.dv + x);
+    }
+    for (int64_t x = 0; x < p.dv; ++x)
+      out[row * p.dv + x] /= sum;
+  }
+  return out;
+}
+
+HostTensor asTensor(const std::vector<double> &values,
+                    std::vector<int64_t> shape) {
+  HostTensor t = HostTensor::zeros(DType::F64, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i)
+    t.setFromDouble(static_cast<int64_t>(i), values[i]);
+  return t;
+}
+
+TEST(SensitivityTest, NoiseFollowsTheFormula) {
+  // With one key the lse is the score itself, so the perturbed lse minus the
+  // plain one is exactly 2^-24 * sqrt(d) * |scale| * ||q_i o k_j|| * xi.
+  // A negative scale checks the |scale|; grouped heads check that the noise
+  // is keyed by the query head.
+  SdpaProblem p = makeProblem(2, 4, 2, 512, 1, 8, 3);
+  p.scale = -0.3;
+  p.lse = true;
+  Operands ops = randomOperands(p, 7);
+  std::vector<double> out, lse, outNoisy, lseNoisy;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, outNoisy, &lseNoisy, 1, false,
+                /*scoreNoiseSeed=*/42);
+  // A single visible key: out is V whatever the score.
+  EXPECT_EQ(outNoisy, out);
+
+  std::vector<double> xi;
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t h = 0; h < 4; ++h) {
+      for (int64_t i = 0; i < 512; ++i) {
+        int64_t row = (b * 4 + h) * 512 + i, kvRow = b * 2 + h / 2;
+        double normSq = 0;
+        for (int64_t x = 0; x < 8; ++x) {
+          double prod =
+              ops.q.getAsDouble(row * 8 + x) * ops.k.getAsDouble(kvRow * 8 + x);
+          normSq += prod * prod;
+        }
+        double unit =
+            std::ldexp(1.0, -24) * std::sqrt(8.0) * 0.3 * std::sqrt(normSq);
+        xi.push_back((lseNoisy[row] - lse[row]) / unit);
+      }
+    }
+  }
+  double mean = 0, var = 0, lagged = 0;
+  for (double x : xi)
+    mean += x;
+  mean /= xi.size();
+  for (size_t n = 0; n < xi.size(); ++n) {
+    var += (xi[n] - mean) * (xi[n] - mean);
+    if (n)
+      lagged += (xi[n] - mean) * (xi[n - 1] - mean);
+  }
+  var /= xi.size();
+  lagged /= (xi.size() - 1) * var;
+  // 4096 standard normals: standard errors 0.016 (mean), 0.022 (variance)
+  // and 0.016 (lag-1 correlation).
+  EXPECT_LT(std::fabs(mean), 0.08);
+  EXPECT_NEAR(var, 1.0, 0.11);
+  EXPECT_LT(std::fabs(lagged), 0.08);
+  // Heads 0 and 1 share key/value head 0 but get their own noise.
+  EXPECT_NE(xi[0], xi[512]);
+}
+
+TEST(SensitivityTest, OrdinaryInputsAreWellConditioned) {
+  SdpaProblem p = sensProblem();
+  Operands ops = sensOperands(p, 11, 1.0);
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  Sensitivity s =
+      measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  EXPECT_GT(s.outRelL2, 0.0);
+  EXPECT_LT(s.outRelL2, 1e-6);
+  EXPECT_LT(s.outMaxAbs, 1e-5);
+  EXPECT_GT(s.lseRelL2, 0.0);
+  EXPECT_LT(s.lseRelL2, 1e-6);
+  EXPECT_LT(s.lseMaxAbs, 1e-5);
+  // The fixed f32 bound is what decides: sens barely moves it.
+  EXPECT_LT(4 * s.outRelL2, 0.5e-5);
+}
+
+TEST(SensitivityTest, HugeLogitsWidenTheF32Bound) {
+  // q and k times 30: logits in the thousands, softmax almost one-hot. How
+  // sensitive such an input is depends on whether some rows have near-ties
+  // among their largest scores, which is chance: over these 16 inputs sens
+  // ranges from ~1e-7 to ~5e-5. Computing the scores in f32 (the rounding
+  // every f32 kernel makes) misses the f64 reference by more than the fixed
+  // 1e-5 on several of them, and by no more than the bound with 4 * sens on
+  // any of them.
+  SdpaProblem p = sensProblem();
+  double worstF32 = 0, largestSens = 0;
+  int beyondFixedBound = 0;
+  for (uint64_t seed = 17; seed <= 32; ++seed) {
+    Operands ops = sensOperands(p, seed, 30.0);
+    std::vector<double> out, lse;
+    referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+    Sensitivity s = measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out,
+                                       &lse, /*rowStride=*/1, seed);
+    largestSens = std::max(largestSens, s.outRelL2);
+
+    HostTensor f32 =
+        asTensor(referenceWithF32Scores(p, ops), {p.b, p.hq, p.lq, p.dv});
+    ErrorStats err = compareToReference(f32, out);
+    worstF32 = std::max(worstF32, err.relL2);
+    EXPECT_LE(err.relL2, 1e-5 + 4 * s.outRelL2) << "seed " << seed;
+    EXPECT_TRUE(judgeNumerics(err, DType::F32, false, std::nullopt, s.outRelL2,
+                              s.outMaxAbs)
+                    .pass)
+        << "seed " << seed << ": " << err.relL2 << ", " << err.maxAbs;
+    if (err.relL2 > 1e-5) {
+      ++beyondFixedBound;
+      EXPECT_GT(s.outRelL2, 1e-6) << "seed " << seed;
+      // The fixed bound alone would fail a correct f32 computation.
+      EXPECT_FALSE(
+          judgeNumerics(err, DType::F32, false, std::nullopt, 0, 0).pass);
+    }
+  }
+  EXPECT_GE(beyondFixedBound, 3);
+  EXPECT_GT(worstF32, 1.2e-5);
+  EXPECT_GT(largestSens, 1e-5);
+}
+
+TEST(SensitivityTest, DeterministicAndIndependentOfRowSampling) {
+  SdpaProblem p = sensProblem();
+  p.causal = Causal::BottomRight;
+  Operands ops = sensOperands(p, 61, 5.0);
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, &lse);
+  Sensitivity a = measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out, &lse,
+                                     1, /*seed=*/5);
+  Sensitivity b = measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out, &lse,
+                                     1, /*seed=*/5);
+  EXPECT_EQ(a.outRelL2, b.outRelL2);
+  EXPECT_EQ(a.outMaxAbs, b.outMaxAbs);
+  EXPECT_EQ(a.lseRelL2, b.lseRelL2);
+  EXPECT_EQ(a.lseMaxAbs, b.lseMaxAbs);
+  Sensitivity c = measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out, &lse,
+                                     1, /*seed=*/6);
+  EXPECT_NE(a.outRelL2, c.outRelL2);
+  // More trials can only find a larger deviation (the first three are the
+  // same draws).
+  Sensitivity more = measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out,
+                                        &lse, 1, /*seed=*/5, /*trials=*/6);
+  EXPECT_GE(more.outRelL2, a.outRelL2);
+  EXPECT_GE(more.outMaxAbs, a.outMaxAbs);
+  Sensitivity none = measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out,
+                                        &lse, 1, 5, /*trials=*/0);
+  EXPECT_EQ(none.outRelL2, 0.0);
+  EXPECT_EQ(none.lseMaxAbs, 0.0);
+
+  // A sampled perturbed reference perturbs each of its rows exactly as the
+  // full one does.
+  std::vector<double> full, fullLse, sampled, sampledLse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, full, &fullLse, 1, false,
+                /*scoreNoiseSeed=*/99);
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, sampled, &sampledLse, 5, false,
+                /*scoreNoiseSeed=*/99);
+  EXPECT_NE(full, out);
+  int64_t keptRows = 0;
+  for (int64_t row = 0; row < p.hq * p.lq; ++row) {
+    if ((row % p.lq) % 5 != 0)
+      continue;
+    ++keptRows;
+    ASSERT_EQ(sampledLse[row], fullLse[row]) << "row " << row;
+    for (int64_t x = 0; x < p.dv; ++x)
+      ASSERT_EQ(sampled[row * p.dv + x], full[row * p.dv + x]) << "row " << row;
+  }
+  EXPECT_EQ(keptRows, 2 * 13);
+  // So the sampled sensitivity's max_abs is the maximum over a subset of
+  // the same deviations.
+  std::vector<double> outS, lseS;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, outS, &lseS, 5);
+  Sensitivity s =
+      measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, outS, &lseS, 5, 5);
+  EXPECT_GT(s.outMaxAbs, 0.0);
+  EXPECT_LE(s.outMaxAbs, a.outMaxAbs);
+  EXPECT_LE(s.lseMaxAbs, a.lseMaxAbs);
+}
+
+TEST(SensitivityTest, EmptyRowsNaNAndMismatches) {
+  // A fully masked row (out 0, lse -inf in both) and a float mask holding
+  // -inf are skipped, not infinite.
+  SdpaProblem p = makeProblem(1, 2, 1, 3, 4, 8, 8);
+  p.lse = true;
+  p.mask = MaskKind::Float;
+  p.maskShape = {1, 1, 3, 4};
+  Operands ops = randomOperands(p, 71);
+  HostTensor mask =
+      makeTensor(DType::F32, {1, 1, 3, 4},
+                 {0, -kInf, 0, 0.5, -kInf, -kInf, -kInf, -kInf, 0, 0, -1, 0});
+  std::vector<double> out, lse;
+  referenceSdpa(p, ops.q, ops.k, ops.v, &mask, out, &lse);
+  ASSERT_EQ(lse[1], -kInf);
+  Sensitivity s = measureSensitivity(p, ops.q, ops.k, ops.v, &mask, out, &lse);
+  EXPECT_TRUE(std::isfinite(s.outRelL2) && std::isfinite(s.outMaxAbs));
+  EXPECT_TRUE(std::isfinite(s.lseRelL2) && std::isfinite(s.lseMaxAbs));
+  EXPECT_GT(s.outRelL2, 0.0);
+
+  // NaN in a query row: that row is skipped, the others still count.
+  Operands nanOps = ops;
+  nanOps.q.setFromDouble(0, kNaN);
+  referenceSdpa(p, nanOps.q, nanOps.k, nanOps.v, &mask, out, &lse);
+  s = measureSensitivity(p, nanOps.q, nanOps.k, nanOps.v, &mask, out, &lse);
+  EXPECT_TRUE(std::isfinite(s.outRelL2));
+  EXPECT_GT(s.outRelL2, 0.0);
+
+  // Without refLse the lse measures stay 0.
+  s = measureSensitivity(p, ops.q, ops.k, ops.v, &mask, out, nullptr);
+  EXPECT_EQ(s.lseRelL2, 0.0);
+  EXPECT_EQ(s.lseMaxAbs, 0.0);
+
+  // A reference of the wrong size: NaN, which judgeNumerics() reads as not
+  // measured.
+  std::vector<double> shortOut(out.begin(), out.end() - 1);
+  s = measureSensitivity(p, ops.q, ops.k, ops.v, &mask, shortOut, &lse);
+  EXPECT_TRUE(std::isnan(s.outRelL2));
+  EXPECT_TRUE(std::isnan(s.outMaxAbs));
+  EXPECT_FALSE(std::isnan(s.lseRelL2));
+}
+
+} // namespace

@@ -63,11 +63,48 @@ llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// compute whole in plain loops. With hiddenValuesTimesZero, hidden keys of
 /// a row that sees something add 0 * V[j] (so a NaN stored in a hidden value
 /// row reaches the output, as SPEC 1.8 allows and PyTorch's math path does).
+///
+/// With scoreNoiseSeed, every finite scaled score s_ij (SPEC.md section 1,
+/// step 1: after the scale, before the float mask) becomes
+///   s_ij + 2^-24 * sqrt(d) * |scale| * ||q_i o k_j||_2 * xi_ij,
+/// the rounding that an f32 computation of the score may make (o is the
+/// elementwise product; q_i and k_j as stored), with xi_ij a standard normal
+/// that depends only on (seed, b, h, i, j): the same for a row whatever
+/// rowStride, loop order or thread computes it. This is the perturbed
+/// reference behind SPEC.md section 2's `sens`.
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
                    std::vector<double> *lse, int64_t rowStride = 1,
-                   bool hiddenValuesTimesZero = false);
+                   bool hiddenValuesTimesZero = false,
+                   std::optional<uint64_t> scoreNoiseSeed = std::nullopt);
+
+/// How far the reference moves when its scores are perturbed by the
+/// rounding of an f32 computation (SPEC.md section 2's `sens`): the largest
+/// rel_l2 and max_abs of the perturbed out and lse against the unperturbed
+/// ones over the trials.
+struct Sensitivity {
+  double outRelL2 = 0, outMaxAbs = 0, lseRelL2 = 0, lseMaxAbs = 0;
+};
+
+/// Recomputes the reference `trials` times with referenceSdpa()'s score noise,
+/// each time with a noise seed derived from `seed` and the trial's index, and
+/// compares the perturbed out (and lse, when `refLse` is given) with
+/// `refOut` (and `*refLse`), the unperturbed referenceSdpa() results for the
+/// same arguments and rowStride. rel_l2 = ||pert - ref||_2 / ||ref||_2 (the
+/// plain norm when ||ref||_2 is 0) and max_abs = max |pert - ref| over the
+/// elements where both are finite: NaN rows (not sampled, or NaN inputs)
+/// and the -inf lse of an empty row are skipped, and nothing non-finite can
+/// make the measures infinite. Each measure is the largest over the trials;
+/// a reference of the wrong size makes its measures NaN (which
+/// judgeNumerics() reads as not measured).
+Sensitivity measureSensitivity(const SdpaProblem &p, const HostTensor &q,
+                               const HostTensor &k, const HostTensor &v,
+                               const HostTensor *mask,
+                               const std::vector<double> &refOut,
+                               const std::vector<double> *refLse,
+                               int64_t rowStride = 1, uint64_t seed = 0,
+                               int trials = 3);
 
 struct ErrorStats {
   /// max |got - ref| over the compared elements.
