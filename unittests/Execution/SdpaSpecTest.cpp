@@ -259,8 +259,8 @@ TEST(SdpaSpecTest, ShapesAndTypesForGqaMaskLse) {
                                  {{2, 2, 256, 64}, DType::F16},
                                  {{2, 2, 256, 32}, DType::F16},
                                  {{1, 1, 128, 256}, DType::Bool}}));
-  EXPECT_EQ(s.resultSpecs(), (Specs{{{2, 8, 128, 32}, DType::F16},
-                                    {{2, 8, 128}, DType::F32}}));
+  EXPECT_EQ(s.resultSpecs(),
+            (Specs{{{2, 8, 128, 32}, DType::F16}, {{2, 8, 128}, DType::F32}}));
 
   SdpaSpec f = parseOk("hq=4,lq=8,d=16,dtype=bf16,mask=float");
   ASSERT_EQ(f.argSpecs().size(), 4u);
