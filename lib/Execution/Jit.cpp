@@ -6,6 +6,8 @@
 
 #include "attn/Execution/Jit.h"
 
+#include "attn/Execution/Error.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -19,6 +21,9 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
 
 // From libomp (the LLVM OpenMP runtime the generated code calls into); its
 // omp.h sits among clang's builtin headers, which the host compiler must not
@@ -57,17 +62,14 @@ static bool isElementTypeOf(Type t, DType d) {
 /// `entry` on the inputs and materializes each result in its output buffer.
 /// After inlining, bufferization writes the results straight into the
 /// caller's buffers.
-static LogicalResult buildEntryWrapper(ModuleOp module, func::FuncOp entry,
-                                       std::string &error) {
+static llvm::Error buildEntryWrapper(ModuleOp module, func::FuncOp entry) {
   FunctionType type = entry.getFunctionType();
   SmallVector<Type> memrefArgs;
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults())) {
     auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor) {
-      error = "entry @" + entry.getSymName().str() +
-              " must take and return ranked tensors only";
-      return failure();
-    }
+    if (!tensor)
+      return makeError("entry @" + entry.getSymName().str() +
+                       " must take and return ranked tensors only");
     memrefArgs.push_back(
         MemRefType::get(tensor.getShape(), tensor.getElementType()));
   }
@@ -97,25 +99,23 @@ static LogicalResult buildEntryWrapper(ModuleOp module, func::FuncOp entry,
   for (auto f : module.getOps<func::FuncOp>())
     if (f != wrapper && !f.isDeclaration())
       f.setPrivate();
-  return success();
+  return llvm::Error::success();
 }
 
-std::unique_ptr<ExecutionEngine>
-mlir::attn::exec::createHostEngine(ModuleOp llvmModule, std::string &error) {
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+mlir::attn::exec::createHostEngine(ModuleOp llvmModule) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   // Compile for this CPU and its features (AVX-512 where present).
   auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder) {
-    error = "cannot detect the host CPU: " + toString(tmBuilder.takeError());
-    return nullptr;
-  }
+  if (!tmBuilder)
+    return makeError("cannot detect the host CPU: " +
+                     toString(tmBuilder.takeError()));
   tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto tm = tmBuilder->createTargetMachine();
-  if (!tm) {
-    error = "cannot create a target machine: " + toString(tm.takeError());
-    return nullptr;
-  }
+  if (!tm)
+    return makeError("cannot create a target machine: " +
+                     toString(tm.takeError()));
   auto transformer = makeOptimizingTransformer(3, 0, tm->get());
   ExecutionEngineOptions options;
   options.transformer = transformer;
@@ -124,46 +124,40 @@ mlir::attn::exec::createHostEngine(ModuleOp llvmModule, std::string &error) {
   options.sharedLibPaths = libs;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(llvmModule, options, std::move(*tm));
-  if (!engine) {
-    error = "JIT compilation failed: " + toString(engine.takeError());
-    return nullptr;
-  }
+  if (!engine)
+    return makeError("JIT compilation failed: " + toString(engine.takeError()));
   return std::move(*engine);
 }
 
-std::unique_ptr<JitKernel>
+llvm::Expected<std::unique_ptr<JitKernel>>
 JitKernel::compile(ModuleOp module, StringRef entryName,
-                   const std::function<void(OpPassManager &)> &buildPipeline,
-                   std::string &error) {
+                   const std::function<void(OpPassManager &)> &buildPipeline) {
   OwningOpRef<ModuleOp> clone = module.clone();
   auto entry = clone->lookupSymbol<func::FuncOp>(entryName);
-  if (!entry || entry.isDeclaration()) {
-    error = "no function @" + entryName.str() + " with a body";
-    return nullptr;
-  }
+  if (!entry || entry.isDeclaration())
+    return makeError("no function @" + entryName.str() + " with a body");
   std::unique_ptr<JitKernel> kernel(new JitKernel());
   for (Type t : entry.getFunctionType().getInputs())
     kernel->argTypes.push_back(dyn_cast<RankedTensorType>(t));
   for (Type t : entry.getFunctionType().getResults())
     kernel->resultTypes.push_back(dyn_cast<RankedTensorType>(t));
-  if (failed(buildEntryWrapper(*clone, entry, error)))
-    return nullptr;
+  if (llvm::Error e = buildEntryWrapper(*clone, entry))
+    return std::move(e);
 
   PassManager pm(module.getContext());
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   buildPipeline(pm);
-  if (failed(pm.run(*clone))) {
-    error = "lowering failed (see the diagnostics above)";
-    return nullptr;
-  }
+  if (failed(pm.run(*clone)))
+    return makeError("lowering failed (see the diagnostics above)");
   llvm::raw_string_ostream os(kernel->loweredText);
   clone->print(os);
 
-  kernel->engine = createHostEngine(*clone, error);
-  if (!kernel->engine)
-    return nullptr;
-  return kernel;
+  auto engine = createHostEngine(*clone);
+  if (!engine)
+    return engine.takeError();
+  kernel->engine = std::move(*engine);
+  return std::move(kernel);
 }
 
 namespace {
@@ -187,39 +181,40 @@ struct Descriptor {
 };
 } // namespace
 
-static std::string checkTensor(const char *what, size_t i, RankedTensorType t,
+static llvm::Error checkTensor(const char *what, size_t i, RankedTensorType t,
                                const HostTensor &h) {
   std::string prefix = std::string(what) + " " + std::to_string(i) + ": ";
   if (!isElementTypeOf(t.getElementType(), h.dtype))
-    return prefix + "expected element type matching the function's, got " +
-           dtypeName(h.dtype);
+    return makeError(prefix +
+                     "expected element type matching the function's, got " +
+                     dtypeName(h.dtype));
   if (static_cast<int64_t>(h.shape.size()) != t.getRank())
-    return prefix + "expected rank " + std::to_string(t.getRank()) +
-           ", got shape " + h.shapeString();
+    return makeError(prefix + "expected rank " + std::to_string(t.getRank()) +
+                     ", got shape " + h.shapeString());
   for (int64_t d = 0; d < t.getRank(); ++d)
     if (!t.isDynamicDim(d) && t.getDimSize(d) != h.shape[d])
-      return prefix + "expected dim " + std::to_string(d) + " to be " +
-             std::to_string(t.getDimSize(d)) + ", got shape " + h.shapeString();
-  return "";
+      return makeError(prefix + "expected dim " + std::to_string(d) +
+                       " to be " + std::to_string(t.getDimSize(d)) +
+                       ", got shape " + h.shapeString());
+  return llvm::Error::success();
 }
 
-std::string JitKernel::run(const std::vector<HostTensor *> &inputs,
+llvm::Error JitKernel::run(const std::vector<HostTensor *> &inputs,
                            const std::vector<HostTensor *> &outputs) {
   if (inputs.size() != argTypes.size() || outputs.size() != resultTypes.size())
-    return "expected " + std::to_string(argTypes.size()) + " inputs and " +
-           std::to_string(resultTypes.size()) + " outputs";
+    return makeError("expected " + std::to_string(argTypes.size()) +
+                     " inputs and " + std::to_string(resultTypes.size()) +
+                     " outputs");
   std::vector<Descriptor> descs;
   descs.reserve(inputs.size() + outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    std::string err = checkTensor("input", i, argTypes[i], *inputs[i]);
-    if (!err.empty())
-      return err;
+    if (llvm::Error e = checkTensor("input", i, argTypes[i], *inputs[i]))
+      return e;
     descs.emplace_back(inputs[i]->raw(), inputs[i]->shape);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string err = checkTensor("output", i, resultTypes[i], *outputs[i]);
-    if (!err.empty())
-      return err;
+    if (llvm::Error e = checkTensor("output", i, resultTypes[i], *outputs[i]))
+      return e;
     descs.emplace_back(outputs[i]->raw(), outputs[i]->shape);
   }
   // The C interface takes a pointer to each descriptor; the packed call
@@ -231,6 +226,29 @@ std::string JitKernel::run(const std::vector<HostTensor *> &inputs,
     args.push_back(&p);
   if (llvm::Error e =
           engine->invokePacked(std::string("_mlir_ciface_") + kEntryName, args))
-    return "JIT call failed: " + toString(std::move(e));
-  return "";
+    return makeError("JIT call failed: " + toString(std::move(e)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<Timing> mlir::attn::exec::benchmark(
+    JitKernel &kernel, const std::vector<HostTensor *> &inputs,
+    const std::vector<HostTensor *> &outputs, int runs) {
+  if (llvm::Error e = kernel.run(inputs, outputs))
+    return std::move(e);
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (llvm::Error e = kernel.run(inputs, outputs))
+      return std::move(e);
+    auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  Timing timing;
+  timing.runs = runs;
+  if (ms.empty())
+    return timing;
+  std::sort(ms.begin(), ms.end());
+  size_t n = ms.size();
+  timing.medianMs = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+  return timing;
 }

@@ -6,6 +6,7 @@
 
 #include "attn/Execution/Peak.h"
 
+#include "attn/Execution/Error.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -58,51 +59,44 @@ static std::string peakKernelText() {
   return s;
 }
 
-double mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context,
-                                              double seconds,
-                                              std::string &error) {
+llvm::Expected<double>
+mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context, double seconds) {
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(peakKernelText(), &context, "peak");
-  if (!module) {
-    error = "the peak kernel does not parse";
-    return -1;
-  }
+  if (!module)
+    return makeError("the peak kernel does not parse");
   PassManager pm(&context);
   attn::buildLowerToLLVMPipeline(pm);
-  if (failed(pm.run(*module))) {
-    error = "the peak kernel does not lower";
-    return -1;
-  }
-  std::unique_ptr<ExecutionEngine> engine = createHostEngine(*module, error);
+  if (failed(pm.run(*module)))
+    return makeError("the peak kernel does not lower");
+  auto engine = createHostEngine(*module);
   if (!engine)
-    return -1;
+    return engine.takeError();
   alignas(64) float out[16];
   int64_t desc[5] = {reinterpret_cast<int64_t>(out),
                      reinterpret_cast<int64_t>(out), 0, 16, 1};
-  auto run = [&](int64_t iters) -> double {
+  auto run = [&](int64_t iters) -> llvm::Expected<double> {
     void *descPtr = desc;
     void *args[2] = {&iters, &descPtr};
     auto t0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = engine->invokePacked("_mlir_ciface_peak", args)) {
-      error = toString(std::move(e));
-      return -1;
-    }
+    if (llvm::Error e = (*engine)->invokePacked("_mlir_ciface_peak", args))
+      return std::move(e);
     auto t1 = std::chrono::steady_clock::now();
     return std::chrono::duration<double>(t1 - t0).count();
   };
   // Calibrate, then take the best of five runs of about seconds/5 each.
   int64_t iters = 1 << 20;
-  double t = run(iters);
-  if (t < 0)
-    return -1;
+  llvm::Expected<double> t = run(iters);
+  if (!t)
+    return t.takeError();
   iters = std::max<int64_t>(
-      iters, static_cast<int64_t>(iters * (seconds / 5) / std::max(t, 1e-6)));
+      iters, static_cast<int64_t>(iters * (seconds / 5) / std::max(*t, 1e-6)));
   double best = 0;
   for (int k = 0; k < 5; ++k) {
-    double dt = run(iters);
-    if (dt < 0)
-      return -1;
-    best = std::max(best, 512.0 * iters / dt / 1e9);
+    llvm::Expected<double> dt = run(iters);
+    if (!dt)
+      return dt.takeError();
+    best = std::max(best, 512.0 * iters / *dt / 1e9);
   }
   return best;
 }

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <functional>
 #include <memory>
@@ -36,17 +37,15 @@ public:
 
   /// Clones `module`, wraps function `entry` into a destination-passing
   /// entry point, runs `buildPipeline` on it (a pipeline that ends in the
-  /// LLVM dialect) and JIT-compiles the result. On failure returns null and
-  /// sets `error` (MLIR diagnostics are also reported to the context's
-  /// handler).
-  static std::unique_ptr<JitKernel>
+  /// LLVM dialect) and JIT-compiles the result. MLIR diagnostics of a failed
+  /// lowering also go to the context's handler.
+  static llvm::Expected<std::unique_ptr<JitKernel>>
   compile(ModuleOp module, StringRef entry,
-          const std::function<void(OpPassManager &)> &buildPipeline,
-          std::string &error);
+          const std::function<void(OpPassManager &)> &buildPipeline);
 
-  /// Runs the kernel once. Returns "" or an error message (shape or dtype
-  /// mismatch against the function's signature, a JIT failure).
-  std::string run(const std::vector<HostTensor *> &inputs,
+  /// Runs the kernel once. Fails on a shape or dtype mismatch against the
+  /// function's signature or a JIT failure.
+  llvm::Error run(const std::vector<HostTensor *> &inputs,
                   const std::vector<HostTensor *> &outputs);
 
   /// The LLVM-dialect module the kernel was compiled from (for --dump-ir).
@@ -62,9 +61,21 @@ private:
 
 /// JIT-compiles a module already in the LLVM dialect for the host CPU (its
 /// features, -O3), with the runtime libraries generated code may call.
-/// Returns null and sets `error` on failure.
-std::unique_ptr<ExecutionEngine> createHostEngine(ModuleOp llvmModule,
-                                                  std::string &error);
+llvm::Expected<std::unique_ptr<ExecutionEngine>>
+createHostEngine(ModuleOp llvmModule);
+
+/// The median of `runs` timed runs of `kernel` after one warm-up run.
+struct Timing {
+  double medianMs = 0;
+  int runs = 0;
+};
+
+/// Runs `kernel` once to warm up, then `runs` times, and returns the median
+/// time. Every run is checked: the first failure is returned.
+llvm::Expected<Timing> benchmark(JitKernel &kernel,
+                                 const std::vector<HostTensor *> &inputs,
+                                 const std::vector<HostTensor *> &outputs,
+                                 int runs);
 
 /// Sets the number of OpenMP threads the JIT-compiled code uses.
 void setJitThreads(int threads);

@@ -7,7 +7,9 @@
 #ifndef ATTN_EXECUTION_PEAK_H
 #define ATTN_EXECUTION_PEAK_H
 
-#include <string>
+#include "llvm/Support/Error.h"
+
+#include <cstddef>
 
 namespace mlir {
 class MLIRContext;
@@ -15,10 +17,9 @@ namespace attn::exec {
 
 /// One core's f32 FMA rate in GFLOP/s: a JIT-compiled loop of 16 independent
 /// vector<16xf32> FMA chains (enough to cover the FMA latency on two ports),
-/// timed for about `seconds`. Returns a negative value and sets `error` on
-/// failure.
-double measureFmaPeakGflops(MLIRContext &context, double seconds,
-                            std::string &error);
+/// timed for about `seconds`.
+llvm::Expected<double> measureFmaPeakGflops(MLIRContext &context,
+                                            double seconds);
 
 /// Memory read bandwidth in GB/s: `threads` threads (0 = all cores) each
 /// sum their share of a buffer of `bytes` (far larger than the caches),

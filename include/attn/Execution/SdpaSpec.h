@@ -1,9 +1,9 @@
 //===- SdpaSpec.h - attn-run's --sdpa spec strings --------------*- C++ -*-===//
 //
-// The `key=value,...` problem description of `attn-run --sdpa SPEC` (SPEC.md
-// section 3): parsing with one-line diagnostics, the canonical spelling, the
-// shapes and element types of the synthesized function and the textual MLIR
-// module holding that function. Free of MLIR (LLVM's Support only), like the
+// The `key=value,...` problem description of `attn-run --sdpa SPEC`
+// (docs/attn-run.md): parsing with one-line diagnostics, the canonical
+// spelling, and the shapes and element types of the synthesized function
+// (Problem.h builds its IR). Free of MLIR (LLVM's Support only), like the
 // rest of the execution support library.
 //
 //===----------------------------------------------------------------------===//
@@ -88,15 +88,6 @@ struct SdpaSpec {
 /// sizes whose FLOP count overflows int64).
 llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef text);
 
-/// The textual MLIR module for `spec` (defaults filled): one
-/// `func.func @<funcName>` taking the tensors of argSpecs() and returning
-/// out (and lse), whose body is one attn.sdpa in the op's custom syntax and a
-/// return. `scale` is printed (as "%.9e" of the f32 value) only when set,
-/// `causal` only when not none. With `dynamic`, dims 0 and 2 of every
-/// operand and result and the mask's dims 0, 2 and 3 that are not 1 are '?'.
-/// A funcName that is not a bare MLIR identifier is printed quoted.
-std::string buildSdpaModuleText(const SdpaSpec &spec,
-                                const std::string &funcName = "sdpa");
 
 } // namespace mlir::attn::exec
 

@@ -1,0 +1,138 @@
+//===- Engine.h - compile, run, check and time one attn entry ---*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// The execution engine behind `attn-run` (docs/attn-run.md) and, later, the
+// AOT compiler and the Python package: one call, runAttn(), takes a module
+// (a file, or an `--sdpa` spec built straight into IR), compiles its entry
+// with the fused and the naive pipelines, runs both on seeded random (or
+// given) inputs with NaN-poisoned outputs, checks them against each other
+// and an f64 reference under the numerics contract (docs/numerics.md),
+// optionally times them, and returns everything it measured as a RunReport.
+// Reporting (text, JSON) is in Report.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_EXECUTION_ENGINE_H
+#define ATTN_EXECUTION_ENGINE_H
+
+#include "attn/Execution/HostTensor.h"
+#include "attn/Execution/Jit.h"
+#include "attn/Execution/Numerics.h"
+#include "attn/Execution/Problem.h"
+#include "attn/Execution/Reference.h"
+#include "attn/Execution/SdpaSpec.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class MLIRContext;
+namespace attn::exec {
+
+/// Which oracles check the fused lowering.
+enum class CheckMode { All, F64, Naive, None };
+
+/// Parses "all", "f64", "naive", "none".
+std::optional<CheckMode> parseCheckMode(llvm::StringRef text);
+
+/// Everything runAttn() is asked to do; the defaults are attn-run's.
+struct RunOptions {
+  /// Exactly one of `inputFile` (a .mlir file, "-" for stdin) and `spec`;
+  /// neither with `peak` alone measures the peak and nothing else.
+  std::string inputFile;
+  std::optional<SdpaSpec> spec;
+  /// The function to run; "" takes the first that calls attn.sdpa. With a
+  /// spec the function is always @sdpa.
+  std::string entry;
+  /// Sizes of the dynamic dims of a FILE's one-sdpa entry.
+  DimSizes dims;
+  /// OpenMP threads (0: all cores).
+  int threads = 0;
+  uint64_t seed = 0;
+  /// Read arg<i>.npy from here instead of generating inputs.
+  std::string inputsDir;
+  /// Write the inputs and both lowerings' results as .npy here.
+  std::string dumpDir;
+  CheckMode check = CheckMode::All;
+  /// Timed runs after a warm-up (0: no timing).
+  int benchRuns = 0;
+  /// Measure one core's f32 FMA peak (and, with benchRuns, the read
+  /// bandwidth) in this process.
+  bool peak = false;
+  /// Options of the fused CPU pipeline, in its own syntax ("block-q=16
+  /// block-kv=32"); "" keeps every default (attn-lower-cpu's).
+  std::string pipelineOptions;
+  /// Above this many GFLOP the f64 reference checks a sample of query rows.
+  double refLimitGflop = 8.0;
+  /// Skip the naive lowering when its score table needs more GiB than this.
+  double naiveLimitGib = 4.0;
+};
+
+/// One numerics check: a result against an oracle, or the no-NaN rule.
+struct CheckRecord {
+  /// "out", "lse" or "result<N>".
+  std::string result;
+  /// "f64", "f64 (naive)", "naive", "no-NaN" or "no-NaN naive".
+  std::string oracle;
+  ErrorStats stats;
+  Verdict verdict;
+  /// The input's conditioning (docs/numerics.md), where the f32 rule used
+  /// it.
+  std::optional<double> sensRel, sensAbs;
+  bool isNaNCheck() const { return oracle.rfind("no-NaN", 0) == 0; }
+};
+
+/// What runAttn() did and measured.
+struct RunReport {
+  /// Only the peak was measured (no entry ran).
+  bool peakOnly = false;
+  std::string entry;
+  /// The spec's canonical spelling when the entry came from one.
+  std::string specText;
+  uint64_t seed = 0;
+  /// --threads as given (0: all), and the threads that were used.
+  int threads = 0, usedThreads = 1;
+  int64_t blockQ = 0, blockKV = 0;
+  std::vector<TensorSpec> inputs;
+  std::string inputsDir;
+  /// 0 unless the entry is one sdpa (SPEC's FLOP count).
+  int64_t flops = 0;
+  /// Why an oracle did not run, and how the f64 reference was sampled.
+  std::string naiveSkipped, refSkipped, refNote;
+  int64_t refRowStride = 1;
+  std::vector<CheckRecord> checks;
+  std::optional<Timing> fused, naive;
+  std::optional<double> peakGflops, readGBs;
+  /// Bytes of K and V: a decode step's memory roofline reads them once.
+  double kvBytes = 0;
+  bool pass = false;
+
+  /// GFLOP/s of a timing (0 without a FLOP count).
+  double gflops(const Timing &t) const;
+  /// The fused time as a share of the "read K and V once" roofline, when
+  /// the run was memory-bound (reading K and V at the measured bandwidth
+  /// takes longer than the FLOPs at the measured peak).
+  std::optional<double> kvRooflineShare() const;
+};
+
+/// A context that runAttn() can use: the attn dialects, every upstream
+/// dialect the pipelines need, and the LLVM IR translations, all loaded.
+std::unique_ptr<MLIRContext> createEngineContext();
+
+/// Compiles, runs, checks and (with benchRuns) times the entry. Bad input
+/// (a file that does not parse, a bad spec or option, an entry it cannot
+/// size, an unreadable .npy, a lowering that fails) is an error; a failed
+/// numerics check is not: it is a report with pass == false.
+llvm::Expected<RunReport> runAttn(MLIRContext &context,
+                                  const RunOptions &options);
+
+} // namespace attn::exec
+} // namespace mlir
+
+#endif // ATTN_EXECUTION_ENGINE_H

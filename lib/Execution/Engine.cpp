@@ -1,0 +1,576 @@
+//===- Engine.cpp - compile, run, check and time one attn entry -----------===//
+//
+// Part of the attn project.
+//
+// runAttn() in named steps: load the module, size the entry, make the
+// inputs, decide which oracles fit, compile, run on poisoned outputs,
+// compute the f64 reference and the input's conditioning, judge, time,
+// dump.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/Engine.h"
+
+#include "attn/Execution/Error.h"
+#include "attn/Execution/Npy.h"
+#include "attn/Execution/Peak.h"
+#include "attn/InitAttn.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::exec;
+
+std::optional<CheckMode> mlir::attn::exec::parseCheckMode(StringRef text) {
+  return llvm::StringSwitch<std::optional<CheckMode>>(text)
+      .Case("all", CheckMode::All)
+      .Case("f64", CheckMode::F64)
+      .Case("naive", CheckMode::Naive)
+      .Case("none", CheckMode::None)
+      .Default(std::nullopt);
+}
+
+double RunReport::gflops(const Timing &t) const {
+  return flops && t.medianMs > 0 ? flops / (t.medianMs * 1e6) : 0;
+}
+
+std::optional<double> RunReport::kvRooflineShare() const {
+  if (!fused || !readGBs || !kvBytes || !peakGflops || !flops)
+    return std::nullopt;
+  double readMs = kvBytes / (*readGBs * 1e6);
+  double computeMs = flops / (*peakGflops * usedThreads * 1e6);
+  if (readMs < computeMs)
+    return std::nullopt;
+  return readMs / fused->medianMs;
+}
+
+std::unique_ptr<MLIRContext> mlir::attn::exec::createEngineContext() {
+  DialectRegistry registry;
+  registerAttnDialects(registry);
+  registerAllToLLVMIRTranslations(registry);
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+namespace {
+
+/// The module to run and where its diagnostics point.
+struct LoadedModule {
+  std::shared_ptr<llvm::SourceMgr> sourceMgr;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp entry;
+  EntrySignature signature;
+};
+
+/// The tensors of one lowering's results.
+using Results = std::vector<HostTensor>;
+
+/// The f64 reference of a one-sdpa entry, with the input's conditioning.
+struct Reference {
+  std::vector<double> out, lse;
+  /// SPEC 1.8: with NaN in the inputs, the reference that multiplies hidden
+  /// value rows by 0; empty otherwise.
+  std::vector<double> outHiddenNaN;
+  Sensitivity sens;
+  bool hasSens = false;
+};
+
+} // namespace
+
+static llvm::Error checkOptions(const RunOptions &options,
+                                CpuPipelineOptions &pipeline) {
+  if (options.threads < 0 || options.benchRuns < 0)
+    return makeError("--bench and --threads must be positive");
+  std::string parseErrors;
+  llvm::raw_string_ostream errorStream(parseErrors);
+  if (failed(pipeline.parseFromString(options.pipelineOptions, errorStream)))
+    return makeError("bad pipeline options '" + options.pipelineOptions +
+                     "': " + StringRef(parseErrors).trim());
+  if (pipeline.blockQ <= 0 || pipeline.blockKV <= 0 || pipeline.regBlock <= 0 ||
+      pipeline.rowVectors <= 0 || pipeline.vectorWidth <= 0)
+    return makeError("--bench, --threads, --block-q, --block-kv, --reg-block "
+                     "and --row-vectors must be positive");
+  if (!options.inputFile.empty() == options.spec.has_value())
+    return makeError("give exactly one of FILE.mlir and --sdpa SPEC");
+  if (options.spec && !options.dims.empty())
+    return makeError(
+        "--dims goes with FILE.mlir; --sdpa sizes come from the spec");
+  if (options.spec && !options.entry.empty() && options.entry != "sdpa")
+    return makeError("--entry goes with FILE.mlir; the --sdpa function is "
+                     "@sdpa");
+  if (!(options.naiveLimitGib >= 0) || !(options.refLimitGflop >= 0))
+    return makeError("--naive-limit-gib and --ref-limit-gflop must be "
+                     "non-negative numbers");
+  return llvm::Error::success();
+}
+
+static llvm::Expected<LoadedModule> loadModule(MLIRContext &context,
+                                               const RunOptions &options,
+                                               std::string &specText) {
+  LoadedModule loaded;
+  loaded.sourceMgr = std::make_shared<llvm::SourceMgr>();
+  if (options.spec) {
+    specText = options.spec->toString();
+    loaded.module = buildSdpaModule(context, *options.spec, "sdpa");
+    loaded.entry = *loaded.module->getOps<func::FuncOp>().begin();
+    loaded.signature = signatureOf(*options.spec);
+    return std::move(loaded);
+  }
+  std::string error;
+  auto file = openInputFile(options.inputFile, &error);
+  if (!file)
+    return makeError(error);
+  loaded.sourceMgr->AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  {
+    SourceMgrDiagnosticHandler handler(*loaded.sourceMgr, &context);
+    loaded.module = parseSourceFile<ModuleOp>(*loaded.sourceMgr, &context);
+  }
+  if (!loaded.module)
+    return makeError("could not parse the input (see the diagnostics above)");
+  llvm::Expected<func::FuncOp> entry =
+      findEntry(*loaded.module, options.entry, options.inputFile);
+  if (!entry)
+    return entry.takeError();
+  loaded.entry = *entry;
+  llvm::Expected<EntrySignature> signature =
+      analyzeEntry(loaded.entry, options.dims);
+  if (!signature)
+    return signature.takeError();
+  loaded.signature = std::move(*signature);
+  return std::move(loaded);
+}
+
+/// Reads arg<i>.npy from `options.inputsDir`, or draws fresh seeded inputs
+/// (normals; masks random and mostly true).
+static llvm::Expected<std::vector<HostTensor>>
+makeInputs(const RunOptions &options, const EntrySignature &signature) {
+  std::vector<HostTensor> inputs;
+  for (auto [i, spec] : llvm::enumerate(signature.args)) {
+    if (!options.inputsDir.empty()) {
+      SmallString<256> path(options.inputsDir);
+      llvm::sys::path::append(path, "arg" + std::to_string(i) + ".npy");
+      llvm::Expected<HostTensor> tensor = readNpy(path.str());
+      if (!tensor)
+        return tensor.takeError();
+      if (tensor->dtype != spec.dtype || tensor->shape != spec.shape)
+        return makeError(path + ": expected " + dtypeName(spec.dtype) + " " +
+                         HostTensor::zeros(spec).shapeString() + ", got " +
+                         dtypeName(tensor->dtype) + " " +
+                         tensor->shapeString());
+      inputs.push_back(std::move(*tensor));
+      continue;
+    }
+    HostTensor tensor = HostTensor::zeros(spec);
+    uint64_t seed = options.seed * 1000003 + i;
+    if (spec.dtype == DType::Bool)
+      fillRandomBool(tensor, seed, 0.8);
+    else
+      fillRandomNormal(tensor, seed);
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+static bool anyElement(const std::vector<HostTensor> &tensors,
+                       llvm::function_ref<bool(double)> predicate) {
+  for (const HostTensor &t : tensors)
+    for (int64_t i = 0, n = t.numel(); i < n; ++i)
+      if (predicate(t.getAsDouble(i)))
+        return true;
+  return false;
+}
+
+/// Which oracles run.
+struct OraclePlan {
+  bool naive = false, ref = false;
+};
+
+/// Decides which oracles fit: the naive lowering's score table against
+/// --naive-limit-gib, the f64 reference's FLOPs against --ref-limit-gflop
+/// (above it, every refRowStride-th query row only). Says why in `report`.
+static OraclePlan planOracles(const RunOptions &options,
+                              const std::optional<SdpaProblem> &problem,
+                              RunReport &report) {
+  OraclePlan plan;
+  plan.naive =
+      options.check == CheckMode::All || options.check == CheckMode::Naive;
+  bool refAsked =
+      options.check == CheckMode::All || options.check == CheckMode::F64;
+  plan.ref = refAsked && problem;
+  if (refAsked && !problem)
+    report.refSkipped = "f64 reference skipped: the entry is not one "
+                        "attn.sdpa on its arguments";
+  if (!problem)
+    return plan;
+  if (plan.naive) {
+    double gib = 4.0 * problem->b * problem->hq * double(problem->lq) *
+                 double(problem->lk) / (1024.0 * 1024.0 * 1024.0);
+    if (gib > options.naiveLimitGib) {
+      report.naiveSkipped = llvm::formatv(
+          "naive lowering skipped: its score table needs {0:f1} GiB (limit "
+          "{1:f1}, --naive-limit-gib)",
+          gib, options.naiveLimitGib);
+      plan.naive = false;
+    }
+  }
+  double gflop = report.flops / 1e9;
+  double refLimit = std::max(1e-3, options.refLimitGflop);
+  if (plan.ref && gflop > refLimit) {
+    int64_t stride = static_cast<int64_t>(std::ceil(gflop / refLimit));
+    if (stride >= problem->lq) {
+      report.refSkipped = llvm::formatv(
+          "f64 reference skipped: {0:f1} GFLOP per query row set is over the "
+          "limit ({1:f1}, --ref-limit-gflop)",
+          gflop, options.refLimitGflop);
+      plan.ref = false;
+    } else {
+      report.refRowStride = stride;
+      report.refNote = llvm::formatv(
+          "f64 reference on one query row in {0} ({1:f1} GFLOP in all; limit "
+          "{2:f1}, --ref-limit-gflop)",
+          stride, gflop, options.refLimitGflop);
+    }
+  }
+  return plan;
+}
+
+static std::vector<HostTensor *> pointersTo(std::vector<HostTensor> &tensors) {
+  std::vector<HostTensor *> ptrs;
+  for (HostTensor &t : tensors)
+    ptrs.push_back(&t);
+  return ptrs;
+}
+
+static Results makeOutputs(const EntrySignature &signature) {
+  Results outs;
+  for (const TensorSpec &spec : signature.results)
+    outs.push_back(HostTensor::zeros(spec));
+  return outs;
+}
+
+/// Runs `kernel` once into freshly NaN-poisoned outputs.
+static llvm::Error runPoisoned(JitKernel &kernel,
+                               std::vector<HostTensor> &inputs, Results &outs) {
+  for (HostTensor &t : outs)
+    t.fillNaN();
+  std::vector<HostTensor *> ins = pointersTo(inputs),
+                            outPtrs = pointersTo(outs);
+  return kernel.run(ins, outPtrs);
+}
+
+/// The name of result `r` in the report: out and lse for one sdpa.
+static std::string resultName(size_t r, bool isSdpa) {
+  if (isSdpa && r == 0)
+    return "out";
+  if (isSdpa && r == 1)
+    return "lse";
+  return "result" + std::to_string(r);
+}
+
+/// `ref` with NaN wherever `got` and the hidden-NaN reference both are
+/// (SPEC 1.8: a NaN stored in a hidden value row may reach the output), so
+/// that the comparison skips those elements.
+static std::vector<double> excuseHiddenNaN(const HostTensor &got,
+                                           const std::vector<double> &ref,
+                                           const std::vector<double> &hidden) {
+  if (hidden.empty())
+    return ref;
+  std::vector<double> adjusted = ref;
+  for (size_t i = 0; i < adjusted.size(); ++i)
+    if (std::isnan(got.getAsDouble(static_cast<int64_t>(i))) &&
+        std::isnan(hidden[i]))
+      adjusted[i] = std::numeric_limits<double>::quiet_NaN();
+  return adjusted;
+}
+
+/// The f64 reference on every `rowStride`-th query row and the input's
+/// conditioning (on a coarser sample when three more references would not
+/// fit the FLOP budget).
+static Reference computeReference(const RunOptions &options,
+                                  const SdpaProblem &problem,
+                                  const std::vector<HostTensor> &inputs,
+                                  int64_t rowStride, bool needSens,
+                                  bool inputsHaveNaN) {
+  Reference ref;
+  const HostTensor *mask = inputs.size() > 3 ? &inputs[3] : nullptr;
+  referenceSdpa(problem, inputs[0], inputs[1], inputs[2], mask, ref.out,
+                problem.lse ? &ref.lse : nullptr, rowStride);
+  if (inputsHaveNaN)
+    referenceSdpa(problem, inputs[0], inputs[1], inputs[2], mask,
+                  ref.outHiddenNaN, nullptr, rowStride,
+                  /*hiddenValuesTimesZero=*/true);
+  if (needSens) {
+    constexpr int trials = 3;
+    double sampledGflop = problem.flops() / 1e9 / rowStride;
+    double budget = std::max(1e-3, options.refLimitGflop);
+    int64_t coarsen = std::max<int64_t>(
+        1, static_cast<int64_t>(std::ceil(trials * sampledGflop / budget)));
+    ref.sens =
+        measureSensitivity(problem, inputs[0], inputs[1], inputs[2], mask,
+                           ref.out, problem.lse ? &ref.lse : nullptr,
+                           rowStride * coarsen, options.seed, trials);
+    ref.hasSens = true;
+  }
+  return ref;
+}
+
+/// SPEC 2's checks of every result: the naive lowering and the fused one
+/// against the f64 reference, the fused against the naive.
+static void judgeResults(RunReport &report, const EntrySignature &signature,
+                         const Results &fusedOut, const Results *naiveOut,
+                         const Reference *ref) {
+  bool isSdpa = signature.problem.has_value();
+  for (size_t r = 0; r < fusedOut.size(); ++r) {
+    std::string name = resultName(r, isSdpa);
+    DType dtype = signature.results[r].dtype;
+    bool lowPrecisionOut =
+        isSdpa && r == 0 && (dtype == DType::F16 || dtype == DType::BF16);
+    double sensRel = 0, sensAbs = 0;
+    if (ref && ref->hasSens && !lowPrecisionOut) {
+      sensRel = r == 0 ? ref->sens.outRelL2 : ref->sens.lseRelL2;
+      sensAbs = r == 0 ? ref->sens.outMaxAbs : ref->sens.lseMaxAbs;
+    }
+    auto record = [&](const char *oracle, const ErrorStats &stats,
+                      std::optional<double> naiveRelL2) {
+      CheckRecord c;
+      c.result = name;
+      c.oracle = oracle;
+      c.stats = stats;
+      c.verdict = judgeNumerics(stats, dtype, lowPrecisionOut, naiveRelL2,
+                                sensRel, sensAbs);
+      if (ref && ref->hasSens && !lowPrecisionOut) {
+        c.sensRel = sensRel;
+        c.sensAbs = sensAbs;
+      }
+      report.checks.push_back(std::move(c));
+    };
+    if (ref) {
+      const std::vector<double> &values = r == 0 ? ref->out : ref->lse;
+      const std::vector<double> &hidden =
+          r == 0 ? ref->outHiddenNaN : std::vector<double>();
+      std::optional<double> naiveRelL2;
+      if (naiveOut) {
+        const HostTensor &naive = (*naiveOut)[r];
+        ErrorStats stats = compareSampled(
+            naive, excuseHiddenNaN(naive, values, hidden), report.refRowStride);
+        naiveRelL2 = stats.relL2;
+        record("f64 (naive)", stats, std::nullopt);
+      }
+      const HostTensor &fused = fusedOut[r];
+      record("f64",
+             compareSampled(fused, excuseHiddenNaN(fused, values, hidden),
+                            report.refRowStride),
+             naiveRelL2);
+    }
+    if (naiveOut)
+      record("naive", compareTensors(fusedOut[r], (*naiveOut)[r]),
+             std::nullopt);
+  }
+}
+
+/// Finite inputs give results without NaN (hidden rows give 0; a float mask
+/// may hold -inf): a NaN there is an element the kernel did not write
+/// (outputs start poisoned) or a numerical failure, even where both
+/// lowerings agree on it.
+static void checkNoNaN(RunReport &report, bool isSdpa, const Results &fusedOut,
+                       const Results *naiveOut) {
+  auto check = [&](const std::string &name, const char *which,
+                   const HostTensor &t) {
+    int64_t nans = 0;
+    for (int64_t i = 0, n = t.numel(); i < n; ++i)
+      nans += std::isnan(t.getAsDouble(i));
+    CheckRecord c;
+    c.result = name;
+    c.oracle = which;
+    c.stats.hasNaN = nans > 0;
+    c.stats.count = t.numel();
+    c.verdict.pass = nans == 0;
+    c.verdict.rule = nans ? std::to_string(nans) + " NaN from finite inputs"
+                          : "no NaN from finite inputs";
+    report.checks.push_back(std::move(c));
+  };
+  for (size_t r = 0; r < fusedOut.size(); ++r) {
+    std::string name = resultName(r, isSdpa);
+    check(name, "no-NaN", fusedOut[r]);
+    if (naiveOut)
+      check(name, "no-NaN naive", (*naiveOut)[r]);
+  }
+}
+
+static llvm::Error dumpTensors(StringRef dir,
+                               const std::vector<HostTensor> &inputs,
+                               const Results &fusedOut, const Results *naiveOut,
+                               bool isSdpa) {
+  auto write = [&](const std::string &name,
+                   const HostTensor &t) -> llvm::Error {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, name);
+    return writeNpy(path.str(), t);
+  };
+  for (auto [i, t] : llvm::enumerate(inputs))
+    if (llvm::Error e = write("arg" + std::to_string(i) + ".npy", t))
+      return e;
+  for (size_t r = 0; r < fusedOut.size(); ++r) {
+    std::string suffix = r == 0             ? ""
+                         : r == 1 && isSdpa ? "_lse"
+                                            : "_" + std::to_string(r);
+    if (llvm::Error e = write("fused" + suffix + ".npy", fusedOut[r]))
+      return e;
+    if (naiveOut)
+      if (llvm::Error e = write("naive" + suffix + ".npy", (*naiveOut)[r]))
+        return e;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
+                                                    const RunOptions &options) {
+  RunReport report;
+  report.seed = options.seed;
+  report.threads = options.threads;
+  report.usedThreads =
+      options.threads > 0
+          ? options.threads
+          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  report.inputsDir = options.inputsDir;
+
+  if (options.peak && options.inputFile.empty() && !options.spec) {
+    llvm::Expected<double> peak = measureFmaPeakGflops(context, 1.0);
+    if (!peak)
+      return makeError("peak probe: " + toString(peak.takeError()));
+    report.peakOnly = true;
+    report.peakGflops = *peak;
+    report.pass = true;
+    return report;
+  }
+
+  CpuPipelineOptions pipeline;
+  if (llvm::Error e = checkOptions(options, pipeline))
+    return std::move(e);
+  report.blockQ = pipeline.blockQ;
+  report.blockKV = pipeline.blockKV;
+  // A --dump directory that cannot be made fails now, not after the run.
+  if (!options.dumpDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
+      return makeError("--dump " + options.dumpDir + ": " + ec.message());
+
+  llvm::Expected<LoadedModule> loaded =
+      loadModule(context, options, report.specText);
+  if (!loaded)
+    return loaded.takeError();
+  SourceMgrDiagnosticHandler diagnostics(*loaded->sourceMgr, &context);
+  const EntrySignature &signature = loaded->signature;
+  const std::optional<SdpaProblem> &problem = signature.problem;
+  report.entry = loaded->entry.getSymName().str();
+  report.inputs = signature.args;
+  report.flops = problem ? problem->flops() : 0;
+
+  llvm::Expected<std::vector<HostTensor>> inputs =
+      makeInputs(options, signature);
+  if (!inputs)
+    return inputs.takeError();
+  if (problem && inputs->size() >= 3)
+    report.kvBytes =
+        static_cast<double>((*inputs)[1].byteSize() + (*inputs)[2].byteSize());
+
+  OraclePlan plan = planOracles(options, problem, report);
+
+  // Compile.
+  setJitThreads(options.threads);
+  auto fused =
+      JitKernel::compile(*loaded->module, report.entry, [&](OpPassManager &pm) {
+        buildCpuPipeline(pm, pipeline);
+      });
+  if (!fused)
+    return makeError("fused lowering: " + toString(fused.takeError()));
+  std::unique_ptr<JitKernel> naive;
+  if (plan.naive) {
+    auto compiled = JitKernel::compile(
+        *loaded->module, report.entry,
+        [](OpPassManager &pm) { buildNaiveCpuPipeline(pm); });
+    if (!compiled)
+      return makeError("naive lowering: " + toString(compiled.takeError()));
+    naive = std::move(*compiled);
+  }
+
+  // Run, on NaN-poisoned outputs.
+  Results fusedOut = makeOutputs(signature), naiveOut;
+  if (llvm::Error e = runPoisoned(**fused, *inputs, fusedOut))
+    return std::move(e);
+  if (naive) {
+    naiveOut = makeOutputs(signature);
+    if (llvm::Error e = runPoisoned(*naive, *inputs, naiveOut))
+      return std::move(e);
+  }
+
+  // Check.
+  bool inputsHaveNaN =
+      anyElement(*inputs, [](double x) { return std::isnan(x); });
+  std::optional<Reference> ref;
+  if (plan.ref) {
+    bool lowPrecision = signature.results[0].dtype == DType::F16 ||
+                        signature.results[0].dtype == DType::BF16;
+    bool needSens = !lowPrecision || problem->lse;
+    ref = computeReference(options, *problem, *inputs, report.refRowStride,
+                           needSens, inputsHaveNaN);
+  }
+  const Results *naivePtr = naive ? &naiveOut : nullptr;
+  judgeResults(report, signature, fusedOut, naivePtr, ref ? &*ref : nullptr);
+  bool inputsFinite = !inputsHaveNaN && !anyElement(*inputs, [](double x) {
+    return std::isinf(x) && x > 0;
+  });
+  if (inputsFinite)
+    checkNoNaN(report, problem.has_value(), fusedOut, naivePtr);
+  report.pass =
+      std::all_of(report.checks.begin(), report.checks.end(),
+                  [](const CheckRecord &c) { return c.verdict.pass; });
+
+  // Time.
+  if (options.benchRuns > 0) {
+    if (options.peak) {
+      llvm::Expected<double> peak = measureFmaPeakGflops(context, 1.0);
+      if (!peak)
+        return makeError("peak probe: " + toString(peak.takeError()));
+      report.peakGflops = *peak;
+      report.readGBs =
+          measureReadBandwidthGBs(options.threads, size_t(1) << 30);
+    }
+    std::vector<HostTensor *> ins = pointersTo(*inputs);
+    std::vector<HostTensor *> fusedPtrs = pointersTo(fusedOut);
+    llvm::Expected<Timing> fusedTime =
+        benchmark(**fused, ins, fusedPtrs, options.benchRuns);
+    if (!fusedTime)
+      return fusedTime.takeError();
+    report.fused = *fusedTime;
+    if (naive) {
+      std::vector<HostTensor *> naivePtrs = pointersTo(naiveOut);
+      llvm::Expected<Timing> naiveTime =
+          benchmark(*naive, ins, naivePtrs, options.benchRuns);
+      if (!naiveTime)
+        return naiveTime.takeError();
+      report.naive = *naiveTime;
+    }
+  }
+
+  if (!options.dumpDir.empty())
+    if (llvm::Error e = dumpTensors(options.dumpDir, *inputs, fusedOut,
+                                    naivePtr, problem.has_value()))
+      return std::move(e);
+  return report;
+}

@@ -1,0 +1,181 @@
+//===- Report.cpp - attn-run's text and JSON reports ----------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/Report.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir::attn::exec;
+using llvm::format;
+
+static std::string threadsText(int threads) {
+  return threads ? std::to_string(threads) : std::string("all");
+}
+
+static void printPeakOnly(llvm::raw_ostream &os, const RunReport &report) {
+  os << format("f32 FMA peak of one core: %.2f GFLOP/s (16 chains of "
+               "vector<16xf32> FMAs)\n",
+               *report.peakGflops);
+}
+
+static void printCheck(llvm::raw_ostream &os, const CheckRecord &c) {
+  const char *verdict = c.verdict.pass ? "PASS" : "FAIL";
+  if (c.isNaNCheck()) {
+    os << format("  %-4s %-12s %s  %s\n", c.result.c_str(), c.oracle.c_str(),
+                 verdict, c.verdict.rule.c_str());
+    return;
+  }
+  os << format("  %-4s %-12s max_abs %-10.3e rel_l2 %-10.3e %s  (%s)",
+               c.result.c_str(), c.oracle.c_str(), c.stats.maxAbs,
+               c.stats.relL2, verdict, c.verdict.rule.c_str());
+  if (c.sensRel)
+    os << format("  sens_rel %.2e sens_abs %.2e", *c.sensRel, *c.sensAbs);
+  os << "\n";
+}
+
+static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
+  const Timing &fused = *report.fused;
+  os << format("  fused  %10.3f ms", fused.medianMs);
+  if (report.flops) {
+    os << format("  %8.2f GFLOP/s", report.gflops(fused));
+    if (report.peakGflops)
+      os << format("  %5.1f%% of peak (%d x one core's)",
+                   100 * report.gflops(fused) /
+                       (*report.peakGflops * report.usedThreads),
+                   report.usedThreads);
+  }
+  os << "  (median of " << fused.runs << ", threads "
+     << threadsText(report.threads) << ")\n";
+  if (report.naive) {
+    os << format("  naive  %10.3f ms", report.naive->medianMs);
+    if (report.flops)
+      os << format("  %8.2f GFLOP/s", report.gflops(*report.naive));
+    os << format("  fused speed-up %.2fx\n",
+                 report.naive->medianMs / fused.medianMs);
+  }
+  if (report.peakGflops)
+    os << format("  peak   %10.2f GFLOP/s  (one core, f32 FMA, measured in "
+                 "this run)\n",
+                 *report.peakGflops);
+  // The memory roofline matters where reading K and V takes longer than the
+  // FLOPs at peak would (a decode step); elsewhere it is not shown.
+  if (std::optional<double> share = report.kvRooflineShare())
+    os << format("  memory %10.2f GB/s read (%s threads); reading K and V "
+                 "once takes %.3f ms: fused at %.1f%% of that roofline\n",
+                 *report.readGBs, threadsText(report.threads).c_str(),
+                 report.kvBytes / (*report.readGBs * 1e6), 100 * *share);
+}
+
+void mlir::attn::exec::printReport(llvm::raw_ostream &os,
+                                   const RunReport &report) {
+  if (report.peakOnly) {
+    printPeakOnly(os, report);
+    return;
+  }
+  os << "attn-run: @" << report.entry;
+  if (!report.specText.empty())
+    os << " [" << report.specText << "]";
+  os << "\n  inputs:";
+  for (const TensorSpec &t : report.inputs)
+    os << " " << dtypeName(t.dtype) << "["
+       << llvm::join(llvm::map_range(
+                         t.shape, [](int64_t d) { return std::to_string(d); }),
+                     "x")
+       << "]";
+  os << "  ("
+     << (report.inputsDir.empty() ? "seed " + std::to_string(report.seed)
+                                  : "from " + report.inputsDir)
+     << ")\n";
+  for (const std::string *note :
+       {&report.naiveSkipped, &report.refSkipped, &report.refNote})
+    if (!note->empty())
+      os << "  " << *note << "\n";
+  for (const CheckRecord &c : report.checks)
+    printCheck(os, c);
+  if (report.checks.empty())
+    os << "  no numerics check ran\n";
+  if (report.fused)
+    printTimings(os, report);
+  os << (report.pass ? "PASS" : "FAIL") << "\n";
+}
+
+/// A JSON number, or null for NaN and the infinities (JSON has neither).
+static llvm::json::Value number(double x) {
+  if (!std::isfinite(x))
+    return nullptr;
+  return x;
+}
+
+llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  if (report.peakOnly)
+    return Object{{"peak_gflops", number(*report.peakGflops)}};
+  Object root{
+      {"entry", report.entry},
+      {"seed", static_cast<int64_t>(report.seed)},
+      {"threads", report.threads},
+      {"block_q", report.blockQ},
+      {"block_kv", report.blockKV},
+      {"naive_skipped", report.naiveSkipped},
+      {"f64_skipped", report.refSkipped},
+      {"f64_row_stride", report.refRowStride},
+      {"pass", report.pass},
+  };
+  if (!report.specText.empty())
+    root["spec"] = report.specText;
+  if (report.flops)
+    root["flops"] = report.flops;
+  Array checks;
+  for (const CheckRecord &c : report.checks) {
+    Object check{{"result", c.result},
+                 {"oracle", c.oracle},
+                 {"max_abs", number(c.stats.maxAbs)},
+                 {"rel_l2", number(c.stats.relL2)},
+                 {"ref_max_abs", number(c.stats.refMaxAbs)},
+                 {"has_nan", c.stats.hasNaN},
+                 {"rule", c.verdict.rule},
+                 {"pass", c.verdict.pass}};
+    if (c.sensRel) {
+      check["sens_rel"] = number(*c.sensRel);
+      check["sens_abs"] = number(*c.sensAbs);
+    }
+    checks.push_back(std::move(check));
+  }
+  root["checks"] = std::move(checks);
+  if (const std::optional<Timing> &fused = report.fused) {
+    root["fused_ms"] = number(fused->medianMs);
+    if (report.flops)
+      root["fused_gflops"] = number(report.gflops(*fused));
+    root["bench_runs"] = fused->runs;
+  }
+  if (report.readGBs) {
+    root["read_gbs"] = number(*report.readGBs);
+    if (report.kvBytes && report.fused)
+      root["fused_pct_kv_roofline"] =
+          number(100 * report.kvBytes / (*report.readGBs * 1e6) /
+                 report.fused->medianMs);
+  }
+  if (report.peakGflops) {
+    root["peak_gflops"] = number(*report.peakGflops);
+    if (report.fused && report.flops)
+      root["fused_pct_peak"] =
+          number(100 * report.gflops(*report.fused) /
+                 (*report.peakGflops * report.usedThreads));
+  }
+  if (report.naive) {
+    root["naive_ms"] = number(report.naive->medianMs);
+    if (report.flops)
+      root["naive_gflops"] = number(report.gflops(*report.naive));
+    root["speedup"] = number(report.naive->medianMs / report.fused->medianMs);
+  }
+  return root;
+}
