@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmarks attn's fused CPU lowering against its naive lowering and PyTorch.
 
-Runs the CPU shapes of SPEC.md section 4 through `attn-run --sdpa SPEC --json`
+Runs the CPU shapes of docs/benchmarks.md through `attn-run --sdpa SPEC --json`
 and PyTorch's `torch.nn.functional.scaled_dot_product_attention` on the CPU,
 single-threaded and with all threads, and writes
 
@@ -74,7 +74,7 @@ class Case:
         return self.lq * self.lk
 
     def flops(self) -> int:
-        # SPEC.md section 3: 2 * B * Hq * (D + Dv) * P
+        # docs/attn-run.md: 2 * B * Hq * (D + Dv) * P
         return 2 * self.b * self.hq * (2 * self.d) * self.visible_pairs()
 
     def kv_bytes(self) -> int:
@@ -367,7 +367,7 @@ def markdown(rows, meta) -> str:
     for k, v in meta.items():
         out.append(f"- {k}: {v}")
     out.append("")
-    out.append("GFLOP/s use SPEC.md's count (2·B·Hq·(D+Dv)·visible pairs) for "
+    out.append("GFLOP/s use docs/op.md's count (2·B·Hq·(D+Dv)·visible pairs) for "
                "every implementation; % peak = GFLOP/s / (threads × one "
                "core's f32 FMA peak measured by attn-run in the same "
                "process). attn speedup vs torch = torch ms / attn ms "
@@ -525,7 +525,7 @@ def plot(rows, peak, threads_list, path: Path) -> None:
 def parse_args(argv):
     p = argparse.ArgumentParser(
         description="Benchmark attn (fused, naive) against PyTorch SDPA on "
-                    "the CPU shapes of SPEC.md section 4.")
+                    "the CPU shapes of docs/benchmarks.md.")
     p.add_argument("--attn-run", default=os.environ.get(
         "ATTN_RUN", str(REPO / "build" / "bin" / "attn-run")),
         help="attn-run binary (default: $ATTN_RUN or build/bin/attn-run)")

@@ -84,7 +84,7 @@ using Results = std::vector<HostTensor>;
 /// The f64 reference of a one-sdpa entry, with the input's conditioning.
 struct Reference {
   std::vector<double> out, lse;
-  /// SPEC 1.8: with NaN in the inputs, the reference that multiplies hidden
+  /// docs/op.md rule 7: with NaN in the inputs, the reference that multiplies hidden
   /// value rows by 0; empty otherwise.
   std::vector<double> outHiddenNaN;
   Sensitivity sens;
@@ -284,7 +284,7 @@ static std::string resultName(size_t r, bool isSdpa) {
 }
 
 /// `ref` with NaN wherever `got` and the hidden-NaN reference both are
-/// (SPEC 1.8: a NaN stored in a hidden value row may reach the output), so
+/// (docs/op.md rule 7: a NaN stored in a hidden value row may reach the output), so
 /// that the comparison skips those elements.
 static std::vector<double> excuseHiddenNaN(const HostTensor &got,
                                            const std::vector<double> &ref,
@@ -330,7 +330,7 @@ static Reference computeReference(const RunOptions &options,
   return ref;
 }
 
-/// SPEC 2's checks of every result: the naive lowering and the fused one
+/// docs/numerics.md's checks of every result: the naive lowering and the fused one
 /// against the f64 reference, the fused against the naive.
 static void judgeResults(RunReport &report, const EntrySignature &signature,
                          const Results &fusedOut, const Results *naiveOut,

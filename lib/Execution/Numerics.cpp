@@ -15,7 +15,7 @@
 
 namespace mlir::attn::exec {
 
-/// SPEC.md section 2's fixed bounds.
+/// docs/numerics.md's fixed bounds.
 static const double kF32RelL2 = 1e-5;
 static const double kF32MaxAbs = 1e-4;
 static const double kF16RelL2 = 2e-3;

@@ -101,7 +101,7 @@ struct RunReport {
   int64_t blockQ = 0, blockKV = 0;
   std::vector<TensorSpec> inputs;
   std::string inputsDir;
-  /// 0 unless the entry is one sdpa (SPEC's FLOP count).
+  /// 0 unless the entry is one sdpa (docs/op.md's FLOP count).
   int64_t flops = 0;
   /// Why an oracle did not run, and how the f64 reference was sampled.
   std::string naiveSkipped, refSkipped, refNote;

@@ -1,6 +1,6 @@
 //===- Numerics.h - The numerics contract as pure functions -----*- C++ -*-===//
 //
-// SPEC.md section 2's pass/fail rules for a result compared with an oracle,
+// docs/numerics.md's pass/fail rules for a result compared with an oracle,
 // and the comparison of a result with a reference that holds only a sample
 // of the query rows. Pure functions of the error measures, so that every
 // bound can be unit-tested at its edges and every tool applies the same one.
@@ -29,7 +29,7 @@ struct Verdict {
   std::string rule;
 };
 
-/// SPEC.md section 2. `lowPrecisionOut`: the result is `out` of an f16/bf16
+/// docs/numerics.md. `lowPrecisionOut`: the result is `out` of an f16/bf16
 /// problem (`dtype` F16 or BF16), so the f16/bf16 row of the table applies:
 /// pass iff no NaN, rel_l2 <= 2e-3 (F16) or 1.6e-2 (BF16) and, when
 /// `naiveRelL2` (the naive lowering's rel_l2 against the same oracle) is

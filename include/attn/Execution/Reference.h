@@ -1,9 +1,9 @@
 //===- Reference.h - The f64 sdpa oracle ------------------------*- C++ -*-===//
 //
-// An independent reference for attn.sdpa (SPEC.md section 1, "Semantics,
+// An independent reference for attn.sdpa (docs/op.md, "Semantics,
 // exactly"), written as plain loops in double precision so that it shares no
 // code and no tiling with either lowering, and the error measures used to
-// hold both lowerings to the numerics contract (SPEC.md section 2).
+// hold both lowerings to the numerics contract (docs/numerics.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,16 +62,16 @@ llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// computed (the others are NaN): a sampled check of a problem too large to
 /// compute whole in plain loops. With hiddenValuesTimesZero, hidden keys of
 /// a row that sees something add 0 * V[j] (so a NaN stored in a hidden value
-/// row reaches the output, as SPEC 1.8 allows and PyTorch's math path does).
+/// row reaches the output, as docs/op.md rule 7 allows and PyTorch's math path does).
 ///
-/// With scoreNoiseSeed, every finite scaled score s_ij (SPEC.md section 1,
+/// With scoreNoiseSeed, every finite scaled score s_ij (docs/op.md,
 /// step 1: after the scale, before the float mask) becomes
 ///   s_ij + 2^-24 * sqrt(d) * |scale| * ||q_i o k_j||_2 * xi_ij,
 /// the rounding that an f32 computation of the score may make (o is the
 /// elementwise product; q_i and k_j as stored), with xi_ij a standard normal
 /// that depends only on (seed, b, h, i, j): the same for a row whatever
 /// rowStride, loop order or thread computes it. This is the perturbed
-/// reference behind SPEC.md section 2's `sens`.
+/// reference behind docs/numerics.md's `sens`.
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,
@@ -80,7 +80,7 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    std::optional<uint64_t> scoreNoiseSeed = std::nullopt);
 
 /// How far the reference moves when its scores are perturbed by the
-/// rounding of an f32 computation (SPEC.md section 2's `sens`): the largest
+/// rounding of an f32 computation (docs/numerics.md's `sens`): the largest
 /// rel_l2 and max_abs of the perturbed out and lse against the unperturbed
 /// ones over the trials.
 struct Sensitivity {

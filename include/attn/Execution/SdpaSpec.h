@@ -75,7 +75,7 @@ struct SdpaSpec {
   std::vector<TensorSpec> resultSpecs() const;
 };
 
-/// Parses SPEC.md section 3's comma-separated `key=value` string into `spec`
+/// Parses docs/attn-run.md's comma-separated `key=value` string into `spec`
 /// with the defaults filled (hkv = hq, lk = lq, dv = d, full mask shape).
 /// Keys: b, hq, hkv, lq, lk, d, dv, dtype (f32|f16|bf16), causal
 /// (none|top_left|bottom_right), mask (none|bool|float), mask_shape (AxBxCxD),
