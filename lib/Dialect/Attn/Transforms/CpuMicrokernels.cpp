@@ -12,7 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -216,145 +217,154 @@ struct ContractionExtras {
 /// the whole reduction over t and stored once.
 ///   scores: St[j, i] += sum_d K[j, d] * Qt[d, i]  (out St, A Qt, B K)
 ///   pv:     acct[e, i] += sum_j V[j, e] * Pt[j, i] (out acct, A Pt, B V^T)
-void emitContraction(KernelBuilder &kb, const RegisterBlocking &rb, Value a,
-                     Value bMat, bool bIsTC, Value out,
+void emitContraction(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                     Value a, Value bMat, bool bIsTC, Value out,
                      const ContractionExtras &extras) {
   int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
   int64_t numT = memrefOf(a).getDimSize(0);
-  int64_t rowStep = rb.width * rb.rowVecs;
-  kb.blocked(numC, rb.regBlock, [&](Value c0, int64_t count) {
-    kb.loop(0, bq, rowStep, [&](Value i0) {
+  int64_t rowStep = blocking.width * blocking.rowVecs;
+  kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
+    kernel.loop(0, bq, rowStep, [&](Value i0) {
       SmallVector<Value> rows, cIdx, acc, scale;
-      for (int64_t r = 0; r < rb.rowVecs; ++r)
-        rows.push_back(kb.add(i0, r * rb.width));
+      for (int64_t r = 0; r < blocking.rowVecs; ++r)
+        rows.push_back(kernel.add(i0, r * blocking.width));
       for (int64_t c = 0; c < count; ++c)
-        cIdx.push_back(kb.add(c0, c));
+        cIdx.push_back(kernel.add(c0, c));
       if (extras.rowScale)
-        for (int64_t r = 0; r < rb.rowVecs; ++r)
-          scale.push_back(kb.load(extras.rowScale, {rows[r]}));
+        for (int64_t r = 0; r < blocking.rowVecs; ++r)
+          scale.push_back(kernel.load(extras.rowScale, {rows[r]}));
       for (int64_t c = 0; c < count; ++c)
-        for (int64_t r = 0; r < rb.rowVecs; ++r) {
-          Value x = extras.fromZero ? kb.splat(0.0f)
-                                    : kb.load(out, {cIdx[c], rows[r]});
+        for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+          Value x = extras.fromZero ? kernel.splat(0.0f)
+                                    : kernel.load(out, {cIdx[c], rows[r]});
           if (extras.rowScale)
-            x = arith::MulFOp::create(kb.b, kb.loc, x, scale[r]);
+            x = arith::MulFOp::create(kernel.b, kernel.loc, x, scale[r]);
           acc.push_back(x);
         }
-      SmallVector<Value> red =
-          kb.loopCarrying(0, numT, 1, acc, [&](Value t, ValueRange carried) {
+      SmallVector<Value> red = kernel.loopCarrying(
+          0, numT, 1, acc, [&](Value t, ValueRange carried) {
             SmallVector<Value> rowVec, next;
-            for (int64_t r = 0; r < rb.rowVecs; ++r)
-              rowVec.push_back(kb.load(a, {t, rows[r]}));
+            for (int64_t r = 0; r < blocking.rowVecs; ++r)
+              rowVec.push_back(kernel.load(a, {t, rows[r]}));
             for (int64_t c = 0; c < count; ++c) {
-              Value bc = bIsTC ? kb.broadcast(bMat, {t, cIdx[c]})
-                               : kb.broadcast(bMat, {cIdx[c], t});
-              for (int64_t r = 0; r < rb.rowVecs; ++r)
-                next.push_back(vector::FMAOp::create(
-                    kb.b, kb.loc, bc, rowVec[r], carried[c * rb.rowVecs + r]));
+              Value bc = bIsTC ? kernel.broadcast(bMat, {t, cIdx[c]})
+                               : kernel.broadcast(bMat, {cIdx[c], t});
+              for (int64_t r = 0; r < blocking.rowVecs; ++r)
+                next.push_back(
+                    vector::FMAOp::create(kernel.b, kernel.loc, bc, rowVec[r],
+                                          carried[c * blocking.rowVecs + r]));
             }
             return next;
           });
       for (int64_t c = 0; c < count; ++c)
-        for (int64_t r = 0; r < rb.rowVecs; ++r)
-          kb.store(red[c * rb.rowVecs + r], out, {cIdx[c], rows[r]});
+        for (int64_t r = 0; r < blocking.rowVecs; ++r)
+          kernel.store(red[c * blocking.rowVecs + r], out, {cIdx[c], rows[r]});
       if (!extras.rowMax)
         return;
-      for (int64_t r = 0; r < rb.rowVecs; ++r) {
-        Value m = kb.load(extras.rowMax, {rows[r]});
+      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+        Value m = kernel.load(extras.rowMax, {rows[r]});
         for (int64_t c = 0; c < count; ++c)
-          m = kb.max(m, red[c * rb.rowVecs + r]);
-        kb.store(m, extras.rowMax, {rows[r]});
+          m = kernel.max(m, red[c * blocking.rowVecs + r]);
+        kernel.store(m, extras.rowMax, {rows[r]});
       }
     });
   });
 }
 
-/// r[i] = combine(r[i], St[j, i]) over all keys j: the row max or row sum.
-void emitKeyReduction(KernelBuilder &kb, Value st, Value r, bool isMax) {
+/// rowStat[i] = combine(rowStat[i], St[j, i]) over all keys j: the row max
+/// or the row sum.
+void emitKeyReduction(KernelBuilder &kernel, Value st, Value rowStat,
+                      bool isMax) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
-  kb.loop(0, bq, kb.width, [&](Value i0) {
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
     Value identity =
-        kb.splat(isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
-    Value total = kb.reduceChained(
-        bk, kb.load(r, {i0}), identity,
+        kernel.splat(isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+    Value total = kernel.reduceChained(
+        bk, kernel.load(rowStat, {i0}), identity,
         [&](Value j) {
-          return kb.load(st, {j, i0});
+          return kernel.load(st, {j, i0});
         },
         [&](Value x, Value y) -> Value {
           if (isMax)
-            return kb.max(x, y);
-          return arith::AddFOp::create(kb.b, kb.loc, x, y);
+            return kernel.max(x, y);
+          return arith::AddFOp::create(kernel.b, kernel.loc, x, y);
         });
-    kb.store(total, r, {i0});
+    kernel.store(total, rowStat, {i0});
   });
 }
 
-/// m_new[i] = max(m[i], r[i]); alpha[i] = m[i] == -inf ? 0 : exp2(m[i] -
-/// m_new[i]). Operands: ins(r), outs(m, alpha).
-void emitRowMaxUpdate(KernelBuilder &kb, Value r, Value m, Value alpha) {
+/// m_new[i] = max(m[i], blockMax[i]); alpha[i] = m[i] == -inf ? 0 :
+/// exp2(m[i] - m_new[i]). Operands: ins(blockMax), outs(m, alpha).
+void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
+                      Value alpha) {
   int64_t bq = memrefOf(m).getDimSize(0);
   float negInf = -std::numeric_limits<float>::infinity();
-  kb.loop(0, bq, kb.width, [&](Value i0) {
-    Value mOld = kb.load(m, {i0});
-    Value mNew = kb.max(mOld, kb.load(r, {i0}));
-    Value a = kb.exp2(arith::SubFOp::create(kb.b, kb.loc, mOld, mNew));
-    Value empty = arith::CmpFOp::create(kb.b, kb.loc, arith::CmpFPredicate::OEQ,
-                                        mOld, kb.splat(negInf));
-    a = arith::SelectOp::create(kb.b, kb.loc, empty, kb.splat(0.0f), a);
-    kb.store(mNew, m, {i0});
-    kb.store(a, alpha, {i0});
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
+    Value mOld = kernel.load(m, {i0});
+    Value mNew = kernel.max(mOld, kernel.load(blockMax, {i0}));
+    Value a =
+        kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, mOld, mNew));
+    Value empty =
+        arith::CmpFOp::create(kernel.b, kernel.loc, arith::CmpFPredicate::OEQ,
+                              mOld, kernel.splat(negInf));
+    a = arith::SelectOp::create(kernel.b, kernel.loc, empty, kernel.splat(0.0f),
+                                a);
+    kernel.store(mNew, m, {i0});
+    kernel.store(a, alpha, {i0});
   });
 }
 
 /// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]). With `rowSum`,
 /// also rowSum[i] += sum_j St[j, i] on the new values, four partial sums per
 /// row vector.
-void emitProbabilities(KernelBuilder &kb, Value m, Value st, Value rowSum) {
+void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   float negInf = -std::numeric_limits<float>::infinity();
-  kb.loop(0, bq, kb.width, [&](Value i0) {
-    Value mv = kb.load(m, {i0});
-    Value ninf = kb.splat(negInf), zero = kb.splat(0.0f);
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
+    Value mv = kernel.load(m, {i0});
+    Value ninf = kernel.splat(negInf), zero = kernel.splat(0.0f);
     // One probability: loaded, exponentiated, stored, returned.
     auto prob = [&](Value j) {
-      Value s = kb.load(st, {j, i0});
-      Value x = arith::SubFOp::create(kb.b, kb.loc, s, mv);
+      Value s = kernel.load(st, {j, i0});
+      Value x = arith::SubFOp::create(kernel.b, kernel.loc, s, mv);
       // x = -inf (a hidden key in a row that has seen a visible one) gives
       // exactly 0 through the clamp; NaN gives NaN. Only a row that has
       // seen nothing yet (m = -inf, x = NaN) needs the select.
-      Value p = kb.exp2(x);
-      Value hidden = arith::CmpFOp::create(kb.b, kb.loc,
+      Value p = kernel.exp2(x);
+      Value hidden = arith::CmpFOp::create(kernel.b, kernel.loc,
                                            arith::CmpFPredicate::OEQ, s, ninf);
-      p = arith::SelectOp::create(kb.b, kb.loc, hidden, zero, p);
-      kb.store(p, st, {j, i0});
+      p = arith::SelectOp::create(kernel.b, kernel.loc, hidden, zero, p);
+      kernel.store(p, st, {j, i0});
       return p;
     };
     if (!rowSum) {
-      kb.loop(0, bk, 1, [&](Value j) { prob(j); });
+      kernel.loop(0, bk, 1, [&](Value j) { prob(j); });
       return;
     }
-    Value total = kb.reduceChained(
-        bk, kb.load(rowSum, {i0}), zero, prob, [&](Value x, Value y) -> Value {
-          return arith::AddFOp::create(kb.b, kb.loc, x, y);
-        });
-    kb.store(total, rowSum, {i0});
+    Value total = kernel.reduceChained(bk, kernel.load(rowSum, {i0}), zero,
+                                       prob, [&](Value x, Value y) -> Value {
+                                         return arith::AddFOp::create(
+                                             kernel.b, kernel.loc, x, y);
+                                       });
+    kernel.store(total, rowSum, {i0});
   });
 }
 
 /// x[..., i] *= alpha[i] for x of rank 1 or 2.
-void emitRescale(KernelBuilder &kb, Value alpha, Value x) {
+void emitRescale(KernelBuilder &kernel, Value alpha, Value x) {
   MemRefType t = memrefOf(x);
   int64_t bq = t.getDimSize(t.getRank() - 1);
-  kb.loop(0, bq, kb.width, [&](Value i0) {
-    Value a = kb.load(alpha, {i0});
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
+    Value a = kernel.load(alpha, {i0});
     auto scaleAt = [&](SmallVector<Value> indices) {
-      Value y = kb.load(x, indices);
-      kb.store(arith::MulFOp::create(kb.b, kb.loc, y, a), x, indices);
+      Value y = kernel.load(x, indices);
+      kernel.store(arith::MulFOp::create(kernel.b, kernel.loc, y, a), x,
+                   indices);
     };
     if (t.getRank() == 1)
       scaleAt({i0});
     else
-      kb.loop(0, t.getDimSize(0), 1, [&](Value e) { scaleAt({e, i0}); });
+      kernel.loop(0, t.getDimSize(0), 1, [&](Value e) { scaleAt({e, i0}); });
   });
 }
 
@@ -364,7 +374,7 @@ void emitRescale(KernelBuilder &kb, Value alpha, Value x) {
 /// operands broadcast and vector result types. Only ops that are
 /// elementwise-mappable (arith, math) can be vectorized this way; returns
 /// false, building nothing, if the body holds anything else.
-bool emitElementwise(KernelBuilder &kb, linalg::GenericOp op) {
+bool emitElementwise(KernelBuilder &kernel, linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 0 || op.getNumLoops() != 2 ||
       op.getNumReductionLoops() != 0 ||
       !op.getIndexingMapsArray()[0].isIdentity())
@@ -378,20 +388,20 @@ bool emitElementwise(KernelBuilder &kb, linalg::GenericOp op) {
   Value out = op.getDpsInits()[0];
   int64_t rows = memrefOf(out).getDimSize(0);
   int64_t cols = memrefOf(out).getDimSize(1);
-  auto vectorOf = [&](Type t) { return VectorType::get({kb.width}, t); };
-  kb.loop(0, rows, 1, [&](Value j) {
-    kb.loop(0, cols, kb.width, [&](Value i0) {
+  auto vectorOf = [&](Type t) { return VectorType::get({kernel.width}, t); };
+  kernel.loop(0, rows, 1, [&](Value j) {
+    kernel.loop(0, cols, kernel.width, [&](Value i0) {
       IRMapping map;
-      map.map(body.getArgument(0), kb.load(out, {j, i0}));
+      map.map(body.getArgument(0), kernel.load(out, {j, i0}));
       for (Operation &inner : body.without_terminator()) {
         if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
           Value v = j;
           if (index.getDim() == 1) {
-            Value step = vector::StepOp::create(kb.b, kb.loc,
-                                                vectorOf(kb.b.getIndexType()));
+            Value step = vector::StepOp::create(
+                kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()));
             Value base = vector::BroadcastOp::create(
-                kb.b, kb.loc, vectorOf(kb.b.getIndexType()), i0);
-            v = arith::AddIOp::create(kb.b, kb.loc, base, step);
+                kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()), i0);
+            v = arith::AddIOp::create(kernel.b, kernel.loc, base, step);
           }
           map.map(index.getResult(), v);
           continue;
@@ -403,43 +413,198 @@ bool emitElementwise(KernelBuilder &kb, linalg::GenericOp op) {
           anyVector |= isa<VectorType>(operands.back().getType());
         }
         if (!anyVector) {
-          kb.b.clone(inner, map);
+          kernel.b.clone(inner, map);
           continue;
         }
         for (Value &v : operands)
           if (!isa<VectorType>(v.getType()))
-            v = vector::BroadcastOp::create(kb.b, kb.loc, vectorOf(v.getType()),
-                                            v);
+            v = vector::BroadcastOp::create(kernel.b, kernel.loc,
+                                            vectorOf(v.getType()), v);
         SmallVector<Type> resultTypes;
         for (Type t : inner.getResultTypes())
           resultTypes.push_back(vectorOf(t));
         OperationState state(inner.getLoc(), inner.getName(), operands,
                              resultTypes, inner.getAttrs());
-        Operation *vec = kb.b.create(state);
+        Operation *vec = kernel.b.create(state);
         map.map(inner.getResults(), vec->getResults());
       }
       Value result = map.lookupOrDefault(body.getTerminator()->getOperand(0));
       if (!isa<VectorType>(result.getType()))
-        result = vector::BroadcastOp::create(kb.b, kb.loc, kb.vecType, result);
-      kb.store(result, out, {j, i0});
+        result = vector::BroadcastOp::create(kernel.b, kernel.loc,
+                                             kernel.vecType, result);
+      kernel.store(result, out, {j, i0});
     });
   });
   return true;
 }
 
-/// `op` as a tile op of the given role whose operands the kernels handle,
-/// or null.
-linalg::GenericOp asTile(Operation *op, StringRef role) {
+/// `op` as a tile op with `role` whose operands the kernels handle, or null.
+linalg::GenericOp asTile(Operation *op, TileRole role) {
   auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-  if (!generic || !generic.hasPureBufferSemantics())
-    return {};
-  auto attr = generic->getAttrOfType<StringAttr>(kTileRoleAttrName);
-  if (!attr || attr.getValue() != role)
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      getTileRole(generic) != role)
     return {};
   for (Value v : generic->getOperands())
     if (!isStaticContiguous(v))
       return {};
   return generic;
+}
+
+/// What a per-role rewrite works on: the tile op, the kernel builder in
+/// front of it, the register blocking, and the neighbours it folds into its
+/// kernel (erased with the op).
+struct TileRewrite {
+  linalg::GenericOp op;
+  KernelBuilder &kernel;
+  const RegisterBlocking &blocking;
+  SmallVector<Operation *> folded;
+
+  Value input(unsigned i) { return op.getDpsInputs()[i]; }
+  Value output(unsigned i = 0) { return op.getDpsInits()[i]; }
+};
+
+/// St[j, i] = sum_d K[j, d] * Qt[d, i]. The tile's zero fill right before it
+/// is folded in (accumulators start at 0), and so is the row max right after
+/// it (taken from the accumulators while they are in registers).
+bool rewriteScores(TileRewrite &rewrite) {
+  Value out = rewrite.output();
+  ContractionExtras extras;
+  auto zeroFill = dyn_cast_or_null<linalg::FillOp>(rewrite.op->getPrevNode());
+  if (zeroFill && zeroFill.hasPureBufferSemantics() &&
+      zeroFill.getDpsInits()[0] == out &&
+      getTileRole(zeroFill) == TileRole::InitScores &&
+      matchPattern(zeroFill.getDpsInputs()[0], m_AnyZeroFloat())) {
+    extras.fromZero = true;
+    rewrite.folded.push_back(zeroFill);
+  }
+  linalg::GenericOp rowMax =
+      asTile(rewrite.op->getNextNode(), TileRole::RowMax);
+  if (rowMax && rowMax.getDpsInputs()[0] == out) {
+    extras.rowMax = rowMax.getDpsInits()[0];
+    rewrite.folded.push_back(rowMax);
+  }
+  emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
+                  /*bMat=*/rewrite.input(1), /*bIsTC=*/false, out, extras);
+  return true;
+}
+
+/// acct[e, i] += sum_j V[j, e] * Pt[j, i], with the rescale of the
+/// accumulator right before it folded in (applied as it is loaded).
+bool rewritePV(TileRewrite &rewrite) {
+  Value out = rewrite.output();
+  ContractionExtras extras;
+  linalg::GenericOp rescale =
+      asTile(rewrite.op->getPrevNode(), TileRole::Rescale);
+  if (rescale && rescale.getDpsInits()[0] == out) {
+    extras.rowScale = rescale.getDpsInputs()[0];
+    rewrite.folded.push_back(rescale);
+  }
+  emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
+                  /*bMat=*/rewrite.input(1), /*bIsTC=*/true, out, extras);
+  return true;
+}
+
+/// r[i] = max_j St[j, i], when the scores kernel did not take it.
+bool rewriteRowMax(TileRewrite &rewrite) {
+  emitKeyReduction(rewrite.kernel, rewrite.input(0), rewrite.output(),
+                   /*isMax=*/true);
+  return true;
+}
+
+/// l[i] += sum_j Pt[j, i], when the probabilities kernel did not take it.
+bool rewriteRowSum(TileRewrite &rewrite) {
+  emitKeyReduction(rewrite.kernel, rewrite.input(0), rewrite.output(),
+                   /*isMax=*/false);
+  return true;
+}
+
+bool rewriteMaxUpdate(TileRewrite &rewrite) {
+  emitRowMaxUpdate(rewrite.kernel, rewrite.input(0), rewrite.output(0),
+                   rewrite.output(1));
+  return true;
+}
+
+/// Pt = exp2(St - m), with the row sum right after it folded in.
+bool rewriteProbs(TileRewrite &rewrite) {
+  Value out = rewrite.output();
+  Value rowSum;
+  linalg::GenericOp sum = asTile(rewrite.op->getNextNode(), TileRole::RowSum);
+  if (sum && sum.getDpsInputs()[0] == out) {
+    rowSum = sum.getDpsInits()[0];
+    rewrite.folded.push_back(sum);
+  }
+  emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum);
+  return true;
+}
+
+/// x[..., i] *= alpha[i]; left to the P.V kernel that follows when that one
+/// takes it.
+bool rewriteRescale(TileRewrite &rewrite) {
+  Value out = rewrite.output();
+  linalg::GenericOp pv = asTile(rewrite.op->getNextNode(), TileRole::PV);
+  if (pv && pv.getDpsInits()[0] == out &&
+      memrefOf(pv.getDpsInits()[0]).getDimSize(1) % rewrite.kernel.width == 0)
+    return false;
+  emitRescale(rewrite.kernel, rewrite.input(0), out);
+  return true;
+}
+
+bool rewriteElementMask(TileRewrite &rewrite) {
+  return emitElementwise(rewrite.kernel, rewrite.op);
+}
+
+/// Builds the kernel of `rewrite.op`'s role; false (building nothing) if
+/// the role has no kernel or the kernel does not take this op.
+bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
+  switch (role) {
+  case TileRole::Scores:
+    return rewriteScores(rewrite);
+  case TileRole::ElementMask:
+    return rewriteElementMask(rewrite);
+  case TileRole::RowMax:
+    return rewriteRowMax(rewrite);
+  case TileRole::MaxUpdate:
+    return rewriteMaxUpdate(rewrite);
+  case TileRole::Rescale:
+    return rewriteRescale(rewrite);
+  case TileRole::Probs:
+    return rewriteProbs(rewrite);
+  case TileRole::RowSum:
+    return rewriteRowSum(rewrite);
+  case TileRole::PV:
+    return rewritePV(rewrite);
+  // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
+  case TileRole::InitQuery:
+  case TileRole::InitScores:
+  case TileRole::InitRowMax:
+  case TileRole::InitMax:
+  case TileRole::InitSum:
+  case TileRole::InitAcc:
+    return false;
+  }
+  return false;
+}
+
+/// The products read K and V (or Pt) in any float type and extend each
+/// element; every other kernel works on f32 tiles only.
+bool readsAnyFloat(TileRole role) {
+  return role == TileRole::Scores || role == TileRole::PV;
+}
+
+/// A register block of as many row vectors as asked for and the tile's
+/// `bq` rows hold; with fewer, more keys per block instead, so the block
+/// keeps about as many accumulators (at most 24 of the 32 registers).
+RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
+                                        int64_t regBlock, int64_t rowVectors) {
+  int64_t rowVecs = 1;
+  for (int64_t n = rowVectors; n > 1; --n)
+    if (bq % (n * width) == 0) {
+      rowVecs = n;
+      break;
+    }
+  int64_t keys = std::max<int64_t>(
+      1, std::min(regBlock * rowVectors / rowVecs, 24 / rowVecs));
+  return {width, rowVecs, std::max(regBlock, keys)};
 }
 
 /// Replaces one tagged tile op, if its shapes allow; returns true if it did.
@@ -448,93 +613,29 @@ linalg::GenericOp asTile(Operation *op, StringRef role) {
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, DenseSet<Operation *> &erased) {
-  auto role = op->getAttrOfType<StringAttr>(kTileRoleAttrName);
-  if (!role || !asTile(op, role.getValue()))
+  std::optional<TileRole> role = getTileRole(op);
+  if (!role || !asTile(op, *role))
     return false;
   // Query rows are the innermost dim of the output in every role.
   MemRefType outType = memrefOf(op.getDpsInits()[0]);
   int64_t bq = outType.getDimSize(outType.getRank() - 1);
-  if (bq % width != 0)
+  if (bq % width != 0 || !outType.getElementType().isF32())
     return false;
-  for (Value v : op.getDpsInputs())
-    if (role.getValue() != "scores" && role.getValue() != "pv" &&
-        !memrefOf(v).getElementType().isF32())
-      return false;
-  if (!memrefOf(op.getDpsInits()[0]).getElementType().isF32())
-    return false;
-  // As many row vectors per register block as asked for and the tile has.
-  int64_t rowVecs = 1;
-  for (int64_t n = rowVectors; n > 1; --n)
-    if (bq % (n * width) == 0) {
-      rowVecs = n;
-      break;
-    }
-  // Fewer row vectors than asked for: more keys per block instead, so the
-  // block keeps about as many accumulators (at most 24 of the 32 registers).
-  int64_t keys = std::max<int64_t>(
-      1, std::min(regBlock * rowVectors / rowVecs, 24 / rowVecs));
-  RegisterBlocking rb{width, rowVecs, std::max(regBlock, keys)};
+  if (!readsAnyFloat(*role))
+    for (Value v : op.getDpsInputs())
+      if (!memrefOf(v).getElementType().isF32())
+        return false;
+  RegisterBlocking blocking =
+      chooseRegisterBlocking(bq, width, regBlock, rowVectors);
 
-  SmallVector<Value> ins = op.getDpsInputs();
-  Value out = op.getDpsInits()[0];
-  StringRef r = role.getValue();
-  // The neighbour this op fuses with, if any.
-  linalg::GenericOp fused;
-  if (r == "scores")
-    fused = asTile(op->getNextNode(), "rowmax");
-  else if (r == "probs")
-    fused = asTile(op->getNextNode(), "rowsum");
-  else if (r == "pv")
-    fused = asTile(op->getPrevNode(), "rescale");
-  if (fused && (r == "pv" ? fused.getDpsInits()[0] != out
-                          : fused.getDpsInputs()[0] != out))
-    fused = {};
-  // A rescale of the accumulator is done by the P.V kernel that follows.
-  if (r == "rescale") {
-    linalg::GenericOp pv = asTile(op->getNextNode(), "pv");
-    if (pv && pv.getDpsInits()[0] == out &&
-        memrefOf(pv.getDpsInits()[0]).getDimSize(1) % width == 0)
-      return false;
-  }
-
-  OpBuilder b(op);
-  KernelBuilder kb(b, op.getLoc(), width);
-  if (r == "scores" || r == "pv") {
-    ContractionExtras extras;
-    linalg::FillOp zeroFill;
-    if (r == "scores") {
-      // The zero fill of the score tile right before it is folded in.
-      zeroFill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
-      if (zeroFill &&
-          !(zeroFill.hasPureBufferSemantics() &&
-            zeroFill.getDpsInits()[0] == out &&
-            zeroFill->hasAttr(kTileRoleAttrName) &&
-            matchPattern(zeroFill.getDpsInputs()[0], m_AnyZeroFloat())))
-        zeroFill = {};
-      extras.fromZero = static_cast<bool>(zeroFill);
-      if (fused)
-        extras.rowMax = fused.getDpsInits()[0];
-    } else if (fused) {
-      extras.rowScale = fused.getDpsInputs()[0];
-    }
-    emitContraction(kb, rb, /*a=*/ins[0], /*bMat=*/ins[1],
-                    /*bIsTC=*/r == "pv", out, extras);
-    if (zeroFill)
-      zeroFill->erase();
-  } else if (r == "rowmax" || r == "rowsum")
-    emitKeyReduction(kb, ins[0], out, r == "rowmax");
-  else if (r == "maxupdate")
-    emitRowMaxUpdate(kb, ins[0], out, op.getDpsInits()[1]);
-  else if (r == "probs")
-    emitProbabilities(kb, ins[0], out,
-                      fused ? fused.getDpsInits()[0] : Value());
-  else if (r == "rescale")
-    emitRescale(kb, ins[0], out);
-  else if (r != "elementmask" || !emitElementwise(kb, op))
+  OpBuilder builder(op);
+  KernelBuilder kernel(builder, op.getLoc(), width);
+  TileRewrite rewrite{op, kernel, blocking, {}};
+  if (!rewriteByRole(*role, rewrite))
     return false;
-  if (fused) {
-    erased.insert(fused);
-    fused->erase();
+  for (Operation *folded : rewrite.folded) {
+    erased.insert(folded);
+    folded->erase();
   }
   op->erase();
   return true;
@@ -555,7 +656,7 @@ struct AttnCpuMicrokernelsPass
     }
     SmallVector<linalg::GenericOp> tiles;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kTileRoleAttrName))
+      if (getTileRole(op))
         tiles.push_back(op);
     });
     DenseSet<Operation *> erased;

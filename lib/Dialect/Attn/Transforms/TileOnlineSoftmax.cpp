@@ -118,15 +118,14 @@ Value maxIndex(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MaxSIOp::create(b, loc, x, y);
 }
 
-/// A static f32 tile filled with `value`. A fill with a `role` is tagged
-/// like the tile ops (and so never merged with an equal fill elsewhere): a
-/// kernel that consumes it may fold it away.
+/// A static f32 tile filled with `value`, tagged with its `role` like the
+/// tile ops (and so never merged with an equal fill elsewhere): a kernel
+/// that consumes it may fold it away.
 Value filledTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
-                 float value, StringRef role = {}) {
+                 float value, TileRole role) {
   Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
   auto fill = linalg::FillOp::create(b, loc, cstF32(b, loc, value), empty);
-  if (!role.empty())
-    fill->setAttr(kTileRoleAttrName, b.getStringAttr(role));
+  setTileRole(fill, role);
   return fill.getResult(0);
 }
 
@@ -135,13 +134,6 @@ SmallVector<utils::IteratorType> iterators(unsigned parallel,
   SmallVector<utils::IteratorType> it(parallel, utils::IteratorType::parallel);
   it.append(reduction, utils::IteratorType::reduction);
   return it;
-}
-
-/// Marks a tile op with its role, so that a target pipeline can swap in a
-/// hand-written kernel for it (see attn-cpu-microkernels).
-template <typename OpTy> OpTy tagTile(OpTy op, StringRef role) {
-  op->setAttr(kTileRoleAttrName, StringAttr::get(op->getContext(), role));
-  return op;
 }
 
 AffineMap mapOf(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
@@ -213,7 +205,7 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
     slice =
         sliceRows(b, loc, ctx.op.getQuery(), qb.b, qb.h, qb.qStart, qb.qLen);
   }
-  Value zero = filledTile(b, loc, {ctx.d, ctx.bq}, 0.0f, "query.init");
+  Value zero = filledTile(b, loc, {ctx.d, ctx.bq}, 0.0f, TileRole::InitQuery);
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(ctx.d), qb.qLen};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
@@ -242,31 +234,30 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
 /// products, which a target may swap for one kernel.
 Value emitTileContraction(OpBuilder &b, const TileContext &ctx, Value a,
                           Value bTile, AffineMap bMap, Value out,
-                          StringRef role) {
+                          TileRole role) {
   MLIRContext *mctx = b.getContext();
-  return tagTile(linalg::GenericOp::create(
-                     b, ctx.loc, out.getType(), ValueRange{a, bTile}, out,
-                     ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), bMap,
-                                         mapOf(mctx, 3, {0, 1})},
-                     iterators(2, 1),
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       Value prod = arith::MulFOp::create(
-                           nb, nloc, args[0], toF32(nb, nloc, args[1]));
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::AddFOp::create(nb, nloc, args[2], prod)
-                               .getResult());
-                     }),
-                 role)
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, out.getType(), ValueRange{a, bTile}, out,
+      ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), bMap, mapOf(mctx, 3, {0, 1})},
+      iterators(2, 1), [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value prod =
+            arith::MulFOp::create(nb, nloc, args[0], toF32(nb, nloc, args[1]));
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
+      });
+  setTileRole(generic, role);
+  return generic.getResult(0);
 }
 
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
 Value emitScoreTile(OpBuilder &b, const TileContext &ctx, Value qTile,
                     Value kTile) {
-  Value init = filledTile(b, ctx.loc, {ctx.bk, ctx.bq}, 0.0f, "scores.init");
+  Value init =
+      filledTile(b, ctx.loc, {ctx.bk, ctx.bq}, 0.0f, TileRole::InitScores);
   return emitTileContraction(b, ctx, qTile, kTile,
-                             mapOf(b.getContext(), 3, {0, 2}), init, "scores");
+                             mapOf(b.getContext(), 3, {0, 2}), init,
+                             TileRole::Scores);
 }
 
 /// Applies the user's mask to the score tile. Mask elements are read with
@@ -337,65 +328,60 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
                        bool causal, Value scores) {
   Location loc = ctx.loc;
   auto id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
-  return tagTile(linalg::GenericOp::create(
-                     b, loc, scores.getType(), ValueRange{}, scores,
-                     ArrayRef<AffineMap>{id2}, iterators(2, 0),
-                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                       Value j = linalg::IndexOp::create(nb, nloc, 0);
-                       Value i = linalg::IndexOp::create(nb, nloc, 1);
-                       Value visible;
-                       if (causal) {
-                         Value key = arith::AddIOp::create(nb, nloc, kStart, j);
-                         Value query = rowToQuery(nb, nloc, ctx, qb, i).second;
-                         Value diag = arith::AddIOp::create(nb, nloc, query,
-                                                            ctx.diagShift);
-                         visible = arith::CmpIOp::create(
-                             nb, nloc, arith::CmpIPredicate::sle, key, diag);
-                       }
-                       if (validKeys) {
-                         Value inRange = arith::CmpIOp::create(
-                             nb, nloc, arith::CmpIPredicate::slt, j, validKeys);
-                         visible = visible ? arith::AndIOp::create(
-                                                 nb, nloc, visible, inRange)
-                                                 .getResult()
-                                           : inRange;
-                       }
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::SelectOp::create(nb, nloc, visible, args[0],
-                                                   cstF32(nb, nloc, kNegInf))
-                               .getResult());
-                     }),
-                 "elementmask")
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      b, loc, scores.getType(), ValueRange{}, scores, ArrayRef<AffineMap>{id2},
+      iterators(2, 0), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value j = linalg::IndexOp::create(nb, nloc, 0);
+        Value i = linalg::IndexOp::create(nb, nloc, 1);
+        Value visible;
+        if (causal) {
+          Value key = arith::AddIOp::create(nb, nloc, kStart, j);
+          Value query = rowToQuery(nb, nloc, ctx, qb, i).second;
+          Value diag = arith::AddIOp::create(nb, nloc, query, ctx.diagShift);
+          visible = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sle,
+                                          key, diag);
+        }
+        if (validKeys) {
+          Value inRange = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::slt, j, validKeys);
+          visible = visible ? arith::AndIOp::create(nb, nloc, visible, inRange)
+                                  .getResult()
+                            : inRange;
+        }
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::SelectOp::create(nb, nloc, visible, args[0],
+                                    cstF32(nb, nloc, kNegInf))
+                .getResult());
+      });
+  setTileRole(generic, TileRole::ElementMask);
+  return generic.getResult(0);
 }
 
 /// acc[i] = combine(acc[i], tile[j, i]) over the keys j of a [bk, bq] tile.
 template <typename CombineOp>
 Value reduceOverKeys(OpBuilder &b, const TileContext &ctx, Value tile,
-                     Value acc, StringRef role) {
+                     Value acc, TileRole role) {
   MLIRContext *mctx = b.getContext();
-  return tagTile(
-             linalg::GenericOp::create(
-                 b, ctx.loc, acc.getType(), tile, acc,
-                 ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}),
-                                     mapOf(mctx, 2, {1})},
-                 ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
-                                               utils::IteratorType::parallel},
-                 [](OpBuilder &nb, Location nloc, ValueRange args) {
-                   linalg::YieldOp::create(
-                       nb, nloc,
-                       CombineOp::create(nb, nloc, args[1], args[0])
-                           .getResult());
-                 }),
-             role)
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, acc.getType(), tile, acc,
+      ArrayRef<AffineMap>{mapOf(mctx, 2, {0, 1}), mapOf(mctx, 2, {1})},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
+                                    utils::IteratorType::parallel},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nloc,
+            CombineOp::create(nb, nloc, args[1], args[0]).getResult());
+      });
+  setTileRole(generic, role);
+  return generic.getResult(0);
 }
 
 /// The row max of a score tile: r[i] = max_j St[j, i].
 Value computeRowMax(OpBuilder &b, const TileContext &ctx, Value scores,
                     Value init) {
-  return reduceOverKeys<arith::MaximumFOp>(b, ctx, scores, init, "rowmax");
+  return reduceOverKeys<arith::MaximumFOp>(b, ctx, scores, init,
+                                           TileRole::RowMax);
 }
 
 /// m_new[i] = max(m[i], r[i]) and alpha[i] = exp2(m[i] - m_new[i]), how much
@@ -422,7 +408,7 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
             arith::SelectOp::create(nb, nloc, empty, cstF32(nb, nloc, 0.0f), a);
         linalg::YieldOp::create(nb, nloc, ValueRange{mNew, alpha});
       });
-  tagTile(generic, "maxupdate");
+  setTileRole(generic, TileRole::MaxUpdate);
   return {generic.getResult(0), generic.getResult(1)};
 }
 
@@ -431,59 +417,51 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
 Value computeProbabilities(OpBuilder &b, const TileContext &ctx, Value scores,
                            Value mNew) {
   MLIRContext *mctx = b.getContext();
-  return tagTile(linalg::GenericOp::create(
-                     b, ctx.loc, scores.getType(), mNew, scores,
-                     ArrayRef<AffineMap>{mapOf(mctx, 2, {1}),
-                                         mapOf(mctx, 2, {0, 1})},
-                     iterators(2, 0),
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       Value s = args[1];
-                       Value hidden = arith::CmpFOp::create(
-                           nb, nloc, arith::CmpFPredicate::OEQ, s,
-                           cstF32(nb, nloc, kNegInf));
-                       Value p = math::Exp2Op::create(
-                           nb, nloc,
-                           arith::SubFOp::create(nb, nloc, s, args[0]));
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::SelectOp::create(nb, nloc, hidden,
-                                                   cstF32(nb, nloc, 0.0f), p)
-                               .getResult());
-                     }),
-                 "probs")
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, scores.getType(), mNew, scores,
+      ArrayRef<AffineMap>{mapOf(mctx, 2, {1}), mapOf(mctx, 2, {0, 1})},
+      iterators(2, 0), [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value s = args[1];
+        Value hidden = arith::CmpFOp::create(
+            nb, nloc, arith::CmpFPredicate::OEQ, s, cstF32(nb, nloc, kNegInf));
+        Value p = math::Exp2Op::create(
+            nb, nloc, arith::SubFOp::create(nb, nloc, s, args[0]));
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::SelectOp::create(nb, nloc, hidden, cstF32(nb, nloc, 0.0f), p)
+                .getResult());
+      });
+  setTileRole(generic, TileRole::Probs);
+  return generic.getResult(0);
 }
 
 /// x[..., i] *= alpha[i] for the row sum [bq] or the accumulator [dv, bq].
 Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x, Value alpha) {
   MLIRContext *mctx = b.getContext();
   unsigned rank = cast<RankedTensorType>(x.getType()).getRank();
-  return tagTile(linalg::GenericOp::create(
-                     b, ctx.loc, x.getType(), alpha, x,
-                     ArrayRef<AffineMap>{
-                         mapOf(mctx, rank, {rank - 1}),
-                         AffineMap::getMultiDimIdentityMap(rank, mctx)},
-                     iterators(rank, 0),
-                     [](OpBuilder &nb, Location nloc, ValueRange args) {
-                       linalg::YieldOp::create(
-                           nb, nloc,
-                           arith::MulFOp::create(nb, nloc, args[1], args[0])
-                               .getResult());
-                     }),
-                 "rescale")
-      .getResult(0);
+  auto generic = linalg::GenericOp::create(
+      b, ctx.loc, x.getType(), alpha, x,
+      ArrayRef<AffineMap>{mapOf(mctx, rank, {rank - 1}),
+                          AffineMap::getMultiDimIdentityMap(rank, mctx)},
+      iterators(rank, 0), [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::MulFOp::create(nb, nloc, args[1], args[0]).getResult());
+      });
+  setTileRole(generic, TileRole::Rescale);
+  return generic.getResult(0);
 }
 
 /// l[i] += sum_j Pt[j, i].
 Value accumulateRowSum(OpBuilder &b, const TileContext &ctx, Value p, Value l) {
-  return reduceOverKeys<arith::AddFOp>(b, ctx, p, l, "rowsum");
+  return reduceOverKeys<arith::AddFOp>(b, ctx, p, l, TileRole::RowSum);
 }
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i].
 Value accumulateValues(OpBuilder &b, const TileContext &ctx, Value p,
                        Value vTile, Value acc) {
   return emitTileContraction(b, ctx, p, vTile, mapOf(b.getContext(), 3, {2, 0}),
-                             acc, "pv");
+                             acc, TileRole::PV);
 }
 
 /// One step of the online softmax over the key block starting at kStart.
@@ -496,7 +474,8 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TileContext &ctx,
   // The ops come in the order a target can fuse neighbours in: the row max
   // right after the scores (its init before them), the row sum right after
   // the probabilities, the rescale of the accumulator right before P.V.
-  Value rowMaxInit = filledTile(b, ctx.loc, {ctx.bq}, kNegInf, "rowmax.init");
+  Value rowMaxInit =
+      filledTile(b, ctx.loc, {ctx.bq}, kNegInf, TileRole::InitRowMax);
   Value s = emitScoreTile(b, ctx, qTile, kTile);
   if (ctx.op.getMask())
     s = applyUserMask(b, ctx, qb, kStart, s);
@@ -699,9 +678,10 @@ void emitQueryBlock(OpBuilder &b, const TileContext &ctx, scf::ForallOp forall,
 
   // Tagged fills are never merged with each other, so none of these buffers
   // is a copy of another.
-  SoftmaxState state{filledTile(b, loc, {ctx.bq}, kNegInf, "max.init"),
-                     filledTile(b, loc, {ctx.bq}, 0.0f, "sum.init"),
-                     filledTile(b, loc, {ctx.dv, ctx.bq}, 0.0f, "acc.init")};
+  SoftmaxState state{
+      filledTile(b, loc, {ctx.bq}, kNegInf, TileRole::InitMax),
+      filledTile(b, loc, {ctx.bq}, 0.0f, TileRole::InitSum),
+      filledTile(b, loc, {ctx.dv, ctx.bq}, 0.0f, TileRole::InitAcc)};
   state =
       emitKvLoop(b, ctx, qb, qTile, zero, freeBlocks, /*causal=*/false, state);
   if (ctx.causal)

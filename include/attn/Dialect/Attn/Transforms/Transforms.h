@@ -7,20 +7,11 @@
 #ifndef ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 #define ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 
-#include "llvm/ADT/StringRef.h"
-
 #include <cstdint>
 
 namespace mlir {
 class RewritePatternSet;
 namespace attn {
-
-/// The discardable attribute naming a tile op's role in the online-softmax
-/// loop ("scores", "rowmax", "maxupdate", "probs", "rowsum", "rescale",
-/// "pv"), set by
-/// attn-tile-online-softmax and read by target pipelines that swap in their
-/// own kernels.
-constexpr llvm::StringLiteral kTileRoleAttrName = "attn.tile";
 
 /// Tile sizes of the online-softmax tiling.
 struct OnlineSoftmaxTiling {
