@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -36,7 +37,6 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr double kLog2E = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 
@@ -93,21 +93,16 @@ Value cstIndex(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
-Value cstF32(OpBuilder &b, Location loc, float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+/// `v` (f32, f16 or bf16) extended to f32.
+Value extendToF32(OpBuilder &b, Location loc, Value v) {
+  return convertScalarToDtype(b, loc, v, b.getF32Type(),
+                              /*isUnsignedCast=*/false);
 }
 
-Value toF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-}
-
-Value indexOf(OpBuilder &b, Location loc, Value t, int64_t dim) {
-  auto type = cast<RankedTensorType>(t.getType());
-  if (!type.isDynamicDim(dim))
-    return cstIndex(b, loc, type.getDimSize(dim));
-  return tensor::DimOp::create(b, loc, t, dim);
+/// Dim `dim` of the tensor `t` as an index value (a constant when static).
+Value dimIndex(OpBuilder &b, Location loc, Value t, int64_t dim) {
+  return getValueOrCreateConstantIndexOp(b, loc,
+                                         tensor::getMixedSize(b, loc, t, dim));
 }
 
 Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
@@ -123,17 +118,10 @@ Value maxIndex(OpBuilder &b, Location loc, Value x, Value y) {
 /// that consumes it may fold it away.
 Value filledTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                  float value, TileRole role) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
-  auto fill = linalg::FillOp::create(b, loc, cstF32(b, loc, value), empty);
-  setTileRole(fill, role);
-  return fill.getResult(0);
-}
-
-SmallVector<utils::IteratorType> iterators(unsigned parallel,
-                                           unsigned reduction) {
-  SmallVector<utils::IteratorType> it(parallel, utils::IteratorType::parallel);
-  it.append(reduction, utils::IteratorType::reduction);
-  return it;
+  Value filled = createFilledF32Tensor(
+      b, loc, getAsIndexOpFoldResult(b.getContext(), shape), value);
+  setTileRole(filled.getDefiningOp(), role);
+  return filled;
 }
 
 AffineMap mapOf(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
@@ -213,18 +201,19 @@ Value emitScaledQueryTile(OpBuilder &b, const TileContext &ctx,
       tensor::ExtractSliceOp::create(b, loc, zero, offsets, sizes, strides);
   auto id2 = AffineMap::getMultiDimIdentityMap(2, mctx);
   float scale = ctx.qScale;
-  Value scaled =
-      linalg::GenericOp::create(
-          b, loc, dest.getType(), slice, dest,
-          ArrayRef<AffineMap>{mapOf(mctx, 2, {1, 0}), id2}, iterators(2, 0),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value x = toF32(nb, nloc, args[0]);
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::MulFOp::create(nb, nloc, x, cstF32(nb, nloc, scale))
-                    .getResult());
-          })
-          .getResult(0);
+  Value scaled = linalg::GenericOp::create(
+                     b, loc, dest.getType(), slice, dest,
+                     ArrayRef<AffineMap>{mapOf(mctx, 2, {1, 0}), id2},
+                     getIteratorTypes(2, 0),
+                     [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                       Value x = extendToF32(nb, nloc, args[0]);
+                       linalg::YieldOp::create(
+                           nb, nloc,
+                           arith::MulFOp::create(
+                               nb, nloc, x, createF32Constant(nb, nloc, scale))
+                               .getResult());
+                     })
+                     .getResult(0);
   return tensor::InsertSliceOp::create(b, loc, scaled, zero, offsets, sizes,
                                        strides);
 }
@@ -239,9 +228,10 @@ Value emitTileContraction(OpBuilder &b, const TileContext &ctx, Value a,
   auto generic = linalg::GenericOp::create(
       b, ctx.loc, out.getType(), ValueRange{a, bTile}, out,
       ArrayRef<AffineMap>{mapOf(mctx, 3, {2, 1}), bMap, mapOf(mctx, 3, {0, 1})},
-      iterators(2, 1), [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod =
-            arith::MulFOp::create(nb, nloc, args[0], toF32(nb, nloc, args[1]));
+      getIteratorTypes(2, 1),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value prod = arith::MulFOp::create(nb, nloc, args[0],
+                                           extendToF32(nb, nloc, args[1]));
         linalg::YieldOp::create(
             nb, nloc,
             arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
@@ -273,26 +263,15 @@ Value applyUserMask(OpBuilder &b, const TileContext &ctx, const QueryBlock &qb,
   Value one = cstIndex(b, loc, 1);
   Value lastQ = arith::SubIOp::create(b, loc, ctx.lq, one);
   Value lastK = arith::SubIOp::create(b, loc, ctx.lk, one);
-  Value zero = cstIndex(b, loc, 0);
-  // A static size-1 mask dim broadcasts (index 0); a dynamic one may be 1 at
-  // run time, so it is read at min(index, size - 1).
-  SmallVector<Value> maskLast(4);
-  for (int64_t k = 0; k < 4; ++k)
-    if (maskType.isDynamicDim(k))
-      maskLast[k] = arith::SubIOp::create(
-          b, loc, tensor::DimOp::create(b, loc, mask, k), one);
+  SmallVector<Value> maskLast = getDynamicMaskLastIndices(b, loc, mask);
   auto bcast = [&](OpBuilder &nb, Location nloc, int64_t dim,
                    Value idx) -> Value {
-    if (maskType.getDimSize(dim) == 1)
-      return zero;
-    if (maskLast[dim])
-      return arith::MinUIOp::create(nb, nloc, idx, maskLast[dim]);
-    return idx;
+    return clampMaskIndex(nb, nloc, maskType, maskLast, dim, idx);
   };
   auto id2 = AffineMap::getMultiDimIdentityMap(2, mctx);
   return linalg::GenericOp::create(
              b, loc, scores.getType(), ValueRange{}, scores,
-             ArrayRef<AffineMap>{id2}, iterators(2, 0),
+             ArrayRef<AffineMap>{id2}, getIteratorTypes(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                Value j = linalg::IndexOp::create(nb, nloc, 0);
                Value i = linalg::IndexOp::create(nb, nloc, 1);
@@ -307,12 +286,12 @@ Value applyUserMask(OpBuilder &b, const TileContext &ctx, const QueryBlock &qb,
                               bcast(nb, nloc, 3, kj)});
                Value s = args[0];
                if (isBool) {
-                 s = arith::SelectOp::create(nb, nloc, m, s,
-                                             cstF32(nb, nloc, kNegInf));
+                 s = arith::SelectOp::create(
+                     nb, nloc, m, s, createF32Constant(nb, nloc, kNegInf));
                } else {
                  Value add = arith::MulFOp::create(
-                     nb, nloc, toF32(nb, nloc, m),
-                     cstF32(nb, nloc, static_cast<float>(kLog2E)));
+                     nb, nloc, extendToF32(nb, nloc, m),
+                     createF32Constant(nb, nloc, static_cast<float>(kLog2E)));
                  s = arith::AddFOp::create(nb, nloc, s, add);
                }
                linalg::YieldOp::create(nb, nloc, s);
@@ -330,7 +309,8 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
   auto id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
   auto generic = linalg::GenericOp::create(
       b, loc, scores.getType(), ValueRange{}, scores, ArrayRef<AffineMap>{id2},
-      iterators(2, 0), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      getIteratorTypes(2, 0),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value j = linalg::IndexOp::create(nb, nloc, 0);
         Value i = linalg::IndexOp::create(nb, nloc, 1);
         Value visible;
@@ -351,7 +331,7 @@ Value applyElementMask(OpBuilder &b, const TileContext &ctx,
         linalg::YieldOp::create(
             nb, nloc,
             arith::SelectOp::create(nb, nloc, visible, args[0],
-                                    cstF32(nb, nloc, kNegInf))
+                                    createF32Constant(nb, nloc, kNegInf))
                 .getResult());
       });
   setTileRole(generic, TileRole::ElementMask);
@@ -397,15 +377,17 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, const TileContext &ctx,
   auto generic = linalg::GenericOp::create(
       b, ctx.loc, TypeRange{m.getType(), alphaInit.getType()}, rowMax,
       ValueRange{m, alphaInit}, ArrayRef<AffineMap>{id1, id1, id1},
-      iterators(1, 0), [](OpBuilder &nb, Location nloc, ValueRange args) {
+      getIteratorTypes(1, 0),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
         Value mOld = args[1];
         Value mNew = arith::MaximumFOp::create(nb, nloc, mOld, args[0]);
-        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                            mOld, cstF32(nb, nloc, kNegInf));
+        Value empty =
+            arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, mOld,
+                                  createF32Constant(nb, nloc, kNegInf));
         Value a = math::Exp2Op::create(
             nb, nloc, arith::SubFOp::create(nb, nloc, mOld, mNew));
-        Value alpha =
-            arith::SelectOp::create(nb, nloc, empty, cstF32(nb, nloc, 0.0f), a);
+        Value alpha = arith::SelectOp::create(
+            nb, nloc, empty, createF32Constant(nb, nloc, 0.0f), a);
         linalg::YieldOp::create(nb, nloc, ValueRange{mNew, alpha});
       });
   setTileRole(generic, TileRole::MaxUpdate);
@@ -420,15 +402,18 @@ Value computeProbabilities(OpBuilder &b, const TileContext &ctx, Value scores,
   auto generic = linalg::GenericOp::create(
       b, ctx.loc, scores.getType(), mNew, scores,
       ArrayRef<AffineMap>{mapOf(mctx, 2, {1}), mapOf(mctx, 2, {0, 1})},
-      iterators(2, 0), [](OpBuilder &nb, Location nloc, ValueRange args) {
+      getIteratorTypes(2, 0),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
         Value s = args[1];
-        Value hidden = arith::CmpFOp::create(
-            nb, nloc, arith::CmpFPredicate::OEQ, s, cstF32(nb, nloc, kNegInf));
+        Value hidden =
+            arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ, s,
+                                  createF32Constant(nb, nloc, kNegInf));
         Value p = math::Exp2Op::create(
             nb, nloc, arith::SubFOp::create(nb, nloc, s, args[0]));
         linalg::YieldOp::create(
             nb, nloc,
-            arith::SelectOp::create(nb, nloc, hidden, cstF32(nb, nloc, 0.0f), p)
+            arith::SelectOp::create(nb, nloc, hidden,
+                                    createF32Constant(nb, nloc, 0.0f), p)
                 .getResult());
       });
   setTileRole(generic, TileRole::Probs);
@@ -443,7 +428,8 @@ Value rescaleRows(OpBuilder &b, const TileContext &ctx, Value x, Value alpha) {
       b, ctx.loc, x.getType(), alpha, x,
       ArrayRef<AffineMap>{mapOf(mctx, rank, {rank - 1}),
                           AffineMap::getMultiDimIdentityMap(rank, mctx)},
-      iterators(rank, 0), [](OpBuilder &nb, Location nloc, ValueRange args) {
+      getIteratorTypes(rank, 0),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
         linalg::YieldOp::create(
             nb, nloc,
             arith::MulFOp::create(nb, nloc, args[1], args[0]).getResult());
@@ -555,13 +541,13 @@ Value emitOutputRows(OpBuilder &b, const TileContext &ctx,
   Value inv =
       linalg::GenericOp::create(
           b, loc, invInit.getType(), state.l, invInit,
-          ArrayRef<AffineMap>{id1, id1}, iterators(1, 0),
+          ArrayRef<AffineMap>{id1, id1}, getIteratorTypes(1, 0),
           [](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value zero = cstF32(nb, nloc, 0.0f);
+            Value zero = createF32Constant(nb, nloc, 0.0f);
             Value empty = arith::CmpFOp::create(
                 nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
-            Value r = arith::DivFOp::create(nb, nloc, cstF32(nb, nloc, 1.0f),
-                                            args[0]);
+            Value r = arith::DivFOp::create(
+                nb, nloc, createF32Constant(nb, nloc, 1.0f), args[0]);
             linalg::YieldOp::create(
                 nb, nloc,
                 arith::SelectOp::create(nb, nloc, empty, zero, r).getResult());
@@ -580,11 +566,11 @@ Value emitOutputRows(OpBuilder &b, const TileContext &ctx,
              b, loc, dest.getType(), ValueRange{accRows, invRows}, dest,
              ArrayRef<AffineMap>{mapOf(mctx, 2, {1, 0}), mapOf(mctx, 2, {0}),
                                  mapOf(mctx, 2, {0, 1})},
-             iterators(2, 0),
+             getIteratorTypes(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                // inv is 0 exactly for a row with nothing visible: its output
                // is 0 even if a hidden value row held NaN (SPEC 1.7).
-               Value zero = cstF32(nb, nloc, 0.0f);
+               Value zero = createF32Constant(nb, nloc, 0.0f);
                Value empty = arith::CmpFOp::create(
                    nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
                Value r = arith::SelectOp::create(
@@ -606,20 +592,21 @@ Value emitLseTile(OpBuilder &b, const TileContext &ctx,
                                        b.getF32Type());
   return linalg::GenericOp::create(
              b, ctx.loc, init.getType(), ValueRange{state.m, state.l}, init,
-             ArrayRef<AffineMap>{id1, id1, id1}, iterators(1, 0),
+             ArrayRef<AffineMap>{id1, id1, id1}, getIteratorTypes(1, 0),
              [](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value empty =
-                   arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
-                                         args[1], cstF32(nb, nloc, 0.0f));
+               Value empty = arith::CmpFOp::create(
+                   nb, nloc, arith::CmpFPredicate::OEQ, args[1],
+                   createF32Constant(nb, nloc, 0.0f));
                Value log2Sum = arith::AddFOp::create(
                    nb, nloc, args[0], math::Log2Op::create(nb, nloc, args[1]));
                Value lse = arith::MulFOp::create(
                    nb, nloc, log2Sum,
-                   cstF32(nb, nloc, static_cast<float>(kLn2)));
+                   createF32Constant(nb, nloc, static_cast<float>(kLn2)));
                linalg::YieldOp::create(
                    nb, nloc,
                    arith::SelectOp::create(nb, nloc, empty,
-                                           cstF32(nb, nloc, kNegInf), lse)
+                                           createF32Constant(nb, nloc, kNegInf),
+                                           lse)
                        .getResult());
              })
       .getResult(0);
@@ -797,9 +784,9 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
                  ? tiling.blockKV
                  : std::min(tiling.blockKV,
                             std::max<int64_t>(1, kType.getDimSize(2)));
-    ctx.batch = indexOf(rewriter, loc, op.getQuery(), 0);
-    ctx.lq = indexOf(rewriter, loc, op.getQuery(), 2);
-    ctx.lk = indexOf(rewriter, loc, op.getKey(), 2);
+    ctx.batch = dimIndex(rewriter, loc, op.getQuery(), 0);
+    ctx.lq = dimIndex(rewriter, loc, op.getQuery(), 2);
+    ctx.lk = dimIndex(rewriter, loc, op.getKey(), 2);
     if (ctx.causal == CausalKind::BottomRight)
       ctx.diagShift = arith::SubIOp::create(rewriter, loc, ctx.lk, ctx.lq);
     else
@@ -831,16 +818,7 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
       rewriter.setInsertionPoint(forall.getTerminator());
       emitQueryBlock(rewriter, ctx, forall, forall.getInductionVars());
     }
-    // The results were built from the operands' shapes; the op's result
-    // types may be more or less static than that.
-    SmallVector<Value> results;
-    for (auto [value, type] :
-         llvm::zip_equal(forall.getResults(), op->getResultTypes()))
-      results.push_back(
-          value.getType() == type
-              ? Value(value)
-              : Value(tensor::CastOp::create(rewriter, loc, type, value)));
-    rewriter.replaceOp(op, results);
+    replaceOpWithCastValues(rewriter, op, forall.getResults());
     return success();
   }
 
@@ -869,11 +847,8 @@ struct AttnTileOnlineSoftmaxPass
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);
     if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
       return signalPassFailure();
-    WalkResult left = getOperation()->walk([](SdpaOp op) {
-      op.emitOpError("could not be tiled into online-softmax loops");
-      return WalkResult::interrupt();
-    });
-    if (left.wasInterrupted())
+    if (failed(reportSdpaLeft(getOperation(),
+                              "could not be tiled into online-softmax loops")))
       signalPassFailure();
   }
 };
