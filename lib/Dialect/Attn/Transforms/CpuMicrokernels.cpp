@@ -14,6 +14,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -646,14 +647,11 @@ struct AttnCpuMicrokernelsPass
   using AttnCpuMicrokernelsBase::AttnCpuMicrokernelsBase;
 
   void runOnOperation() override {
-    if (vectorWidth <= 0 || regBlock <= 0 || rowVectors <= 0) {
-      mlir::emitError(getOperation()->getLoc())
-          << "attn-cpu-microkernels: vector-width ("
-          << static_cast<int64_t>(vectorWidth) << "), reg-block ("
-          << static_cast<int64_t>(regBlock) << ") and row-vectors ("
-          << static_cast<int64_t>(rowVectors) << ") must be positive";
+    if (failed(verifyPositiveOptions(getOperation(), getArgument(),
+                                     {{"vector-width", vectorWidth},
+                                      {"reg-block", regBlock},
+                                      {"row-vectors", rowVectors}})))
       return signalPassFailure();
-    }
     SmallVector<linalg::GenericOp> tiles;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (getTileRole(op))

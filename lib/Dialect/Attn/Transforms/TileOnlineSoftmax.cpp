@@ -298,7 +298,7 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
 
 /// The tile sizes and the index values of `op`'s tiling.
 TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
-                     const OnlineSoftmaxTiling &tiling) {
+                     const AttnTileOnlineSoftmaxOptions &tiling) {
   Location loc = op.getLoc();
   RankedTensorType qType = op.getQueryType(), kType = op.getKeyType();
   TiledSdpa sdpa{op, loc};
@@ -366,7 +366,7 @@ scf::ForallOp createQueryBlockLoop(OpBuilder &b, const TiledSdpa &sdpa) {
 }
 
 struct TileSdpa : public OpRewritePattern<SdpaOp> {
-  TileSdpa(MLIRContext *context, OnlineSoftmaxTiling tiling)
+  TileSdpa(MLIRContext *context, AttnTileOnlineSoftmaxOptions tiling)
       : OpRewritePattern(context), tiling(tiling) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
@@ -384,7 +384,7 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     return success();
   }
 
-  OnlineSoftmaxTiling tiling;
+  AttnTileOnlineSoftmaxOptions tiling;
 };
 
 struct AttnTileOnlineSoftmaxPass
@@ -392,14 +392,11 @@ struct AttnTileOnlineSoftmaxPass
   using AttnTileOnlineSoftmaxBase::AttnTileOnlineSoftmaxBase;
 
   void runOnOperation() override {
-    if (blockQ <= 0 || blockKV <= 0 || rowMultiple <= 0) {
-      mlir::emitError(getOperation()->getLoc())
-          << "attn-tile-online-softmax: block-q ("
-          << static_cast<int64_t>(blockQ) << "), block-kv ("
-          << static_cast<int64_t>(blockKV) << ") and row-multiple ("
-          << static_cast<int64_t>(rowMultiple) << ") must be positive";
+    if (failed(verifyPositiveOptions(getOperation(), getArgument(),
+                                     {{"block-q", blockQ},
+                                      {"block-kv", blockKV},
+                                      {"row-multiple", rowMultiple}})))
       return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(patterns, {blockQ, blockKV, rowMultiple});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
@@ -418,6 +415,6 @@ struct AttnTileOnlineSoftmaxPass
 } // namespace
 
 void mlir::attn::populateTileOnlineSoftmaxPatterns(
-    RewritePatternSet &patterns, const OnlineSoftmaxTiling &tiling) {
+    RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &tiling) {
   patterns.add<TileSdpa>(patterns.getContext(), tiling);
 }

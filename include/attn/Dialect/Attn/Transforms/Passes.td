@@ -74,7 +74,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     ```
   }];
   let options = [
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"32",
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
            "Query rows per block (a tile of the scf.forall)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
            "Keys per block of the sequential online-softmax loop">,

@@ -18,7 +18,9 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace mlir::attn {
 
@@ -54,6 +56,13 @@ Value clampMaskIndex(OpBuilder &b, Location loc, RankedTensorType maskType,
 /// shapes, and the op's result types may be more or less static than that.
 void replaceOpWithCastValues(RewriterBase &rewriter, Operation *op,
                              ValueRange values);
+
+/// Fails with one diagnostic on `op` if any of the (name, value) `options`
+/// of the pass `passName` is not positive, naming them all with their
+/// values.
+LogicalResult
+verifyPositiveOptions(Operation *op, StringRef passName,
+                      ArrayRef<std::pair<StringRef, int64_t>> options);
 
 /// Emits `message` on the first attn.sdpa left under `root` and fails if
 /// there is one: a lowering that leaves one behind must say which.
