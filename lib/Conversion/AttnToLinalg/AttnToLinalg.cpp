@@ -35,7 +35,7 @@ namespace {
 /// Sizes shared by the helpers: dims of [B, Hq, Lq, Lk] and Dv as index
 /// values or attributes, ready for tensor.empty.
 struct SdpaDims {
-  OpFoldResult b, hq, lq, lk, dv;
+  OpFoldResult batch, hq, lq, lk, dv;
 };
 
 /// The key/value head that query head `h` reads: h floordiv (Hq/Hkv).
@@ -46,15 +46,15 @@ static AffineExpr kvHead(AffineExpr h, int64_t group) {
 /// S[b,h,i,j] = sum_d Q[b,h,i,d] * K[b,h/g,j,d], in f32.
 static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
                            const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
+  MLIRContext *context = b.getContext();
   AffineExpr bb, h, i, j, d;
-  bindDims(ctx, bb, h, i, j, d);
+  bindDims(context, bb, h, i, j, d);
   int64_t group = op.getGroupSize();
-  auto qMap = AffineMap::get(5, 0, {bb, h, i, d}, ctx);
-  auto kMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, d}, ctx);
-  auto sMap = AffineMap::get(5, 0, {bb, h, i, j}, ctx);
-  Value init =
-      createFilledF32Tensor(b, loc, {dims.b, dims.hq, dims.lq, dims.lk}, 0.0f);
+  auto qMap = AffineMap::get(5, 0, {bb, h, i, d}, context);
+  auto kMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, d}, context);
+  auto sMap = AffineMap::get(5, 0, {bb, h, i, j}, context);
+  Value init = createFilledF32Tensor(
+      b, loc, {dims.batch, dims.hq, dims.lq, dims.lk}, 0.0f);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{op.getQuery(), op.getKey()}, init,
       ArrayRef<AffineMap>{qMap, kMap, sMap}, getIteratorTypes(4, 1),
@@ -75,8 +75,8 @@ static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
 /// become -inf.
 static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                      Value scores, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   SmallVector<Value> inputs = {scores};
   SmallVector<AffineMap> maps = {id4};
   Value mask = op.getMask();
@@ -93,10 +93,10 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
     SmallVector<AffineExpr> exprs;
     for (int64_t k = 0; k < 4; ++k)
       exprs.push_back(maskType.getDimSize(k) == 1
-                          ? getAffineConstantExpr(0, ctx)
-                          : getAffineDimExpr(k, ctx));
+                          ? getAffineConstantExpr(0, context)
+                          : getAffineDimExpr(k, context));
     inputs.push_back(mask);
-    maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+    maps.push_back(AffineMap::get(4, 0, exprs, context));
   }
   maps.push_back(id4);
 
@@ -111,7 +111,7 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   float scale = op.getEffectiveScale();
   bool boolMask = op.hasBoolMask();
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.lk},
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq, dims.lk},
       b.getF32Type());
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), inputs, init, maps, getIteratorTypes(4, 0),
@@ -156,9 +156,10 @@ static Value
 reduceRows(OpBuilder &b, Location loc, Value input, const SdpaDims &dims,
            float init,
            function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
-  MLIRContext *ctx = b.getContext();
-  Value acc = createFilledF32Tensor(b, loc, {dims.b, dims.hq, dims.lq}, init);
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  Value acc =
+      createFilledF32Tensor(b, loc, {dims.batch, dims.hq, dims.lq}, init);
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   AffineMap rowMap = id4.getMajorSubMap(3);
   auto generic = linalg::GenericOp::create(
       b, loc, acc.getType(), input, acc, ArrayRef<AffineMap>{id4, rowMap},
@@ -173,11 +174,11 @@ reduceRows(OpBuilder &b, Location loc, Value input, const SdpaDims &dims,
 /// max is -inf yields zeros instead of exp(-inf - -inf) = NaN.
 static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
                               Value rowMax, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   AffineMap rowMap = id4.getMajorSubMap(3);
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.lk},
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq, dims.lk},
       b.getF32Type());
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{scores, rowMax}, init,
@@ -199,15 +200,15 @@ static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
 /// O[b,h,i,e] = sum_j E[b,h,i,j] * V[b,h/g,j,e], in f32.
 static Value computeWeightedValues(OpBuilder &b, Location loc, SdpaOp op,
                                    Value expScores, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
+  MLIRContext *context = b.getContext();
   AffineExpr bb, h, i, e, j;
-  bindDims(ctx, bb, h, i, e, j);
+  bindDims(context, bb, h, i, e, j);
   int64_t group = op.getGroupSize();
-  auto pMap = AffineMap::get(5, 0, {bb, h, i, j}, ctx);
-  auto vMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, e}, ctx);
-  auto oMap = AffineMap::get(5, 0, {bb, h, i, e}, ctx);
-  Value init =
-      createFilledF32Tensor(b, loc, {dims.b, dims.hq, dims.lq, dims.dv}, 0.0f);
+  auto pMap = AffineMap::get(5, 0, {bb, h, i, j}, context);
+  auto vMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, e}, context);
+  auto oMap = AffineMap::get(5, 0, {bb, h, i, e}, context);
+  Value init = createFilledF32Tensor(
+      b, loc, {dims.batch, dims.hq, dims.lq, dims.dv}, 0.0f);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{expScores, op.getValue()}, init,
       ArrayRef<AffineMap>{pMap, vMap, oMap}, getIteratorTypes(4, 1),
@@ -227,12 +228,12 @@ static Value computeWeightedValues(OpBuilder &b, Location loc, SdpaOp op,
 static Value normalizeOutput(OpBuilder &b, Location loc, SdpaOp op,
                              Value weighted, Value rowSum,
                              const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   AffineMap rowMap = id4.getMajorSubMap(3);
   Type outElt = op.getOutType().getElementType();
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.dv},
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq, dims.dv},
       outElt);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{weighted, rowSum}, init,
@@ -253,10 +254,11 @@ static Value normalizeOutput(OpBuilder &b, Location loc, SdpaOp op,
 /// lse = l == 0 ? -inf : m + log(l).
 static Value computeLogSumExp(OpBuilder &b, Location loc, Value rowMax,
                               Value rowSum, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
+  MLIRContext *context = b.getContext();
+  auto id3 = AffineMap::getMultiDimIdentityMap(3, context);
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq}, b.getF32Type());
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq},
+      b.getF32Type());
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{rowMax, rowSum}, init,
       ArrayRef<AffineMap>{id3, id3, id3}, getIteratorTypes(3, 0),
@@ -281,7 +283,7 @@ struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SdpaDims dims;
-    dims.b = tensor::getMixedSize(rewriter, loc, op.getQuery(), 0);
+    dims.batch = tensor::getMixedSize(rewriter, loc, op.getQuery(), 0);
     dims.hq = tensor::getMixedSize(rewriter, loc, op.getQuery(), 1);
     dims.lq = tensor::getMixedSize(rewriter, loc, op.getQuery(), 2);
     dims.lk = tensor::getMixedSize(rewriter, loc, op.getKey(), 2);

@@ -158,8 +158,8 @@ public:
         5.550410866482158e-02, 2.402265069591007e-01,
         6.931471805599453e-01, 1.0};
     Value p = splat(static_cast<float>(coeffs[0]));
-    for (double c : ArrayRef<double>(coeffs).drop_front())
-      p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(c)));
+    for (double coeff : ArrayRef<double>(coeffs).drop_front())
+      p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(coeff)));
     auto intType = VectorType::get({width}, b.getI32Type());
     Value ni = arith::FPToSIOp::create(b, loc, intType, n);
     Value biased = arith::AddIOp::create(
@@ -185,12 +185,12 @@ MemRefType memrefOf(Value v) { return dyn_cast<MemRefType>(v.getType()); }
 /// True if `v` is a memref with a static shape whose innermost dim is
 /// contiguous (vector loads along it are plain loads).
 bool isStaticContiguous(Value v) {
-  MemRefType t = memrefOf(v);
-  if (!t || !t.hasStaticShape())
+  MemRefType type = memrefOf(v);
+  if (!type || !type.hasStaticShape())
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
-  return succeeded(t.getStridesAndOffset(strides, offset)) &&
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
          (strides.empty() || strides.back() == 1);
 }
 
@@ -263,10 +263,10 @@ void emitContraction(KernelBuilder &kernel, const RegisterBlocking &blocking,
       if (!extras.rowMax)
         return;
       for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-        Value m = kernel.load(extras.rowMax, {rows[r]});
+        Value blockMax = kernel.load(extras.rowMax, {rows[r]});
         for (int64_t c = 0; c < count; ++c)
-          m = kernel.max(m, red[c * blocking.rowVecs + r]);
-        kernel.store(m, extras.rowMax, {rows[r]});
+          blockMax = kernel.max(blockMax, red[c * blocking.rowVecs + r]);
+        kernel.store(blockMax, extras.rowMax, {rows[r]});
       }
     });
   });
@@ -303,15 +303,15 @@ void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
     Value mOld = kernel.load(m, {i0});
     Value mNew = kernel.max(mOld, kernel.load(blockMax, {i0}));
-    Value a =
+    Value alphaVec =
         kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, mOld, mNew));
     Value empty =
         arith::CmpFOp::create(kernel.b, kernel.loc, arith::CmpFPredicate::OEQ,
                               mOld, kernel.splat(negInf));
-    a = arith::SelectOp::create(kernel.b, kernel.loc, empty, kernel.splat(0.0f),
-                                a);
+    alphaVec = arith::SelectOp::create(kernel.b, kernel.loc, empty,
+                                       kernel.splat(0.0f), alphaVec);
     kernel.store(mNew, m, {i0});
-    kernel.store(a, alpha, {i0});
+    kernel.store(alphaVec, alpha, {i0});
   });
 }
 
@@ -353,19 +353,21 @@ void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum) {
 
 /// x[..., i] *= alpha[i] for x of rank 1 or 2.
 void emitRescale(KernelBuilder &kernel, Value alpha, Value x) {
-  MemRefType t = memrefOf(x);
-  int64_t bq = t.getDimSize(t.getRank() - 1);
+  MemRefType xType = memrefOf(x);
+  int64_t bq = xType.getDimSize(xType.getRank() - 1);
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
-    Value a = kernel.load(alpha, {i0});
+    Value alphaVec = kernel.load(alpha, {i0});
     auto scaleAt = [&](SmallVector<Value> indices) {
       Value y = kernel.load(x, indices);
-      kernel.store(arith::MulFOp::create(kernel.b, kernel.loc, y, a), x,
+      kernel.store(arith::MulFOp::create(kernel.b, kernel.loc, y, alphaVec), x,
                    indices);
     };
-    if (t.getRank() == 1)
+    if (xType.getRank() == 1)
       scaleAt({i0});
     else
-      kernel.loop(0, t.getDimSize(0), 1, [&](Value e) { scaleAt({e, i0}); });
+      kernel.loop(0, xType.getDimSize(0), 1, [&](Value e) {
+        scaleAt({e, i0});
+      });
   });
 }
 
@@ -387,11 +389,13 @@ bool emitElementwise(KernelBuilder &kernel, linalg::GenericOp op) {
           inner.hasTrait<OpTrait::Elementwise>()))
       return false;
   Value out = op.getDpsInits()[0];
-  int64_t rows = memrefOf(out).getDimSize(0);
-  int64_t cols = memrefOf(out).getDimSize(1);
-  auto vectorOf = [&](Type t) { return VectorType::get({kernel.width}, t); };
-  kernel.loop(0, rows, 1, [&](Value j) {
-    kernel.loop(0, cols, kernel.width, [&](Value i0) {
+  int64_t numKeys = memrefOf(out).getDimSize(0);
+  int64_t numRows = memrefOf(out).getDimSize(1);
+  auto vectorOf = [&](Type elementType) {
+    return VectorType::get({kernel.width}, elementType);
+  };
+  kernel.loop(0, numKeys, 1, [&](Value j) {
+    kernel.loop(0, numRows, kernel.width, [&](Value i0) {
       IRMapping map;
       map.map(body.getArgument(0), kernel.load(out, {j, i0}));
       for (Operation &inner : body.without_terminator()) {
@@ -422,8 +426,8 @@ bool emitElementwise(KernelBuilder &kernel, linalg::GenericOp op) {
             v = vector::BroadcastOp::create(kernel.b, kernel.loc,
                                             vectorOf(v.getType()), v);
         SmallVector<Type> resultTypes;
-        for (Type t : inner.getResultTypes())
-          resultTypes.push_back(vectorOf(t));
+        for (Type type : inner.getResultTypes())
+          resultTypes.push_back(vectorOf(type));
         OperationState state(inner.getLoc(), inner.getName(), operands,
                              resultTypes, inner.getAttrs());
         Operation *vec = kernel.b.create(state);
@@ -598,9 +602,9 @@ bool readsAnyFloat(TileRole role) {
 RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
                                         int64_t regBlock, int64_t rowVectors) {
   int64_t rowVecs = 1;
-  for (int64_t n = rowVectors; n > 1; --n)
-    if (bq % (n * width) == 0) {
-      rowVecs = n;
+  for (int64_t count = rowVectors; count > 1; --count)
+    if (bq % (count * width) == 0) {
+      rowVecs = count;
       break;
     }
   int64_t keys = std::max<int64_t>(

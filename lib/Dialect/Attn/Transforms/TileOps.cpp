@@ -117,7 +117,7 @@ Value mlir::attn::detail::emitScaledQueryTile(OpBuilder &b,
     auto qType = sdpa.op.getQueryType();
     auto groupType = RankedTensorType::get({sdpa.group, sdpa.staticLq, sdpa.d},
                                            qType.getElementType());
-    Value group = tensor::ExtractSliceOp::create(
+    Value groupRows = tensor::ExtractSliceOp::create(
         b, loc, groupType, sdpa.op.getQuery(),
         ArrayRef<OpFoldResult>{qb.batch, qb.head, b.getIndexAttr(0),
                                b.getIndexAttr(0)},
@@ -126,7 +126,7 @@ Value mlir::attn::detail::emitScaledQueryTile(OpBuilder &b,
                                b.getIndexAttr(sdpa.d)},
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
     slice = tensor::CollapseShapeOp::create(
-        b, loc, group, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+        b, loc, groupRows, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   } else {
     slice = sliceRows(b, loc, sdpa.op.getQuery(), qb.batch, qb.head, qb.qStart,
                       qb.qLen);
@@ -227,7 +227,7 @@ Value mlir::attn::detail::applyUserMask(OpBuilder &b, const TiledSdpa &sdpa,
                Value qi = minIndex(nb, nloc, query, lastQ);
                Value kj = minIndex(
                    nb, nloc, arith::AddIOp::create(nb, nloc, kStart, j), lastK);
-               Value m = tensor::ExtractOp::create(
+               Value maskValue = tensor::ExtractOp::create(
                    nb, nloc, mask,
                    ValueRange{bcast(nb, nloc, 0, qb.batch),
                               bcast(nb, nloc, 1, head), bcast(nb, nloc, 2, qi),
@@ -235,11 +235,12 @@ Value mlir::attn::detail::applyUserMask(OpBuilder &b, const TiledSdpa &sdpa,
                Value s = args[0];
                if (isBool) {
                  s = arith::SelectOp::create(
-                     nb, nloc, m, s, createF32Constant(nb, nloc, kNegInf));
+                     nb, nloc, maskValue, s,
+                     createF32Constant(nb, nloc, kNegInf));
                } else {
                  Value add = arith::MulFOp::create(
                      nb, nloc,
-                     convertScalarToDtype(nb, nloc, m, nb.getF32Type(),
+                     convertScalarToDtype(nb, nloc, maskValue, nb.getF32Type(),
                                           /*isUnsignedCast=*/false),
                      createF32Constant(nb, nloc, static_cast<float>(kLog2E)));
                  s = arith::AddFOp::create(nb, nloc, s, add);
@@ -423,21 +424,21 @@ Value mlir::attn::detail::emitOutputRows(OpBuilder &b, const TiledSdpa &sdpa,
   // One reciprocal per row.
   Value invInit = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{sdpa.bq},
                                           b.getF32Type());
-  Value inv =
-      linalg::GenericOp::create(
-          b, loc, invInit.getType(), state.l, invInit,
-          ArrayRef<AffineMap>{id1, id1}, getIteratorTypes(1, 0),
-          [](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value zero = createF32Constant(nb, nloc, 0.0f);
-            Value empty = arith::CmpFOp::create(
-                nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
-            Value r = arith::DivFOp::create(
-                nb, nloc, createF32Constant(nb, nloc, 1.0f), args[0]);
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::SelectOp::create(nb, nloc, empty, zero, r).getResult());
-          })
-          .getResult(0);
+  Value inv = linalg::GenericOp::create(
+                  b, loc, invInit.getType(), state.l, invInit,
+                  ArrayRef<AffineMap>{id1, id1}, getIteratorTypes(1, 0),
+                  [](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value zero = createF32Constant(nb, nloc, 0.0f);
+                    Value empty = arith::CmpFOp::create(
+                        nb, nloc, arith::CmpFPredicate::OEQ, args[0], zero);
+                    Value recip = arith::DivFOp::create(
+                        nb, nloc, createF32Constant(nb, nloc, 1.0f), args[0]);
+                    linalg::YieldOp::create(
+                        nb, nloc,
+                        arith::SelectOp::create(nb, nloc, empty, zero, recip)
+                            .getResult());
+                  })
+                  .getResult(0);
   OpFoldResult zeroIdx = b.getIndexAttr(0), oneIdx = b.getIndexAttr(1);
   Value accRows = tensor::ExtractSliceOp::create(
       b, loc, state.acc, ArrayRef<OpFoldResult>{zeroIdx, zeroIdx},
@@ -459,12 +460,12 @@ Value mlir::attn::detail::emitOutputRows(OpBuilder &b, const TiledSdpa &sdpa,
                Value zero = createF32Constant(nb, nloc, 0.0f);
                Value empty = arith::CmpFOp::create(
                    nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
-               Value r = arith::SelectOp::create(
+               Value out = arith::SelectOp::create(
                    nb, nloc, empty, zero,
                    arith::MulFOp::create(nb, nloc, args[0], args[1]));
-               if (elt != r.getType())
-                 r = arith::TruncFOp::create(nb, nloc, elt, r);
-               linalg::YieldOp::create(nb, nloc, r);
+               if (elt != out.getType())
+                 out = arith::TruncFOp::create(nb, nloc, elt, out);
+               linalg::YieldOp::create(nb, nloc, out);
              })
       .getResult(0);
 }
