@@ -58,16 +58,7 @@ static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{op.getQuery(), op.getKey()}, init,
       ArrayRef<AffineMap>{qMap, kMap, sMap}, getIteratorTypes(4, 1),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod = arith::MulFOp::create(
-            nb, nloc,
-            convertScalarToDtype(nb, nloc, args[0], nb.getF32Type(),
-                                 /*isUnsignedCast=*/false),
-            convertScalarToDtype(nb, nloc, args[1], nb.getF32Type(),
-                                 /*isUnsignedCast=*/false));
-        Value sum = arith::AddFOp::create(nb, nloc, args[2], prod);
-        linalg::YieldOp::create(nb, nloc, sum);
-      });
+      buildMultiplyAccumulateBody);
   return generic.getResult(0);
 }
 
@@ -212,15 +203,7 @@ static Value computeWeightedValues(OpBuilder &b, Location loc, SdpaOp op,
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{expScores, op.getValue()}, init,
       ArrayRef<AffineMap>{pMap, vMap, oMap}, getIteratorTypes(4, 1),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod = arith::MulFOp::create(
-            nb, nloc, args[0],
-            convertScalarToDtype(nb, nloc, args[1], nb.getF32Type(),
-                                 /*isUnsignedCast=*/false));
-        linalg::YieldOp::create(
-            nb, nloc,
-            arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
-      });
+      buildMultiplyAccumulateBody);
   return generic.getResult(0);
 }
 

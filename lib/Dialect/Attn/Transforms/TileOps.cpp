@@ -171,16 +171,7 @@ Value emitTileContraction(OpBuilder &b, const TiledSdpa &sdpa, Value a,
       b, sdpa.loc, out.getType(), ValueRange{a, bTile}, out,
       ArrayRef<AffineMap>{mapOf(context, 3, {2, 1}), bMap,
                           mapOf(context, 3, {0, 1})},
-      getIteratorTypes(2, 1),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod = arith::MulFOp::create(
-            nb, nloc, args[0],
-            convertScalarToDtype(nb, nloc, args[1], nb.getF32Type(),
-                                 /*isUnsignedCast=*/false));
-        linalg::YieldOp::create(
-            nb, nloc,
-            arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
-      });
+      getIteratorTypes(2, 1), buildMultiplyAccumulateBody);
   setTileRole(generic, role);
   return generic.getResult(0);
 }

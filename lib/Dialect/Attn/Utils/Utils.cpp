@@ -9,6 +9,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -33,6 +34,17 @@ Value mlir::attn::createFilledF32Tensor(OpBuilder &b, Location loc,
   Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
   return linalg::FillOp::create(b, loc, createF32Constant(b, loc, value), empty)
       .getResult(0);
+}
+
+void mlir::attn::buildMultiplyAccumulateBody(OpBuilder &b, Location loc,
+                                             ValueRange args) {
+  auto toF32 = [&](Value v) {
+    return convertScalarToDtype(b, loc, v, b.getF32Type(),
+                                /*isUnsignedCast=*/false);
+  };
+  Value prod = arith::MulFOp::create(b, loc, toF32(args[0]), toF32(args[1]));
+  linalg::YieldOp::create(
+      b, loc, arith::AddFOp::create(b, loc, args[2], prod).getResult());
 }
 
 SmallVector<Value>

@@ -38,6 +38,12 @@ Value createF32Constant(OpBuilder &b, Location loc, float value);
 Value createFilledF32Tensor(OpBuilder &b, Location loc,
                             ArrayRef<OpFoldResult> shape, float value);
 
+/// The body of a linalg.generic that multiplies and accumulates in f32:
+/// yields args[2] + f32(args[0]) * f32(args[1]) (f16/bf16 inputs are
+/// extended; f32 ones are used as they are). Both products of both lowerings
+/// (Q.K^T and P.V) have this body.
+void buildMultiplyAccumulateBody(OpBuilder &b, Location loc, ValueRange args);
+
 /// The last index (size - 1) of every dynamic dim of the rank-4 `mask`, null
 /// for its static dims: a dynamic mask dim may be 1 at run time, where it
 /// broadcasts. Build once, outside the loop that reads the mask.
