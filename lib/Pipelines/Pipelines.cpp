@@ -83,8 +83,10 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
-  // Query rows run along the microkernels' vectors: fill whole vectors.
-  if (options.microkernels)
+  // Query rows run along the microkernels' vectors: fill whole vectors. A
+  // width that is not positive is left to attn-cpu-microkernels to reject,
+  // under its own name.
+  if (options.microkernels && options.vectorWidth > 0)
     tiling.rowMultiple = options.vectorWidth;
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   pm.addPass(createCanonicalizerPass());

@@ -10,6 +10,8 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -24,16 +26,18 @@ void buildLowerToLLVMPipeline(OpPassManager &pm);
 /// loops, LLVM. The reference (oracle) lowering for the CPU.
 void buildNaiveCpuPipeline(OpPassManager &pm);
 
-/// Options of the fused CPU pipeline.
+/// Options of the fused CPU pipeline. The defaults of the options it hands
+/// to a pass are that pass's own (its generated Attn...Options struct), so
+/// that each default is written once, in Passes.td.
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> blockQ{
       *this, "block-q",
       llvm::cl::desc("Query rows per block of the online-softmax tiling"),
-      llvm::cl::init(64)};
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockQ)};
   PassOptions::Option<int64_t> blockKV{
       *this, "block-kv",
       llvm::cl::desc("Keys per block of the online-softmax loop"),
-      llvm::cl::init(64)};
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockKV)};
   PassOptions::Option<bool> microkernels{
       *this, "microkernels",
       llvm::cl::desc("Replace the tile ops with vector microkernels "
@@ -42,15 +46,15 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("f32 lanes per vector in the microkernels"),
-      llvm::cl::init(16)};
+      llvm::cl::init(AttnCpuMicrokernelsOptions{}.vectorWidth)};
   PassOptions::Option<int64_t> regBlock{
       *this, "reg-block",
       llvm::cl::desc("Keys or value columns per register block"),
-      llvm::cl::init(6)};
+      llvm::cl::init(AttnCpuMicrokernelsOptions{}.regBlock)};
   PassOptions::Option<int64_t> rowVectors{
       *this, "row-vectors",
       llvm::cl::desc("Row vectors per register block in the microkernels"),
-      llvm::cl::init(4)};
+      llvm::cl::init(AttnCpuMicrokernelsOptions{}.rowVectors)};
   PassOptions::Option<bool> openmp{
       *this, "openmp", llvm::cl::desc("Run the query blocks on OpenMP threads"),
       llvm::cl::init(true)};

@@ -12,6 +12,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -20,8 +21,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOLINALG
@@ -33,41 +32,11 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
 /// Sizes shared by the helpers: dims of [B, Hq, Lq, Lk] and Dv as index
 /// values or attributes, ready for tensor.empty.
 struct SdpaDims {
-  OpFoldResult b, hq, lq, lk, dv;
+  OpFoldResult batch, hq, lq, lk, dv;
 };
-
-static OpFoldResult dimOf(OpBuilder &b, Location loc, Value t, int64_t i) {
-  auto type = cast<RankedTensorType>(t.getType());
-  if (!type.isDynamicDim(i))
-    return b.getIndexAttr(type.getDimSize(i));
-  return tensor::DimOp::create(b, loc, t, i).getResult();
-}
-
-static Value extendToF32(OpBuilder &b, Location loc, Value v) {
-  if (v.getType().isF32())
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-}
-
-/// A tensor of `shape` filled with `value` (f32).
-static Value createFilled(OpBuilder &b, Location loc,
-                          ArrayRef<OpFoldResult> shape, float value) {
-  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
-  Value cst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-  return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
-}
-
-static SmallVector<utils::IteratorType> iterators(unsigned parallel,
-                                                  unsigned reduction) {
-  SmallVector<utils::IteratorType> it(parallel, utils::IteratorType::parallel);
-  it.append(reduction, utils::IteratorType::reduction);
-  return it;
-}
 
 /// The key/value head that query head `h` reads: h floordiv (Hq/Hkv).
 static AffineExpr kvHead(AffineExpr h, int64_t group) {
@@ -77,24 +46,19 @@ static AffineExpr kvHead(AffineExpr h, int64_t group) {
 /// S[b,h,i,j] = sum_d Q[b,h,i,d] * K[b,h/g,j,d], in f32.
 static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
                            const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
+  MLIRContext *context = b.getContext();
   AffineExpr bb, h, i, j, d;
-  bindDims(ctx, bb, h, i, j, d);
+  bindDims(context, bb, h, i, j, d);
   int64_t group = op.getGroupSize();
-  auto qMap = AffineMap::get(5, 0, {bb, h, i, d}, ctx);
-  auto kMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, d}, ctx);
-  auto sMap = AffineMap::get(5, 0, {bb, h, i, j}, ctx);
-  Value init = createFilled(b, loc, {dims.b, dims.hq, dims.lq, dims.lk}, 0.0f);
+  auto qMap = AffineMap::get(5, 0, {bb, h, i, d}, context);
+  auto kMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, d}, context);
+  auto sMap = AffineMap::get(5, 0, {bb, h, i, j}, context);
+  Value init = createFilledF32Tensor(
+      b, loc, {dims.batch, dims.hq, dims.lq, dims.lk}, 0.0f);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{op.getQuery(), op.getKey()}, init,
-      ArrayRef<AffineMap>{qMap, kMap, sMap}, iterators(4, 1),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod =
-            arith::MulFOp::create(nb, nloc, extendToF32(nb, nloc, args[0]),
-                                  extendToF32(nb, nloc, args[1]));
-        Value sum = arith::AddFOp::create(nb, nloc, args[2], prod);
-        linalg::YieldOp::create(nb, nloc, sum);
-      });
+      ArrayRef<AffineMap>{qMap, kMap, sMap}, getIteratorTypes(4, 1),
+      buildMultiplyAccumulateBody);
   return generic.getResult(0);
 }
 
@@ -102,8 +66,8 @@ static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
 /// become -inf.
 static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                      Value scores, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   SmallVector<Value> inputs = {scores};
   SmallVector<AffineMap> maps = {id4};
   Value mask = op.getMask();
@@ -114,24 +78,16 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   auto maskType = mask ? cast<RankedTensorType>(mask.getType()) : nullptr;
   bool maskInBody = maskType && !maskType.hasStaticShape();
   SmallVector<Value> maskLast;
-  if (maskInBody) {
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t k = 0; k < 4; ++k)
-      maskLast.push_back(
-          maskType.isDynamicDim(k)
-              ? arith::SubIOp::create(
-                    b, loc, tensor::DimOp::create(b, loc, mask, k), one)
-                    .getResult()
-              : Value());
-  }
+  if (maskInBody)
+    maskLast = getDynamicMaskLastIndices(b, loc, mask);
   if (mask && !maskInBody) {
     SmallVector<AffineExpr> exprs;
     for (int64_t k = 0; k < 4; ++k)
       exprs.push_back(maskType.getDimSize(k) == 1
-                          ? getAffineConstantExpr(0, ctx)
-                          : getAffineDimExpr(k, ctx));
+                          ? getAffineConstantExpr(0, context)
+                          : getAffineDimExpr(k, context));
     inputs.push_back(mask);
-    maps.push_back(AffineMap::get(4, 0, exprs, ctx));
+    maps.push_back(AffineMap::get(4, 0, exprs, context));
   }
   maps.push_back(id4);
 
@@ -146,31 +102,27 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   float scale = op.getEffectiveScale();
   bool boolMask = op.hasBoolMask();
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.lk},
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq, dims.lk},
       b.getF32Type());
   auto generic = linalg::GenericOp::create(
-      b, loc, init.getType(), inputs, init, maps, iterators(4, 0),
+      b, loc, init.getType(), inputs, init, maps, getIteratorTypes(4, 0),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value negInf =
-            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(kNegInf));
-        Value s = arith::MulFOp::create(
-            nb, nloc, args[0],
-            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(scale)));
+        Value negInf = createF32Constant(nb, nloc, kNegInf);
+        Value s = arith::MulFOp::create(nb, nloc, args[0],
+                                        createF32Constant(nb, nloc, scale));
         Value m = mask && !maskInBody ? args[1] : Value();
         if (maskInBody) {
           SmallVector<Value> idx;
-          for (int64_t k = 0; k < 4; ++k) {
-            Value i = linalg::IndexOp::create(nb, nloc, k);
-            if (maskType.getDimSize(k) == 1)
-              i = arith::ConstantIndexOp::create(nb, nloc, 0);
-            else if (maskLast[k])
-              i = arith::MinUIOp::create(nb, nloc, i, maskLast[k]);
-            idx.push_back(i);
-          }
+          for (int64_t k = 0; k < 4; ++k)
+            idx.push_back(clampMaskIndex(nb, nloc, maskType, maskLast, k,
+                                         linalg::IndexOp::create(nb, nloc, k)));
           m = tensor::ExtractOp::create(nb, nloc, mask, idx);
         }
         if (mask && !boolMask)
-          s = arith::AddFOp::create(nb, nloc, s, extendToF32(nb, nloc, m));
+          s = arith::AddFOp::create(
+              nb, nloc, s,
+              convertScalarToDtype(nb, nloc, m, nb.getF32Type(),
+                                   /*isUnsignedCast=*/false));
         if (mask && boolMask)
           s = arith::SelectOp::create(nb, nloc, m, s, negInf);
         if (causal) {
@@ -195,13 +147,15 @@ static Value
 reduceRows(OpBuilder &b, Location loc, Value input, const SdpaDims &dims,
            float init,
            function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
-  MLIRContext *ctx = b.getContext();
-  Value acc = createFilled(b, loc, {dims.b, dims.hq, dims.lq}, init);
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  Value acc =
+      createFilledF32Tensor(b, loc, {dims.batch, dims.hq, dims.lq}, init);
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   AffineMap rowMap = id4.getMajorSubMap(3);
   auto generic = linalg::GenericOp::create(
       b, loc, acc.getType(), input, acc, ArrayRef<AffineMap>{id4, rowMap},
-      iterators(3, 1), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      getIteratorTypes(3, 1),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
         linalg::YieldOp::create(nb, nloc, combine(nb, nloc, args[1], args[0]));
       });
   return generic.getResult(0);
@@ -211,19 +165,18 @@ reduceRows(OpBuilder &b, Location loc, Value input, const SdpaDims &dims,
 /// max is -inf yields zeros instead of exp(-inf - -inf) = NaN.
 static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
                               Value rowMax, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   AffineMap rowMap = id4.getMajorSubMap(3);
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.lk},
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq, dims.lk},
       b.getF32Type());
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{scores, rowMax}, init,
-      ArrayRef<AffineMap>{id4, rowMap, id4}, iterators(4, 0),
+      ArrayRef<AffineMap>{id4, rowMap, id4}, getIteratorTypes(4, 0),
       [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value negInf =
-            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(kNegInf));
-        Value zero = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0));
+        Value negInf = createF32Constant(nb, nloc, kNegInf);
+        Value zero = createF32Constant(nb, nloc, 0);
         Value hidden = arith::CmpFOp::create(
             nb, nloc, arith::CmpFPredicate::OEQ, args[0], negInf);
         Value diff = arith::SubFOp::create(nb, nloc, args[0], args[1]);
@@ -238,24 +191,19 @@ static Value computeExpScores(OpBuilder &b, Location loc, Value scores,
 /// O[b,h,i,e] = sum_j E[b,h,i,j] * V[b,h/g,j,e], in f32.
 static Value computeWeightedValues(OpBuilder &b, Location loc, SdpaOp op,
                                    Value expScores, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
+  MLIRContext *context = b.getContext();
   AffineExpr bb, h, i, e, j;
-  bindDims(ctx, bb, h, i, e, j);
+  bindDims(context, bb, h, i, e, j);
   int64_t group = op.getGroupSize();
-  auto pMap = AffineMap::get(5, 0, {bb, h, i, j}, ctx);
-  auto vMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, e}, ctx);
-  auto oMap = AffineMap::get(5, 0, {bb, h, i, e}, ctx);
-  Value init = createFilled(b, loc, {dims.b, dims.hq, dims.lq, dims.dv}, 0.0f);
+  auto pMap = AffineMap::get(5, 0, {bb, h, i, j}, context);
+  auto vMap = AffineMap::get(5, 0, {bb, kvHead(h, group), j, e}, context);
+  auto oMap = AffineMap::get(5, 0, {bb, h, i, e}, context);
+  Value init = createFilledF32Tensor(
+      b, loc, {dims.batch, dims.hq, dims.lq, dims.dv}, 0.0f);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{expScores, op.getValue()}, init,
-      ArrayRef<AffineMap>{pMap, vMap, oMap}, iterators(4, 1),
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value prod = arith::MulFOp::create(nb, nloc, args[0],
-                                           extendToF32(nb, nloc, args[1]));
-        linalg::YieldOp::create(
-            nb, nloc,
-            arith::AddFOp::create(nb, nloc, args[2], prod).getResult());
-      });
+      ArrayRef<AffineMap>{pMap, vMap, oMap}, getIteratorTypes(4, 1),
+      buildMultiplyAccumulateBody);
   return generic.getResult(0);
 }
 
@@ -263,18 +211,18 @@ static Value computeWeightedValues(OpBuilder &b, Location loc, SdpaOp op,
 static Value normalizeOutput(OpBuilder &b, Location loc, SdpaOp op,
                              Value weighted, Value rowSum,
                              const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id4 = AffineMap::getMultiDimIdentityMap(4, ctx);
+  MLIRContext *context = b.getContext();
+  auto id4 = AffineMap::getMultiDimIdentityMap(4, context);
   AffineMap rowMap = id4.getMajorSubMap(3);
   Type outElt = op.getOutType().getElementType();
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq, dims.dv},
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq, dims.dv},
       outElt);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{weighted, rowSum}, init,
-      ArrayRef<AffineMap>{id4, rowMap, id4}, iterators(4, 0),
+      ArrayRef<AffineMap>{id4, rowMap, id4}, getIteratorTypes(4, 0),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value zero = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0));
+        Value zero = createF32Constant(nb, nloc, 0);
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             args[1], zero);
         Value div = arith::DivFOp::create(nb, nloc, args[0], args[1]);
@@ -289,17 +237,17 @@ static Value normalizeOutput(OpBuilder &b, Location loc, SdpaOp op,
 /// lse = l == 0 ? -inf : m + log(l).
 static Value computeLogSumExp(OpBuilder &b, Location loc, Value rowMax,
                               Value rowSum, const SdpaDims &dims) {
-  MLIRContext *ctx = b.getContext();
-  auto id3 = AffineMap::getMultiDimIdentityMap(3, ctx);
+  MLIRContext *context = b.getContext();
+  auto id3 = AffineMap::getMultiDimIdentityMap(3, context);
   Value init = tensor::EmptyOp::create(
-      b, loc, ArrayRef<OpFoldResult>{dims.b, dims.hq, dims.lq}, b.getF32Type());
+      b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq},
+      b.getF32Type());
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{rowMax, rowSum}, init,
-      ArrayRef<AffineMap>{id3, id3, id3}, iterators(3, 0),
+      ArrayRef<AffineMap>{id3, id3, id3}, getIteratorTypes(3, 0),
       [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value zero = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(0));
-        Value negInf =
-            arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(kNegInf));
+        Value zero = createF32Constant(nb, nloc, 0);
+        Value negInf = createF32Constant(nb, nloc, kNegInf);
         Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
                                             args[1], zero);
         Value lse = arith::AddFOp::create(
@@ -318,11 +266,11 @@ struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SdpaDims dims;
-    dims.b = dimOf(rewriter, loc, op.getQuery(), 0);
-    dims.hq = dimOf(rewriter, loc, op.getQuery(), 1);
-    dims.lq = dimOf(rewriter, loc, op.getQuery(), 2);
-    dims.lk = dimOf(rewriter, loc, op.getKey(), 2);
-    dims.dv = dimOf(rewriter, loc, op.getValue(), 3);
+    dims.batch = tensor::getMixedSize(rewriter, loc, op.getQuery(), 0);
+    dims.hq = tensor::getMixedSize(rewriter, loc, op.getQuery(), 1);
+    dims.lq = tensor::getMixedSize(rewriter, loc, op.getQuery(), 2);
+    dims.lk = tensor::getMixedSize(rewriter, loc, op.getKey(), 2);
+    dims.dv = tensor::getMixedSize(rewriter, loc, op.getValue(), 3);
 
     Value raw = computeScores(rewriter, loc, op, dims);
     Value scores = applyScaleMaskAndCausal(rewriter, loc, op, raw, dims);
@@ -342,12 +290,7 @@ struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {
         normalizeOutput(rewriter, loc, op, weighted, rowSum, dims)};
     if (op.getLse())
       results.push_back(computeLogSumExp(rewriter, loc, rowMax, rowSum, dims));
-    // The results were built from the operands' shapes; the op's result
-    // types may be more or less static than that.
-    for (auto [value, type] : llvm::zip_equal(results, op->getResultTypes()))
-      if (value.getType() != type)
-        value = tensor::CastOp::create(rewriter, loc, type, value);
-    rewriter.replaceOp(op, results);
+    replaceOpWithCastValues(rewriter, op, results);
     return success();
   }
 };
@@ -361,11 +304,8 @@ struct ConvertAttnToLinalgPass
       return signalPassFailure();
     // Every op must have been lowered: anything left is a bug or an input
     // this lowering cannot express, and the user must hear which.
-    WalkResult left = getOperation()->walk([](SdpaOp op) {
-      op.emitOpError("could not be lowered to linalg");
-      return WalkResult::interrupt();
-    });
-    if (left.wasInterrupted())
+    if (failed(
+            reportSdpaLeft(getOperation(), "could not be lowered to linalg")))
       signalPassFailure();
   }
 };

@@ -1,4 +1,5 @@
-// Every diagnostic of the attn.sdpa verifier, and the parser's, once.
+// Every diagnostic of the attn.sdpa verifier, the dialect's attribute verifier
+// and the parser's, once.
 // RUN: attn-opt %s -split-input-file -verify-diagnostics
 
 func.func @query_rank(%q: tensor<4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) {
@@ -310,4 +311,23 @@ func.func @scale_not_f32(%q: tensor<1x1x4x8xf32>) {
   // expected-error @+1 {{attribute 'scale' failed to satisfy constraint: 32-bit float attribute}}
   %o = attn.sdpa %q, %q, %q {scale = 0.5 : f64} : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
   return
+}
+
+// -----
+
+// The tile role attribute that attn-tile-online-softmax sets is verified by
+// the dialect on any op.
+func.func @tile_role_not_enum(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
+  // expected-error @+1 {{expected 'attn.tile' to be a #attn.tile<...> role, got "scores"}}
+  %r = linalg.fill {attn.tile = "scores"} ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @tile_role_unknown(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
+  // expected-error @+2 {{expected ::mlir::attn::TileRole to be one of: init_query, init_scores, init_row_max, init_max, init_sum, init_acc, scores, element_mask, row_max, max_update, rescale, probs, row_sum, pv}}
+  // expected-error @+1 {{failed to parse Attn_TileRoleAttr parameter 'value'}}
+  %r = linalg.fill {attn.tile = #attn.tile<softmax>} ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
 }

@@ -44,3 +44,11 @@ func.func @dynamic(%q: tensor<?x4x?x64xf16>, %k: tensor<?x2x?x64xf16>, %v: tenso
   %o, %l = attn.sdpa %q, %k, %v mask(%m) : tensor<?x4x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x2x?x64xf16>, tensor<?x1x?x?xf16> -> tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
   return %o, %l : tensor<?x4x?x64xf16>, tensor<?x4x?xf32>
 }
+
+// The tile role that attn-tile-online-softmax tags its tile ops with.
+// CHECK-LABEL: func.func @tile_role
+// CHECK: linalg.fill {attn.tile = #attn.tile<init_row_max>}
+func.func @tile_role(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
+  %r = linalg.fill {attn.tile = #attn.tile<init_row_max>} ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -30,4 +32,28 @@ void AttnDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
       >();
+}
+
+LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  // A target pass trusts the role it reads: a role that is not one of the
+  // enum's is rejected here rather than misread there.
+  if (attr.getName() == getTileRoleAttrName() &&
+      !isa<TileRoleAttr>(attr.getValue()))
+    return op->emitError() << "expected '" << getTileRoleAttrName()
+                           << "' to be a #attn.tile<...> role, got "
+                           << attr.getValue();
+  return success();
+}
+
+void mlir::attn::setTileRole(Operation *op, TileRole role) {
+  op->setAttr(AttnDialect::getTileRoleAttrName(),
+              TileRoleAttr::get(op->getContext(), role));
+}
+
+std::optional<TileRole> mlir::attn::getTileRole(Operation *op) {
+  if (auto attr =
+          op->getAttrOfType<TileRoleAttr>(AttnDialect::getTileRoleAttrName()))
+    return attr.getValue();
+  return std::nullopt;
 }

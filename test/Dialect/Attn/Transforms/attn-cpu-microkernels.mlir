@@ -8,12 +8,12 @@
 // the row max into the scores kernel, the row sum into the probabilities,
 // the rescale of the accumulator into P.V.
 // CHECK-LABEL: func.func @f32_tiles
-// CHECK-NOT: attn.tile = "scores"
-// CHECK-NOT: attn.tile = "pv"
+// CHECK-NOT: attn.tile = #attn.tile<scores>
+// CHECK-NOT: attn.tile = #attn.tile<pv>
 // CHECK: scf.forall
 // The key-block loop.
 // CHECK: scf.for
-// CHECK:   linalg.fill {attn.tile = "rowmax.init"} ins(%{{.*}} : f32) outs(%[[RMAX:.*]] : memref<32xf32>)
+// CHECK:   linalg.fill {attn.tile = #attn.tile<init_row_max>} ins(%{{.*}} : f32) outs(%[[RMAX:.*]] : memref<32xf32>)
 // scores: 8 keys x 2 row vectors of accumulators carried through D, starting
 // from zero (the tile's zero fill is folded in), one broadcast per key.
 // CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c8
@@ -31,7 +31,7 @@
 // CHECK:     %[[GT:.*]] = arith.cmpf ogt, %[[M0]], %[[S]]#0 : vector<16xf32>
 // CHECK:     arith.select %[[GT]], %[[M0]], %[[S]]#0 : vector<16xi1>, vector<16xf32>
 // CHECK:     vector.store %{{.*}}, %[[RMAX]][%c0] : memref<32xf32>, vector<16xf32>
-// CHECK-NOT: attn.tile = "rowmax"
+// CHECK-NOT: attn.tile = #attn.tile<row_max>
 // maxupdate: exp2 by polynomial and exponent bits.
 // CHECK:   math.roundeven %{{.*}} : vector<16xf32>
 // CHECK:   arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
@@ -43,7 +43,7 @@
 // CHECK:     arith.cmpf oeq
 // CHECK:     arith.select
 // CHECK:     arith.addf {{.*}} : vector<16xf32>
-// CHECK-NOT: attn.tile = "rowsum"
+// CHECK-NOT: attn.tile = #attn.tile<row_sum>
 // pv: 8 value columns x 2 row vectors, rescaled by alpha as they are
 // loaded, carried through the 16 keys.
 // CHECK:   arith.mulf {{.*}} : vector<16xf32>
@@ -52,7 +52,7 @@
 // CHECK:     memref.load %{{.*}}[%[[J]], %c0] : memref<16x8xf32, strided<[8, 1], offset: ?>>
 // CHECK:     vector.fma
 // CHECK:   vector.store %[[P]]#0, %{{.*}}[%c0, %c0] : memref<8x32xf32>, vector<16xf32>
-// CHECK-NOT: attn.tile = "rescale"
+// CHECK-NOT: attn.tile = #attn.tile<rescale>
 func.func @f32_tiles(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
   return %o : tensor<1x1x64x8xf32>
@@ -63,7 +63,7 @@ func.func @f32_tiles(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: t
 // bf16 keys and values: the products extend each broadcast element; the
 // elementwise kernels only ever see f32 tiles.
 // CHECK-LABEL: func.func @bf16_tiles
-// CHECK-NOT: attn.tile = "scores"
+// CHECK-NOT: attn.tile = #attn.tile<scores>
 // CHECK: memref.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>
 // CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
@@ -77,8 +77,8 @@ func.func @bf16_tiles(%q: tensor<1x1x64x16xbf16>, %k: tensor<1x1x64x16xbf16>) ->
 // A decode step (one query row) has no full row vector: its tile ops stay
 // linalg.generic and lower as loops.
 // CHECK-LABEL: func.func @decode_left_alone
-// CHECK: linalg.generic {{.*}} attrs = {attn.tile = "scores"}
-// CHECK: linalg.generic {{.*}} attrs = {attn.tile = "pv"}
+// CHECK: linalg.generic {{.*}} attrs = {attn.tile = #attn.tile<scores>}
+// CHECK: linalg.generic {{.*}} attrs = {attn.tile = #attn.tile<pv>}
 // CHECK-NOT: vector.fma
 func.func @decode_left_alone(%q: tensor<1x2x1x16xf32>, %k: tensor<1x2x64x16xf32>) -> tensor<1x2x1x16xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<1x2x1x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32> -> tensor<1x2x1x16xf32>
@@ -90,7 +90,7 @@ func.func @decode_left_alone(%q: tensor<1x2x1x16xf32>, %k: tensor<1x2x64x16xf32>
 // The causal diagonal's element mask is vectorized op by op: the row index
 // becomes i0 + [0..15], the comparison and the select work on vectors.
 // CHECK-LABEL: func.func @causal_mask
-// CHECK-NOT: attn.tile = "elementmask"
+// CHECK-NOT: attn.tile = #attn.tile<element_mask>
 // CHECK: %[[STEP:.*]] = vector.step : vector<16xindex>
 // CHECK: %[[ROWS:.*]] = arith.addi %{{.*}}, %[[STEP]] : vector<16xindex>
 // CHECK: %[[VIS:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<16xindex>

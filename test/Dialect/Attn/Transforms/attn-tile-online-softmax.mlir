@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-tile-online-softmax="block-q=32 block-kv=64" -canonicalize -cse -split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-tile-online-softmax -split-input-file | FileCheck %s --check-prefix=NOSCORES
+// RUN: attn-opt %s --attn-tile-online-softmax -split-input-file | FileCheck %s --check-prefix=ROLES
 
 // The score table never exists: no tensor has an Lq x Lk shape.
 // NOSCORES-NOT: tensor<{{[0-9]+}}x{{[0-9]+}}x{{[0-9]+}}x130xf32>
@@ -131,4 +132,40 @@ func.func @dynamic(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> tensor
 func.func @decode_gqa(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x640x64xf32>) -> (tensor<1x8x1x64xf32>, tensor<1x8x1xf32>) {
   %o, %l = attn.sdpa %q, %k, %k : tensor<1x8x1x64xf32>, tensor<1x2x640x64xf32>, tensor<1x2x640x64xf32> -> tensor<1x8x1x64xf32>, tensor<1x8x1xf32>
   return %o, %l : tensor<1x8x1x64xf32>, tensor<1x8x1xf32>
+}
+
+// -----
+
+// Every tile op and every fill that starts a buffer carries its role, in
+// the order a target fuses neighbours in. Lk = 100 with 64-key blocks and
+// bottom-right causality: a loop of unmasked blocks, a loop of diagonal
+// blocks (element mask), then the padded tail (element mask).
+// ROLES-LABEL: func.func @tile_roles
+// ROLES: linalg.fill {attn.tile = #attn.tile<init_query>}
+// ROLES: linalg.fill {attn.tile = #attn.tile<init_max>}
+// ROLES: linalg.fill {attn.tile = #attn.tile<init_sum>}
+// ROLES: linalg.fill {attn.tile = #attn.tile<init_acc>}
+// ROLES: scf.for
+// ROLES:   linalg.fill {attn.tile = #attn.tile<init_row_max>}
+// ROLES:   linalg.fill {attn.tile = #attn.tile<init_scores>}
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES-NOT: #attn.tile<element_mask>
+// ROLES:   attrs = {attn.tile = #attn.tile<row_max>}
+// ROLES:   attrs = {attn.tile = #attn.tile<max_update>}
+// ROLES:   attrs = {attn.tile = #attn.tile<rescale>}
+// ROLES:   attrs = {attn.tile = #attn.tile<probs>}
+// ROLES:   attrs = {attn.tile = #attn.tile<row_sum>}
+// ROLES:   attrs = {attn.tile = #attn.tile<rescale>}
+// ROLES:   attrs = {attn.tile = #attn.tile<pv>}
+// ROLES: scf.for
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
+// ROLES:   attrs = {attn.tile = #attn.tile<row_max>}
+// ROLES: scf.if
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
+// ROLES:   attrs = {attn.tile = #attn.tile<pv>}
+func.func @tile_roles(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x100x8xf32>) -> tensor<1x1x16x8xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x16x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x100x8xf32> -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
 }

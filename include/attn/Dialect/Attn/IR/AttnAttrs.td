@@ -27,4 +27,38 @@ def Attn_CausalAttr : EnumAttr<Attn_Dialect, Attn_CausalKind, "causal"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The role of a tile op in the online-softmax loops. attn-tile-online-softmax
+// tags every tile op (and every fill that starts one of its buffers) with its
+// role, so that a target pass can recognize each op by a verified attribute
+// and swap in a kernel for it without matching the op's body.
+def Attn_TileRole : I32EnumAttr<"TileRole",
+    "role of a tile op in the online-softmax loops", [
+      // Fills that start a buffer.
+      I32EnumAttrCase<"InitQuery", 0, "init_query">,     // [D, BQ] query tile (0)
+      I32EnumAttrCase<"InitScores", 1, "init_scores">,   // [BK, BQ] scores (0)
+      I32EnumAttrCase<"InitRowMax", 2, "init_row_max">,  // [BQ] block row max (-inf)
+      I32EnumAttrCase<"InitMax", 3, "init_max">,         // [BQ] running max m (-inf)
+      I32EnumAttrCase<"InitSum", 4, "init_sum">,         // [BQ] running sum l (0)
+      I32EnumAttrCase<"InitAcc", 5, "init_acc">,         // [Dv, BQ] accumulator (0)
+      // The steps of one key block, in order.
+      I32EnumAttrCase<"Scores", 6, "scores">,             // St += K . Qt
+      I32EnumAttrCase<"ElementMask", 7, "element_mask">,  // causal / tail -inf
+      I32EnumAttrCase<"RowMax", 8, "row_max">,            // r = max_j St
+      I32EnumAttrCase<"MaxUpdate", 9, "max_update">,      // m, alpha
+      I32EnumAttrCase<"Rescale", 10, "rescale">,          // l or acc *= alpha
+      I32EnumAttrCase<"Probs", 11, "probs">,              // Pt = exp2(St - m)
+      I32EnumAttrCase<"RowSum", 12, "row_sum">,           // l += sum_j Pt
+      I32EnumAttrCase<"PV", 13, "pv">                     // acct += V^T . Pt
+    ]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_TileRoleAttr : EnumAttr<Attn_Dialect, Attn_TileRole, "tile"> {
+  let summary = "role of a tile op in the online-softmax loops, set by "
+                "attn-tile-online-softmax as the discardable attribute "
+                "`attn.tile`";
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // ATTN_DIALECT_ATTN_IR_ATTNATTRS_TD

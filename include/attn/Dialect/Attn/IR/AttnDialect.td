@@ -21,6 +21,15 @@ def Attn_Dialect : Dialect {
     reads) or fused into online-softmax tile loops.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // `attn.tile` on any op must hold a TileRoleAttr.
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The discardable attribute that names a tile op's role
+    /// (a TileRoleAttr), set by attn-tile-online-softmax.
+    static constexpr ::llvm::StringLiteral getTileRoleAttrName() {
+      return ::llvm::StringLiteral("attn.tile");
+    }
+  }];
   let hasCanonicalizer = 0;
   let dependentDialects = ["tensor::TensorDialect"];
 }

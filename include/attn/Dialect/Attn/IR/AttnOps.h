@@ -7,6 +7,7 @@
 #ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_H
 #define ATTN_DIALECT_ATTN_IR_ATTNOPS_H
 
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -14,11 +15,6 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-
-#include "attn/Dialect/Attn/IR/AttnEnums.h.inc"
-
-#define GET_ATTRDEF_CLASSES
-#include "attn/Dialect/Attn/IR/AttnAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.h.inc"

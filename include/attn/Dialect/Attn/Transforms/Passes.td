@@ -40,7 +40,12 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     Tile ops are `linalg.generic`s on static `[block-q, block-kv]`,
     `[block-q, D]` and `[block-q, Dv]` tiles, so the same tiling serves every
     target: the CPU pipeline vectorizes and parallelizes it, a GPU pipeline
-    maps the `scf.forall` to blocks.
+    maps the `scf.forall` to blocks. Each tile op, and each `linalg.fill`
+    that starts one of its buffers, carries its role as the discardable
+    attribute `attn.tile = #attn.tile<role>` (`scores`, `element_mask`,
+    `row_max`, `max_update`, `rescale`, `probs`, `row_sum`, `pv`; fills
+    `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
+    `init_acc`), so that a target pass can swap in its own kernel for it.
 
     Before:
 
@@ -69,7 +74,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     ```
   }];
   let options = [
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"32",
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
            "Query rows per block (a tile of the scf.forall)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
            "Keys per block of the sequential online-softmax loop">,
@@ -91,7 +96,8 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
                 "vector microkernels for the CPU";
   let description = [{
     Runs after bufferization. Every `linalg.generic` that
-    `attn-tile-online-softmax` tagged with an `attn.tile` role, whose tiles
+    `attn-tile-online-softmax` tagged with an `attn.tile = #attn.tile<role>`
+    attribute, whose tiles
     have static shapes and whose query-row dim is a multiple of the vector
     width, is replaced by scf loops over `vector<Wxf32>` values that compute
     exactly what the generic computes:
@@ -103,21 +109,27 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       each
       step loads the row vectors once and broadcasts one K (or V) element per
       key, feeding `vector.fma`. Nothing is stored until the reduction ends.
-    - `rowmax`, `rowsum`, `rescale`: elementwise across keys, one vector of
-      rows at a time (no horizontal reductions: rows run along the vector).
+    - `row_max`, `row_sum`, `max_update`, `rescale`: elementwise across
+      keys, one vector of rows at a time (no horizontal reductions: rows run
+      along the vector). The scores kernel takes the `row_max` that follows
+      it, `probs` the `row_sum` that follows it and `pv` the `rescale` of
+      the accumulator before it; the `init_scores` zero fill is folded into
+      the scores kernel.
     - `probs`: `exp2` by a degree-7 polynomial on the fraction and an
       exponent built in the integer unit, never one libm call per element;
       hidden scores (`-inf`) give exactly 0 and NaN stays NaN.
+    - `element_mask` (causal diagonal, padded tail): vectorized op by op
+      along the rows.
 
-    Tile ops it cannot handle (masks, a row dim that is not a multiple of
-    the width) are left alone and lower as loops.
+    Tile ops it cannot handle (a user mask, a row dim that is not a multiple
+    of the width) are left alone and lower as loops.
 
     Before:
 
     ```mlir
     linalg.generic {..., iterator_types = ["parallel", "parallel", "reduction"]}
         ins(%qt, %k : memref<64x32xf32>, memref<64x64xf32, strided<[64, 1], offset: ?>>)
-        outs(%st : memref<64x32xf32>) attrs = {attn.tile = "scores"} {...}
+        outs(%st : memref<64x32xf32>) attrs = {attn.tile = #attn.tile<scores>} {...}
     ```
 
     After (abridged):

@@ -7,33 +7,17 @@
 #ifndef ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 #define ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
 
-#include "llvm/ADT/StringRef.h"
-
-#include <cstdint>
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 
 namespace mlir {
 class RewritePatternSet;
 namespace attn {
 
-/// The discardable attribute naming a tile op's role in the online-softmax
-/// loop ("scores", "rowmax", "maxupdate", "probs", "rowsum", "rescale",
-/// "pv"), set by
-/// attn-tile-online-softmax and read by target pipelines that swap in their
-/// own kernels.
-constexpr llvm::StringLiteral kTileRoleAttrName = "attn.tile";
-
-/// Tile sizes of the online-softmax tiling.
-struct OnlineSoftmaxTiling {
-  int64_t blockQ = 32;
-  int64_t blockKV = 64;
-  /// A short static query block is rounded up to a multiple of this (a
-  /// target's vector width), so that its rows fill whole vectors.
-  int64_t rowMultiple = 1;
-};
-
-/// Adds the pattern that tiles `attn.sdpa` into online-softmax loops.
-void populateTileOnlineSoftmaxPatterns(RewritePatternSet &patterns,
-                                       const OnlineSoftmaxTiling &tiling);
+/// Adds the pattern that tiles `attn.sdpa` into online-softmax loops with
+/// the tile sizes of `tiling` (the pass's own options, defaults included).
+/// The pattern does not apply if a size is not positive.
+void populateTileOnlineSoftmaxPatterns(
+    RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &tiling);
 
 } // namespace attn
 } // namespace mlir

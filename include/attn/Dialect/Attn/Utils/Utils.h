@@ -1,0 +1,79 @@
+//===- Utils.h - helpers shared by the attn lowerings -----------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// What the naive lowering (convert-attn-to-linalg) and the fused one
+// (attn-tile-online-softmax) build the same way: mask reads, f32 fills,
+// iterator lists, the results' types and the diagnostic for an op left
+// behind. Sizes and f32 extension come from upstream
+// (tensor::getMixedSize, convertScalarToDtype).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_DIALECT_ATTN_UTILS_UTILS_H
+#define ATTN_DIALECT_ATTN_UTILS_UTILS_H
+
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+namespace mlir::attn {
+
+/// A hidden score.
+inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// `numParallel` parallel iterators followed by `numReduction` reductions.
+SmallVector<utils::IteratorType> getIteratorTypes(unsigned numParallel,
+                                                  unsigned numReduction);
+
+/// An f32 constant.
+Value createF32Constant(OpBuilder &b, Location loc, float value);
+
+/// An f32 tensor of `shape` filled with `value` (tensor.empty + linalg.fill).
+Value createFilledF32Tensor(OpBuilder &b, Location loc,
+                            ArrayRef<OpFoldResult> shape, float value);
+
+/// The body of a linalg.generic that multiplies and accumulates in f32:
+/// yields args[2] + f32(args[0]) * f32(args[1]) (f16/bf16 inputs are
+/// extended; f32 ones are used as they are). Both products of both lowerings
+/// (Q.K^T and P.V) have this body.
+void buildMultiplyAccumulateBody(OpBuilder &b, Location loc, ValueRange args);
+
+/// The last index (size - 1) of every dynamic dim of the rank-4 `mask`, null
+/// for its static dims: a dynamic mask dim may be 1 at run time, where it
+/// broadcasts. Build once, outside the loop that reads the mask.
+SmallVector<Value> getDynamicMaskLastIndices(OpBuilder &b, Location loc,
+                                             Value mask);
+
+/// The index at which the mask is read along `dim` for the score at
+/// `index`: 0 for a static size-1 (broadcast) dim, min(index, last) for a
+/// dynamic dim (which is 0 where it is 1 at run time), `index` otherwise.
+Value clampMaskIndex(OpBuilder &b, Location loc, RankedTensorType maskType,
+                     ArrayRef<Value> dynamicLastIndices, int64_t dim,
+                     Value index);
+
+/// Replaces `op` with `values`, each cast (tensor.cast) to the type of the
+/// op's result where it differs: the values were built from the operands'
+/// shapes, and the op's result types may be more or less static than that.
+void replaceOpWithCastValues(RewriterBase &rewriter, Operation *op,
+                             ValueRange values);
+
+/// Fails with one diagnostic on `op` if any of the (name, value) `options`
+/// of the pass `passName` is not positive, naming them all with their
+/// values.
+LogicalResult
+verifyPositiveOptions(Operation *op, StringRef passName,
+                      ArrayRef<std::pair<StringRef, int64_t>> options);
+
+/// Emits `message` on the first attn.sdpa left under `root` and fails if
+/// there is one: a lowering that leaves one behind must say which.
+LogicalResult reportSdpaLeft(Operation *root, StringRef message);
+
+} // namespace mlir::attn
+
+#endif // ATTN_DIALECT_ATTN_UTILS_UTILS_H

@@ -1,0 +1,301 @@
+//===- CpuKernels.cpp - vector kernels for the CPU tile ops ---------------===//
+//
+// Part of the attn project.
+//
+// Loops over vector<Wxf32> values. The two products keep a register block
+// of accumulators in loop-carried values for the whole reduction and feed
+// vector.fma with one broadcast per key (or value column), which the LLVM
+// backend turns into FMAs with embedded broadcasts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn::detail;
+
+SmallVector<Value> KernelBuilder::loopCarrying(
+    int64_t lb, int64_t ub, int64_t step, ValueRange inits,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  auto loopOp = scf::ForOp::create(
+      b, loc, idx(lb), idx(ub), idx(step), inits,
+      [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, loc, body(iv, carried));
+      });
+  return SmallVector<Value>(loopOp.getResults());
+}
+
+Value KernelBuilder::reduceChained(int64_t numElements, Value init,
+                                   Value identity,
+                                   function_ref<Value(Value)> element,
+                                   function_ref<Value(Value, Value)> combine) {
+  constexpr int64_t kChains = 4;
+  SmallVector<Value> inits(kChains, identity);
+  inits[0] = init;
+  int64_t full = numElements / kChains * kChains;
+  SmallVector<Value> partial =
+      loopCarrying(0, full, kChains, inits, [&](Value j, ValueRange carried) {
+        SmallVector<Value> next;
+        for (int64_t c = 0; c < kChains; ++c)
+          next.push_back(combine(carried[c], element(add(j, c))));
+        return next;
+      });
+  Value total =
+      combine(combine(partial[0], partial[1]), combine(partial[2], partial[3]));
+  for (int64_t j = full; j < numElements; ++j)
+    total = combine(total, element(idx(j)));
+  return total;
+}
+
+Value KernelBuilder::exp2(Value x) {
+  Value low = splat(-127.0f);
+  Value below =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, low);
+  Value clamped = arith::SelectOp::create(b, loc, below, low, x);
+  Value n = math::RoundEvenOp::create(b, loc, clamped);
+  Value f = arith::SubFOp::create(b, loc, clamped, n);
+  // c_k = ln(2)^k / k!, highest first (Horner).
+  static const double coeffs[] = {1.525273380405984e-05, 1.540353039338161e-04,
+                                  1.333355814642844e-03, 9.618129107628477e-03,
+                                  5.550410866482158e-02, 2.402265069591007e-01,
+                                  6.931471805599453e-01, 1.0};
+  Value p = splat(static_cast<float>(coeffs[0]));
+  for (double coeff : ArrayRef<double>(coeffs).drop_front())
+    p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(coeff)));
+  auto intType = VectorType::get({width}, b.getI32Type());
+  Value ni = arith::FPToSIOp::create(b, loc, intType, n);
+  Value biased = arith::AddIOp::create(
+      b, loc, ni,
+      arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(127))));
+  Value bits = arith::ShLIOp::create(
+      b, loc, biased,
+      arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(23))));
+  Value pow2n = arith::BitcastOp::create(b, loc, vecType, bits);
+  return arith::MulFOp::create(b, loc, p, pow2n);
+}
+
+void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
+                                         const RegisterBlocking &blocking,
+                                         Value a, Value bMat, bool bIsTC,
+                                         Value out,
+                                         const ContractionExtras &extras) {
+  int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
+  int64_t numT = memrefOf(a).getDimSize(0);
+  int64_t rowStep = blocking.width * blocking.rowVecs;
+  kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
+    kernel.loop(0, bq, rowStep, [&](Value i0) {
+      SmallVector<Value> rows, cIdx, acc, scale;
+      for (int64_t r = 0; r < blocking.rowVecs; ++r)
+        rows.push_back(kernel.add(i0, r * blocking.width));
+      for (int64_t c = 0; c < count; ++c)
+        cIdx.push_back(kernel.add(c0, c));
+      if (extras.rowScale)
+        for (int64_t r = 0; r < blocking.rowVecs; ++r)
+          scale.push_back(kernel.load(extras.rowScale, {rows[r]}));
+      for (int64_t c = 0; c < count; ++c)
+        for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+          Value x = extras.fromZero ? kernel.splat(0.0f)
+                                    : kernel.load(out, {cIdx[c], rows[r]});
+          if (extras.rowScale)
+            x = arith::MulFOp::create(kernel.b, kernel.loc, x, scale[r]);
+          acc.push_back(x);
+        }
+      SmallVector<Value> red = kernel.loopCarrying(
+          0, numT, 1, acc, [&](Value t, ValueRange carried) {
+            SmallVector<Value> rowVec, next;
+            for (int64_t r = 0; r < blocking.rowVecs; ++r)
+              rowVec.push_back(kernel.load(a, {t, rows[r]}));
+            for (int64_t c = 0; c < count; ++c) {
+              Value bc = bIsTC ? kernel.broadcast(bMat, {t, cIdx[c]})
+                               : kernel.broadcast(bMat, {cIdx[c], t});
+              for (int64_t r = 0; r < blocking.rowVecs; ++r)
+                next.push_back(
+                    vector::FMAOp::create(kernel.b, kernel.loc, bc, rowVec[r],
+                                          carried[c * blocking.rowVecs + r]));
+            }
+            return next;
+          });
+      for (int64_t c = 0; c < count; ++c)
+        for (int64_t r = 0; r < blocking.rowVecs; ++r)
+          kernel.store(red[c * blocking.rowVecs + r], out, {cIdx[c], rows[r]});
+      if (!extras.rowMax)
+        return;
+      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+        Value blockMax = kernel.load(extras.rowMax, {rows[r]});
+        for (int64_t c = 0; c < count; ++c)
+          blockMax = kernel.max(blockMax, red[c * blocking.rowVecs + r]);
+        kernel.store(blockMax, extras.rowMax, {rows[r]});
+      }
+    });
+  });
+}
+
+void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,
+                                          Value rowStat, bool isMax) {
+  int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
+    Value identity =
+        kernel.splat(isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+    Value total = kernel.reduceChained(
+        bk, kernel.load(rowStat, {i0}), identity,
+        [&](Value j) {
+          return kernel.load(st, {j, i0});
+        },
+        [&](Value x, Value y) -> Value {
+          if (isMax)
+            return kernel.max(x, y);
+          return arith::AddFOp::create(kernel.b, kernel.loc, x, y);
+        });
+    kernel.store(total, rowStat, {i0});
+  });
+}
+
+void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
+                                          Value m, Value alpha) {
+  int64_t bq = memrefOf(m).getDimSize(0);
+  float negInf = -std::numeric_limits<float>::infinity();
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
+    Value mOld = kernel.load(m, {i0});
+    Value mNew = kernel.max(mOld, kernel.load(blockMax, {i0}));
+    Value alphaVec =
+        kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, mOld, mNew));
+    Value empty =
+        arith::CmpFOp::create(kernel.b, kernel.loc, arith::CmpFPredicate::OEQ,
+                              mOld, kernel.splat(negInf));
+    alphaVec = arith::SelectOp::create(kernel.b, kernel.loc, empty,
+                                       kernel.splat(0.0f), alphaVec);
+    kernel.store(mNew, m, {i0});
+    kernel.store(alphaVec, alpha, {i0});
+  });
+}
+
+void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
+                                           Value st, Value rowSum) {
+  int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
+  float negInf = -std::numeric_limits<float>::infinity();
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
+    Value mv = kernel.load(m, {i0});
+    Value ninf = kernel.splat(negInf), zero = kernel.splat(0.0f);
+    // One probability: loaded, exponentiated, stored, returned.
+    auto prob = [&](Value j) {
+      Value s = kernel.load(st, {j, i0});
+      Value x = arith::SubFOp::create(kernel.b, kernel.loc, s, mv);
+      // x = -inf (a hidden key in a row that has seen a visible one) gives
+      // exactly 0 through the clamp; NaN gives NaN. Only a row that has
+      // seen nothing yet (m = -inf, x = NaN) needs the select.
+      Value p = kernel.exp2(x);
+      Value hidden = arith::CmpFOp::create(kernel.b, kernel.loc,
+                                           arith::CmpFPredicate::OEQ, s, ninf);
+      p = arith::SelectOp::create(kernel.b, kernel.loc, hidden, zero, p);
+      kernel.store(p, st, {j, i0});
+      return p;
+    };
+    if (!rowSum) {
+      kernel.loop(0, bk, 1, [&](Value j) { prob(j); });
+      return;
+    }
+    Value total = kernel.reduceChained(bk, kernel.load(rowSum, {i0}), zero,
+                                       prob, [&](Value x, Value y) -> Value {
+                                         return arith::AddFOp::create(
+                                             kernel.b, kernel.loc, x, y);
+                                       });
+    kernel.store(total, rowSum, {i0});
+  });
+}
+
+void mlir::attn::detail::emitRescale(KernelBuilder &kernel, Value alpha,
+                                     Value x) {
+  MemRefType xType = memrefOf(x);
+  int64_t bq = xType.getDimSize(xType.getRank() - 1);
+  kernel.loop(0, bq, kernel.width, [&](Value i0) {
+    Value alphaVec = kernel.load(alpha, {i0});
+    auto scaleAt = [&](SmallVector<Value> indices) {
+      Value y = kernel.load(x, indices);
+      kernel.store(arith::MulFOp::create(kernel.b, kernel.loc, y, alphaVec), x,
+                   indices);
+    };
+    if (xType.getRank() == 1)
+      scaleAt({i0});
+    else
+      kernel.loop(0, xType.getDimSize(0), 1, [&](Value e) {
+        scaleAt({e, i0});
+      });
+  });
+}
+
+bool mlir::attn::detail::emitElementwise(KernelBuilder &kernel,
+                                         linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 0 || op.getNumLoops() != 2 ||
+      op.getNumReductionLoops() != 0 ||
+      !op.getIndexingMapsArray()[0].isIdentity())
+    return false;
+  Block &body = op.getRegion().front();
+  for (Operation &inner : body.without_terminator())
+    if (!isa<linalg::IndexOp>(inner) &&
+        !(inner.hasTrait<OpTrait::Vectorizable>() &&
+          inner.hasTrait<OpTrait::Elementwise>()))
+      return false;
+  Value out = op.getDpsInits()[0];
+  int64_t numKeys = memrefOf(out).getDimSize(0);
+  int64_t numRows = memrefOf(out).getDimSize(1);
+  auto vectorOf = [&](Type elementType) {
+    return VectorType::get({kernel.width}, elementType);
+  };
+  kernel.loop(0, numKeys, 1, [&](Value j) {
+    kernel.loop(0, numRows, kernel.width, [&](Value i0) {
+      IRMapping map;
+      map.map(body.getArgument(0), kernel.load(out, {j, i0}));
+      for (Operation &inner : body.without_terminator()) {
+        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+          Value v = j;
+          if (index.getDim() == 1) {
+            Value step = vector::StepOp::create(
+                kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()));
+            Value base = vector::BroadcastOp::create(
+                kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()), i0);
+            v = arith::AddIOp::create(kernel.b, kernel.loc, base, step);
+          }
+          map.map(index.getResult(), v);
+          continue;
+        }
+        SmallVector<Value> operands;
+        bool anyVector = false;
+        for (Value v : inner.getOperands()) {
+          operands.push_back(map.lookupOrDefault(v));
+          anyVector |= isa<VectorType>(operands.back().getType());
+        }
+        if (!anyVector) {
+          kernel.b.clone(inner, map);
+          continue;
+        }
+        for (Value &v : operands)
+          if (!isa<VectorType>(v.getType()))
+            v = vector::BroadcastOp::create(kernel.b, kernel.loc,
+                                            vectorOf(v.getType()), v);
+        SmallVector<Type> resultTypes;
+        for (Type type : inner.getResultTypes())
+          resultTypes.push_back(vectorOf(type));
+        OperationState state(inner.getLoc(), inner.getName(), operands,
+                             resultTypes, inner.getAttrs());
+        Operation *vec = kernel.b.create(state);
+        map.map(inner.getResults(), vec->getResults());
+      }
+      Value result = map.lookupOrDefault(body.getTerminator()->getOperand(0));
+      if (!isa<VectorType>(result.getType()))
+        result = vector::BroadcastOp::create(kernel.b, kernel.loc,
+                                             kernel.vecType, result);
+      kernel.store(result, out, {j, i0});
+    });
+  });
+  return true;
+}

@@ -1,0 +1,173 @@
+//===- CpuKernels.h - vector kernels for the CPU tile ops -------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// The vector code that attn-cpu-microkernels puts in place of the tile ops
+// of attn-tile-online-softmax (on memrefs, after bufferization): the
+// register-blocked contraction of both products, the key reductions, the
+// update of the running max, the probabilities with a polynomial exp2, the
+// rescale and the element mask. Query rows run along the vectors. Private
+// to the attn transforms library; which op gets which kernel is decided in
+// CpuMicrokernels.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn::detail {
+
+/// Builds the vector code of one tile op in front of it.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, int64_t width)
+      : b(b), loc(loc), width(width),
+        vecType(VectorType::get({width}, b.getF32Type())) {}
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, int64_t c) {
+    return c == 0 ? x : arith::AddIOp::create(b, loc, x, idx(c)).getResult();
+  }
+  Value splat(float v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecType, b.getF32FloatAttr(v)));
+  }
+  Value load(Value mem, ValueRange indices) {
+    return vector::LoadOp::create(b, loc, vecType, mem, indices);
+  }
+  void store(Value v, Value mem, ValueRange indices) {
+    vector::StoreOp::create(b, loc, v, mem, indices);
+  }
+  /// One element of `mem` (any float type), as f32, in every lane.
+  Value broadcast(Value mem, ValueRange indices) {
+    Value x = memref::LoadOp::create(b, loc, mem, indices);
+    if (!x.getType().isF32())
+      x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+    return vector::BroadcastOp::create(b, loc, vecType, x);
+  }
+
+  /// max(x, y) as a compare and a select, which x86 turns into one vmaxps.
+  /// It may drop a NaN; that is harmless here because a NaN score also
+  /// reaches exp2(s - m), the row sum and the output by itself.
+  Value max(Value x, Value y) {
+    Value gt = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+    return arith::SelectOp::create(b, loc, gt, x, y);
+  }
+
+  /// An scf.for from lb to ub carrying `inits`: body(iv, carried) builds
+  /// the iteration (with this builder) and returns the values it yields.
+  /// Returns the loop's results.
+  SmallVector<Value>
+  loopCarrying(int64_t lb, int64_t ub, int64_t step, ValueRange inits,
+               function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+  /// for (iv = lb; iv < ub; iv += step) body(iv), as scf.for.
+  void loop(int64_t lb, int64_t ub, int64_t step,
+            function_ref<void(Value)> body) {
+    if (lb >= ub)
+      return;
+    loopCarrying(lb, ub, step, {}, [&](Value iv, ValueRange) {
+      body(iv);
+      return SmallVector<Value>();
+    });
+  }
+
+  /// combine(init, element(0), ..., element(numElements - 1)), with four
+  /// partial
+  /// results carried through the loop so the combines do not wait on each
+  /// other; `identity` starts the three extra ones.
+  Value reduceChained(int64_t numElements, Value init, Value identity,
+                      function_ref<Value(Value)> element,
+                      function_ref<Value(Value, Value)> combine);
+
+  /// Covers [0, total) with blocks of `block` (a loop) and one last block of
+  /// total % block, each handed to body(start, count) with a static count.
+  void blocked(int64_t total, int64_t block,
+               function_ref<void(Value, int64_t)> body) {
+    int64_t full = total / block * block;
+    loop(0, full, block, [&](Value start) { body(start, block); });
+    if (full < total)
+      body(idx(full), total - full);
+  }
+
+  /// 2^x for x <= 0 (or NaN): x = n + f with n = round(x), f in [-1/2, 1/2];
+  /// 2^f by its degree-7 Taylor polynomial (relative error < 6e-9 before
+  /// rounding), 2^n built in the exponent field. x is clamped at -127, where
+  /// the exponent field is 0 and the result exactly 0 (so -inf gives 0). A
+  /// NaN passes the clamp (a compare is false for it) and the polynomial,
+  /// and the product stays NaN whatever its exponent bits are.
+  Value exp2(Value x);
+
+  OpBuilder &b;
+  Location loc;
+  int64_t width;
+  VectorType vecType;
+};
+
+inline MemRefType memrefOf(Value v) {
+  return dyn_cast<MemRefType>(v.getType());
+}
+
+struct RegisterBlocking {
+  int64_t width;    // f32 lanes per vector
+  int64_t rowVecs;  // row vectors per block
+  int64_t regBlock; // keys / value columns per block
+};
+
+/// What the two products add to the shared contraction kernel.
+struct ContractionExtras {
+  /// `out` is known to hold zeros: accumulators start at 0, not loaded.
+  bool fromZero = false;
+  /// If set, out[c, i] is first multiplied by rowScale[i] as it is loaded.
+  Value rowScale;
+  /// If set, rowMax[i] = max(rowMax[i], out[c, i]) over all c, from the
+  /// accumulators while they are in registers.
+  Value rowMax;
+};
+
+/// out[c, i] += sum_t B(c, t) * A[t, i], the register-blocked kernel of both
+/// products: A [T, BQ] is read as row vectors, B one element at a time (as
+/// B[c, t], or as B[t, c] if `bIsTC`), broadcast. A block of regBlock c's
+/// times rowVecs row vectors of accumulators is carried in registers through
+/// the whole reduction over t and stored once.
+///   scores: St[j, i] += sum_d K[j, d] * Qt[d, i]  (out St, A Qt, B K)
+///   pv:     acct[e, i] += sum_j V[j, e] * Pt[j, i] (out acct, A Pt, B V^T)
+void emitContraction(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                     Value a, Value bMat, bool bIsTC, Value out,
+                     const ContractionExtras &extras);
+
+/// rowStat[i] = combine(rowStat[i], St[j, i]) over all keys j: the row max
+/// or the row sum.
+void emitKeyReduction(KernelBuilder &kernel, Value st, Value rowStat,
+                      bool isMax);
+
+/// m_new[i] = max(m[i], blockMax[i]); alpha[i] = m[i] == -inf ? 0 :
+/// exp2(m[i] - m_new[i]). Operands: ins(blockMax), outs(m, alpha).
+void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
+                      Value alpha);
+
+/// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]). With `rowSum`,
+/// also rowSum[i] += sum_j St[j, i] on the new values, four partial sums per
+/// row vector.
+void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum);
+
+/// x[..., i] *= alpha[i] for x of rank 1 or 2.
+void emitRescale(KernelBuilder &kernel, Value alpha, Value x);
+
+/// Vectorizes a 2-D all-parallel tile op with only an output operand (the
+/// element mask) along its contiguous dim, op by op: linalg.index 1 becomes
+/// i0 + [0, 1, ..., W-1], an op with a vector operand gets its scalar
+/// operands broadcast and vector result types. Only ops that are
+/// elementwise-mappable (arith, math) can be vectorized this way; returns
+/// false, building nothing, if the body holds anything else.
+bool emitElementwise(KernelBuilder &kernel, linalg::GenericOp op);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H

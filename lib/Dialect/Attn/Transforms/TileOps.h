@@ -1,0 +1,142 @@
+//===- TileOps.h - online-softmax tile op builders --------------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// The linalg ops that attn-tile-online-softmax puts inside its loops, one
+// builder per step of the online softmax (scores, masks, row max, update of
+// the running max, probabilities, rescale, row sum, P.V, output rows, lse),
+// and the data they share. Private to the attn transforms library; the loop
+// structure is in TileOnlineSoftmax.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_TILEOPS_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_TILEOPS_H
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+#include <utility>
+
+namespace mlir::attn::detail {
+
+/// Scores live in log2 units: the query tile is multiplied by
+/// scale * log2(e) and the loop uses exp2.
+constexpr double kLog2E = 1.4426950408889634;
+
+/// What every tile builder needs to know about the op being tiled.
+struct TiledSdpa {
+  mutable SdpaOp op; // op accessors are not const
+  Location loc;
+  int64_t bq, bk, d, dv, group;
+  Type elt;
+  std::optional<CausalKind> causal;
+  Value batchSize, lq, lk; // index values (constants when static)
+  Value diagShift;         // Lk - Lq for bottom_right, 0 for top_left
+  float qScale;            // scale * log2(e), applied to the query tile
+  /// Grouped rows: one block holds every query row of the Hq/Hkv heads that
+  /// share a key/value head (row r is head hkv * group + r / lq, query
+  /// r % lq), so K and V are read once per group. Used when Lq is static and
+  /// group * Lq fits a block: decoding with grouped-query attention.
+  bool groupedRows = false;
+  int64_t staticLq = 0;
+};
+
+/// The indices that identify one query block inside the scf.forall. Rows
+/// [0, qLen) of the block are real; qFirst/qEnd bound the query indices
+/// they hold (for the causal key range).
+struct QueryBlock {
+  Value batch, head, kvHead, qStart, qLen;
+  Value qFirst, qEnd;
+};
+
+/// The running state of the online softmax: row max m, row sum l (both
+/// [bq], log2 units) and the accumulator, transposed: [dv, bq].
+struct SoftmaxState {
+  Value m, l, acc;
+  SmallVector<Value> asValues() const { return {m, l, acc}; }
+  static SoftmaxState from(ValueRange v) { return {v[0], v[1], v[2]}; }
+};
+
+inline Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+inline Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MinSIOp::create(b, loc, x, y);
+}
+
+inline Value maxIndex(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+
+/// A static f32 tile filled with `value`, tagged with its `role`.
+Value filledTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                 float value, TileRole role);
+
+/// A rank-reducing view [len, width] of rows [start, start + len) of the
+/// [B, H, L, width] tensor `source` at (bIdx, hIdx).
+Value sliceRows(OpBuilder &b, Location loc, Value source, Value bIdx,
+                Value hIdx, Value start, OpFoldResult len);
+
+/// Rows [start, start + len) of K or V at (bIdx, hIdx), zero-padded to
+/// `rows`.
+Value paddedRows(OpBuilder &b, Location loc, Value source, Value bIdx,
+                 Value hIdx, Value start, Value len, int64_t rows);
+
+/// The query block as a [d, bq] f32 tile times scale * log2(e).
+Value emitScaledQueryTile(OpBuilder &b, const TiledSdpa &sdpa,
+                          const QueryBlock &qb);
+
+/// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
+Value emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa, Value qTile,
+                    Value kTile);
+
+/// The user's mask applied to the score tile of keys from kStart.
+Value applyUserMask(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,
+                    Value kStart, Value scores);
+
+/// -inf where causality hides a score (if `causal`) and for keys j >=
+/// validKeys (if set).
+Value applyElementMask(OpBuilder &b, const TiledSdpa &sdpa,
+                       const QueryBlock &qb, Value kStart, Value validKeys,
+                       bool causal, Value scores);
+
+/// r[i] = max(init[i], max_j St[j, i]).
+Value computeRowMax(OpBuilder &b, const TiledSdpa &sdpa, Value scores,
+                    Value init);
+
+/// (m_new, alpha): the running max updated with the block's row max, and
+/// how much the old sum and accumulator shrink.
+std::pair<Value, Value> updateRowMax(OpBuilder &b, const TiledSdpa &sdpa,
+                                     Value rowMax, Value m);
+
+/// Pt[j, i] = exp2(St[j, i] - m_new[i]), 0 where St is -inf.
+Value computeProbabilities(OpBuilder &b, const TiledSdpa &sdpa, Value scores,
+                           Value mNew);
+
+/// x[..., i] *= alpha[i] for the row sum [bq] or the accumulator [dv, bq].
+Value rescaleRows(OpBuilder &b, const TiledSdpa &sdpa, Value x, Value alpha);
+
+/// l[i] += sum_j Pt[j, i].
+Value accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa, Value p, Value l);
+
+/// acct[e, i] += sum_j V[j, e] * Pt[j, i].
+Value accumulateValues(OpBuilder &b, const TiledSdpa &sdpa, Value p,
+                       Value vTile, Value acc);
+
+/// The normalized output of the block's `rows` valid rows, [rows, dv] in
+/// the element type, written into `dest`.
+Value emitOutputRows(OpBuilder &b, const TiledSdpa &sdpa,
+                     const SoftmaxState &state, OpFoldResult rows, Value dest);
+
+/// lse = ln(2) * (m + log2(l)), -inf where l == 0: a [bq] f32 tile.
+Value emitLseTile(OpBuilder &b, const TiledSdpa &sdpa,
+                  const SoftmaxState &state);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_TILEOPS_H

@@ -1,0 +1,110 @@
+//===- Utils.cpp - helpers shared by the attn lowerings -------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Utils/Utils.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+SmallVector<utils::IteratorType>
+mlir::attn::getIteratorTypes(unsigned numParallel, unsigned numReduction) {
+  SmallVector<utils::IteratorType> types(numParallel,
+                                         utils::IteratorType::parallel);
+  types.append(numReduction, utils::IteratorType::reduction);
+  return types;
+}
+
+Value mlir::attn::createF32Constant(OpBuilder &b, Location loc, float value) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+}
+
+Value mlir::attn::createFilledF32Tensor(OpBuilder &b, Location loc,
+                                        ArrayRef<OpFoldResult> shape,
+                                        float value) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, b.getF32Type());
+  return linalg::FillOp::create(b, loc, createF32Constant(b, loc, value), empty)
+      .getResult(0);
+}
+
+void mlir::attn::buildMultiplyAccumulateBody(OpBuilder &b, Location loc,
+                                             ValueRange args) {
+  auto toF32 = [&](Value v) {
+    return convertScalarToDtype(b, loc, v, b.getF32Type(),
+                                /*isUnsignedCast=*/false);
+  };
+  Value prod = arith::MulFOp::create(b, loc, toF32(args[0]), toF32(args[1]));
+  linalg::YieldOp::create(
+      b, loc, arith::AddFOp::create(b, loc, args[2], prod).getResult());
+}
+
+SmallVector<Value>
+mlir::attn::getDynamicMaskLastIndices(OpBuilder &b, Location loc, Value mask) {
+  auto maskType = cast<RankedTensorType>(mask.getType());
+  SmallVector<Value> last(maskType.getRank());
+  if (maskType.hasStaticShape())
+    return last;
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t dim = 0; dim < maskType.getRank(); ++dim)
+    if (maskType.isDynamicDim(dim))
+      last[dim] = arith::SubIOp::create(
+          b, loc, tensor::DimOp::create(b, loc, mask, dim), one);
+  return last;
+}
+
+Value mlir::attn::clampMaskIndex(OpBuilder &b, Location loc,
+                                 RankedTensorType maskType,
+                                 ArrayRef<Value> dynamicLastIndices,
+                                 int64_t dim, Value index) {
+  if (maskType.getDimSize(dim) == 1)
+    return arith::ConstantIndexOp::create(b, loc, 0);
+  if (Value last = dynamicLastIndices[dim])
+    return arith::MinUIOp::create(b, loc, index, last);
+  return index;
+}
+
+void mlir::attn::replaceOpWithCastValues(RewriterBase &rewriter, Operation *op,
+                                         ValueRange values) {
+  SmallVector<Value> results;
+  for (auto [value, type] : llvm::zip_equal(values, op->getResultTypes()))
+    results.push_back(
+        value.getType() == type
+            ? value
+            : tensor::CastOp::create(rewriter, op->getLoc(), type, value)
+                  .getResult());
+  rewriter.replaceOp(op, results);
+}
+
+LogicalResult mlir::attn::verifyPositiveOptions(
+    Operation *op, StringRef passName,
+    ArrayRef<std::pair<StringRef, int64_t>> options) {
+  if (llvm::all_of(options, [](auto option) { return option.second > 0; }))
+    return success();
+  // At the op's location, without the op itself attached: it is the
+  // options that are wrong, not the IR.
+  InFlightDiagnostic diag = mlir::emitError(op->getLoc()) << passName << ": ";
+  for (auto [i, option] : llvm::enumerate(options)) {
+    if (i > 0)
+      diag << (i + 1 == options.size() ? " and " : ", ");
+    diag << option.first << " (" << option.second << ")";
+  }
+  diag << " must be positive";
+  return diag;
+}
+
+LogicalResult mlir::attn::reportSdpaLeft(Operation *root, StringRef message) {
+  WalkResult left = root->walk([&](SdpaOp op) {
+    op.emitOpError(message);
+    return WalkResult::interrupt();
+  });
+  return failure(left.wasInterrupted());
+}
