@@ -447,7 +447,7 @@ Value mlir::attn::detail::emitOutputRows(OpBuilder &b, const TiledSdpa &sdpa,
              getIteratorTypes(2, 0),
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
                // inv is 0 exactly for a row with nothing visible: its output
-               // is 0 even if a hidden value row held NaN (SPEC 1.7).
+               // is 0 even if a hidden value row held NaN (docs/op.md rule 6).
                Value zero = createF32Constant(nb, nloc, 0.0f);
                Value empty = arith::CmpFOp::create(
                    nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
