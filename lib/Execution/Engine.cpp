@@ -96,16 +96,16 @@ struct Reference {
 static llvm::Error checkOptions(const RunOptions &options,
                                 CpuPipelineOptions &pipeline) {
   if (options.threads < 0 || options.benchRuns < 0)
-    return makeError("--bench and --threads must be positive");
+    return makeError("--bench and --threads must not be negative");
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
-  if (failed(pipeline.parseFromString(options.pipelineOptions, errorStream)))
-    return makeError("bad pipeline options '" + options.pipelineOptions +
-                     "': " + StringRef(parseErrors).trim());
-  if (pipeline.blockQ <= 0 || pipeline.blockKV <= 0 || pipeline.regBlock <= 0 ||
-      pipeline.rowVectors <= 0 || pipeline.vectorWidth <= 0)
-    return makeError("--bench, --threads, --block-q, --block-kv, --reg-block "
-                     "and --row-vectors must be positive");
+  if (failed(pipeline.parseFromString(options.pipelineOptions, errorStream))) {
+    StringRef why = StringRef(parseErrors).trim();
+    return makeError("bad pipeline options '" +
+                     StringRef(options.pipelineOptions).trim() + "'" +
+                     (why.empty() ? StringRef(" (see above)") : ": " + why));
+  }
+  // Values the pipeline cannot use (block-q=0) are its passes' to diagnose.
   if (!options.inputFile.empty() == options.spec.has_value())
     return makeError("give exactly one of FILE.mlir and --sdpa SPEC");
   if (options.spec && !options.dims.empty())

@@ -132,7 +132,8 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
         context, result,
         ArrayRef<bool>(batchAndSeq).take_front(result.shape.size())));
 
-  Location loc = UnknownLoc::get(&context);
+  // Diagnostics of the passes point at the spec.
+  Location loc = FileLineColLoc::get(&context, "--sdpa", 1, 1);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b(&context);
   b.setInsertionPointToEnd(module->getBody());

@@ -273,12 +273,21 @@ TEST(EngineTest, IllConditionedInputsPassThroughSens) {
 }
 
 TEST(EngineTest, PipelineOptionsAreChecked) {
+  // The pipeline's own passes reject values they cannot use.
   RunOptions options = optionsFor("hq=1,lq=8,d=16");
   options.pipelineOptions = "block-q=0";
   llvm::Expected<RunReport> report = runAttn(context(), options);
-  EXPECT_EQ("--bench, --threads, --block-q, --block-kv, --reg-block and "
-            "--row-vectors must be positive",
+  EXPECT_EQ("fused lowering: lowering failed (see the diagnostics above)",
             errorOf(report));
+  options.pipelineOptions = "block-kv=16 row-vectors=2";
+  llvm::Expected<RunReport> good = runAttn(context(), options);
+  ASSERT_TRUE(bool(good)) << errorOf(good);
+  EXPECT_EQ(16, good->blockKV);
+  EXPECT_EQ(64, good->blockQ); // the pipeline's default
+  options.pipelineOptions = "";
+  options.benchRuns = -1;
+  llvm::Expected<RunReport> negative = runAttn(context(), options);
+  EXPECT_EQ("--bench and --threads must not be negative", errorOf(negative));
 }
 
 TEST(EngineTest, BadInputIsAnError) {
