@@ -7,6 +7,7 @@
 #include "attn/Execution/Jit.h"
 
 #include "attn/Execution/Error.h"
+#include "attn/Execution/Problem.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,22 +41,6 @@ JitKernel::~JitKernel() = default;
 void mlir::attn::exec::setJitThreads(int threads) {
   if (threads > 0)
     omp_set_num_threads(threads);
-}
-
-static bool isElementTypeOf(Type t, DType d) {
-  switch (d) {
-  case DType::F32:
-    return t.isF32();
-  case DType::F16:
-    return t.isF16();
-  case DType::BF16:
-    return t.isBF16();
-  case DType::Bool:
-    return t.isInteger(1);
-  case DType::F64:
-    return t.isF64();
-  }
-  return false;
 }
 
 /// Builds `__attn_entry(inputs..., outputs...)` over memrefs: it calls
@@ -184,7 +169,7 @@ struct Descriptor {
 static llvm::Error checkTensor(const char *what, size_t i, RankedTensorType t,
                                const HostTensor &h) {
   std::string prefix = std::string(what) + " " + std::to_string(i) + ": ";
-  if (!isElementTypeOf(t.getElementType(), h.dtype))
+  if (dtypeOf(t.getElementType()) != h.dtype)
     return makeError(prefix +
                      "expected element type matching the function's, got " +
                      dtypeName(h.dtype));
