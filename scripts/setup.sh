@@ -25,6 +25,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
+# The GPU check's harness (scripts/gpu_check.py) and its CPU dry run in the
+# test suite need NumPy in the python3 on PATH.
+PY="${PYTHON:-python3}"
+if ! "$PY" -c 'import numpy' 2>/dev/null; then
+  echo "setup: pip installing numpy into $("$PY" -c 'import sys; print(sys.prefix)')"
+  "$PY" -m pip install --quiet numpy
+fi
+
 LLVM_PREFIX="$(llvm-config-22 --prefix)"
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \

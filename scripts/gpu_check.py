@@ -1,0 +1,668 @@
+#!/usr/bin/env python3
+"""The GPU device check: attn's AOT kernels against an f64 reference and torch.
+
+Two steps, on two machines:
+
+  build  (here, where attn is built): compiles every case of the grid below with
+         `attn-compile` into one shared library per case (C ABI of
+         docs/c-abi.md, JSON description beside it) and writes `cases.json`,
+         the harness (this file) and nothing else into a bundle directory that
+         is small enough to carry to the GPU machine.
+  run    (there, with numpy and torch, or here for the CPU dry run): loads each
+         library with ctypes, runs it on seeded inputs, checks it against an f64
+         reference computed by this file (docs/numerics.md's rules, `sens`
+         included) and against torch's scaled_dot_product_attention, times the
+         speed cases with CUDA events beside torch SDPA's flash and cuDNN
+         backends and the machine's own dense bf16 matmul rate, and writes
+         results.csv and table.md.
+
+`--target cpu` builds the same grid for the CPU (the dry run that the test
+suite runs, so the script is known to work before a GPU is used). Only numpy
+is needed for a CPU run; torch is used where present.
+"""
+
+import argparse
+import csv
+import ctypes
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+# ---------------------------------------------------------------------------
+# The grid
+# ---------------------------------------------------------------------------
+
+
+def check_cases():
+    """Cases checked for numerics: every feature of the GPU issue, small."""
+    cases = []
+
+    def add(name, spec, sizes=None):
+        cases.append({"name": name, "spec": spec, "sizes": sizes or {},
+                      "kind": "check"})
+
+    for dt in ("f16", "bf16"):
+        for d in (64, 128):
+            add(f"{dt}-d{d}", f"b=2,hq=4,lq=256,lk=256,d={d},dtype={dt}")
+            add(f"{dt}-d{d}-causal-tl-lse",
+                f"b=1,hq=4,lq=200,lk=200,d={d},dtype={dt},causal=top_left,lse=1")
+            add(f"{dt}-d{d}-causal-br-tails",
+                f"b=1,hq=2,lq=77,lk=300,d={d},dtype={dt},causal=bottom_right")
+        add(f"{dt}-gqa", f"b=2,hq=8,hkv=2,lq=128,lk=192,d=64,dtype={dt},lse=1")
+        add(f"{dt}-mqa-decode", f"b=3,hq=8,hkv=1,lq=1,lk=1000,d=128,dtype={dt}")
+        add(f"{dt}-bool-mask", f"b=2,hq=2,lq=96,lk=130,d=64,dtype={dt},"
+            "mask=bool,lse=1")
+        add(f"{dt}-bool-mask-bcast", f"b=2,hq=4,lq=64,lk=100,d=64,dtype={dt},"
+            "mask=bool,mask_shape=1x4x1x100")
+        add(f"{dt}-float-mask-bcast", f"b=2,hq=2,lq=80,lk=64,d=128,dtype={dt},"
+            "mask=float,mask_shape=2x1x80x64,causal=top_left")
+        add(f"{dt}-empty-rows", f"b=1,hq=2,lq=100,lk=50,d=64,dtype={dt},"
+            "causal=bottom_right,lse=1")
+        add(f"{dt}-dynamic", f"b=2,hq=4,hkv=2,lq=150,lk=90,d=64,dtype={dt},"
+            "lse=1,dynamic=1")
+        for d in (32, 80, 96, 256):
+            add(f"{dt}-d{d}", f"b=1,hq=2,lq=130,lk=70,d={d},dtype={dt}")
+    add("f16-dv32", "b=1,hq=2,lq=64,lk=64,d=128,dv=32,dtype=f16")
+    for d in (64, 128):
+        add(f"f32-d{d}-causal-lse",
+            f"b=1,hq=2,lq=100,lk=120,d={d},causal=bottom_right,lse=1")
+    add("f32-masks-gqa", "b=2,hq=4,hkv=2,lq=64,lk=64,d=64,mask=float,"
+        "mask_shape=1x1x64x64")
+    return cases
+
+
+def speed_cases():
+    """docs/benchmarks.md's GPU shapes: b * lq = 16384, hidden 2048."""
+    cases = []
+    for dt in ("bf16", "f16"):
+        for d, hq in ((64, 32), (128, 16)):
+            for causal in ("none", "bottom_right"):
+                spec = (f"b=1,hq={hq},lq=1024,lk=1024,d={d},dtype={dt},"
+                        f"causal={causal},dynamic=1")
+                runs = [{"b": 16384 // lq, "lq": lq, "lk": lq}
+                        for lq in (1024, 2048, 4096, 8192, 16384)]
+                cases.append({"name": f"{dt}-d{d}-{causal}", "spec": spec,
+                              "kind": "speed", "runs": runs})
+    cases.append({"name": "bf16-decode", "kind": "speed",
+                  "spec": "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,"
+                          "dynamic=1",
+                  "runs": [{"b": b, "lq": 1, "lk": 32768} for b in (1, 4, 8)]})
+    return cases
+
+
+# ---------------------------------------------------------------------------
+# Specs
+# ---------------------------------------------------------------------------
+
+
+def parse_spec(text):
+    """The keys of an `--sdpa` spec with attn-run's defaults filled."""
+    kv = dict(item.split("=", 1) for item in text.split(","))
+    s = {"b": 1, "dtype": "f32", "causal": "none", "mask": "none", "lse": 0,
+         "dynamic": 0}
+    s.update(kv)
+    for key in ("b", "hq", "lq", "d", "lse", "dynamic"):
+        s[key] = int(s[key])
+    s["hkv"] = int(kv.get("hkv", s["hq"]))
+    s["lk"] = int(kv.get("lk", s["lq"]))
+    s["dv"] = int(kv.get("dv", s["d"]))
+    s["scale"] = float(kv["scale"]) if "scale" in kv else None
+    if s["mask"] != "none":
+        shape = kv.get("mask_shape")
+        s["mask_shape"] = ([int(x) for x in shape.split("x")] if shape else
+                           [s["b"], s["hq"], s["lq"], s["lk"]])
+    return s
+
+
+def sized(spec, sizes):
+    """The spec with b, lq, lk (and the mask dims that follow them) resized."""
+    s = dict(spec)
+    for key in ("b", "lq", "lk"):
+        if key in sizes:
+            s[key] = sizes[key]
+    if s["mask"] != "none":
+        full = [s["b"], s["hq"], s["lq"], s["lk"]]
+        s["mask_shape"] = [1 if m == 1 else f for m, f in
+                           zip(spec["mask_shape"], full)]
+    return s
+
+
+def flops(s):
+    """docs/op.md: 2 * B * Hq * (D + Dv) * visible pairs."""
+    lq, lk = s["lq"], s["lk"]
+    if s["causal"] == "none":
+        pairs = lq * lk
+    else:
+        off = 0 if s["causal"] == "top_left" else lk - lq
+        pairs = sum(max(0, min(lk, i + off + 1)) for i in range(lq))
+    return 2 * s["b"] * s["hq"] * (s["d"] + s["dv"]) * pairs
+
+
+# ---------------------------------------------------------------------------
+# Element types (numpy alone: bf16 as raw uint16 bits)
+# ---------------------------------------------------------------------------
+
+
+def to_bf16_bits(x):
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    nan = np.isnan(x)
+    out = rounded.astype(np.uint16)
+    out[nan] = 0x7FC0
+    return out
+
+
+def from_bf16_bits(b):
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def storage(x, dtype):
+    """float64 values -> the array handed to the kernel."""
+    if dtype == "f32":
+        return x.astype(np.float32)
+    if dtype == "f16":
+        return x.astype(np.float16)
+    if dtype == "bf16":
+        return to_bf16_bits(x.astype(np.float32))
+    if dtype == "i1":
+        return x.astype(np.bool_)
+    raise ValueError(dtype)
+
+
+def values(a, dtype):
+    """The array a kernel read or wrote -> float64."""
+    if dtype == "bf16":
+        return from_bf16_bits(a).astype(np.float64)
+    return a.astype(np.float64)
+
+
+# ---------------------------------------------------------------------------
+# The f64 reference and the numerics rules (docs/op.md, docs/numerics.md)
+# ---------------------------------------------------------------------------
+
+
+def reference(s, q, k, v, mask, noise_seed=None):
+    """out [B,Hq,Lq,Dv] and lse [B,Hq,Lq] in float64."""
+    group = s["hq"] // s["hkv"]
+    kk = np.repeat(k, group, axis=1)
+    vv = np.repeat(v, group, axis=1)
+    scale = s["scale"] if s["scale"] is not None else 1 / math.sqrt(s["d"])
+    scale = float(np.float32(scale))
+    sc = scale * np.einsum("bhid,bhjd->bhij", q, kk)
+    if noise_seed is not None:
+        # f32 rounding noise of the scores (docs/numerics.md's sens).
+        rng = np.random.default_rng(noise_seed)
+        mag = np.sqrt(np.einsum("bhid,bhjd->bhij", q * q, kk * kk))
+        sc = sc + 2.0 ** -24 * math.sqrt(s["d"]) * abs(scale) * mag * \
+            rng.standard_normal(sc.shape)
+    visible = np.ones(sc.shape, dtype=bool)
+    if s["mask"] == "float":
+        sc = sc + np.broadcast_to(mask, sc.shape)
+    elif s["mask"] == "bool":
+        visible &= np.broadcast_to(mask, sc.shape)
+    lq, lk = s["lq"], s["lk"]
+    if s["causal"] != "none":
+        off = 0 if s["causal"] == "top_left" else lk - lq
+        i = np.arange(lq)[:, None]
+        j = np.arange(lk)[None, :]
+        visible &= (j <= i + off)[None, None]
+    visible &= ~np.isneginf(sc)
+    m = np.where(visible, sc, -np.inf).max(axis=-1)
+    m_safe = np.where(np.isfinite(m), m, 0.0)
+    e = np.where(visible, np.exp(np.where(visible, sc, 0) - m_safe[..., None]),
+                 0.0)
+    l = e.sum(axis=-1)
+    p = e / np.where(l > 0, l, 1.0)[..., None]
+    out = np.einsum("bhij,bhjd->bhid", p, vv)
+    lse = np.where(l > 0, m_safe + np.log(np.where(l > 0, l, 1.0)), -np.inf)
+    return out, lse
+
+
+def errors(got, ref):
+    """max_abs, rel_l2 over elements where the two are not both equal
+    infinities; NaN in got where ref is finite gives inf."""
+    both_inf = np.isinf(got) & np.isinf(ref) & (got == ref)
+    g, r = got[~both_inf], ref[~both_inf]
+    if np.isnan(g).any() and not np.isnan(r[np.isnan(g)]).all():
+        return math.inf, math.inf
+    diff = np.abs(g - r)
+    norm = math.sqrt(float((r * r).sum()))
+    l2 = math.sqrt(float((diff * diff).sum()))
+    return (float(diff.max()) if diff.size else 0.0,
+            l2 / norm if norm > 0 else l2)
+
+
+def sensitivity(s, q, k, v, mask, out, lse, seed, trials=3):
+    best = [0.0, 0.0, 0.0, 0.0]
+    for t in range(trials):
+        po, pl = reference(s, q, k, v, mask, noise_seed=seed * 7919 + t)
+        for idx, (a, b) in enumerate(((po, out), (pl, lse))):
+            ma, rl = errors(a, b)
+            best[2 * idx] = max(best[2 * idx], rl)
+            best[2 * idx + 1] = max(best[2 * idx + 1], ma)
+    return best  # out rel, out abs, lse rel, lse abs
+
+
+def judge(dtype, is_out, max_abs, rel_l2, ref_max, comparator_rel, sens):
+    """docs/numerics.md: (pass, rule). comparator_rel: the error of torch's
+    own math path in the same precision (FlashAttention's rule), if known."""
+    if is_out and dtype in ("f16", "bf16"):
+        bound = 2e-3 if dtype == "f16" else 1.6e-2
+        ok = rel_l2 <= bound
+        rule = f"rel_l2 <= {bound:g}"
+        if comparator_rel is not None:
+            ok = ok and rel_l2 <= 2 * comparator_rel + 1e-6
+            rule += f" and <= 2*torch {comparator_rel:.3g} + 1e-6"
+        return ok, rule
+    srel, sabs = sens
+    bound_rel = 1e-5 + 4 * srel
+    bound_abs = 1e-4 * max(1.0, ref_max) + 4 * sabs
+    return (rel_l2 <= bound_rel and max_abs <= bound_abs,
+            f"rel_l2 <= {bound_rel:.3g}, max_abs <= {bound_abs:.3g}")
+
+
+# ---------------------------------------------------------------------------
+# Loading and calling a compiled library (docs/c-abi.md)
+# ---------------------------------------------------------------------------
+
+
+class Kernel:
+    def __init__(self, lib_path):
+        with open(os.path.splitext(lib_path)[0] + ".json") as f:
+            self.desc = json.load(f)
+        self.lib = ctypes.CDLL(os.path.abspath(lib_path))
+        fn = self.desc["functions"][0]
+        self.fn_desc = fn
+        self.fn = getattr(self.lib, fn["name"])
+        self.fn.restype = ctypes.c_int32
+        self.fn.argtypes = [ctypes.POINTER(ctypes.c_void_p),
+                            ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p]
+        self.lib.attn_last_error.restype = ctypes.c_char_p
+        self.lib.attn_status_string.restype = ctypes.c_char_p
+        self.lib.attn_status_string.argtypes = [ctypes.c_int32]
+
+    def __call__(self, pointers, sizes, stream=None):
+        bufs = (ctypes.c_void_p * len(pointers))(*pointers)
+        names = self.fn_desc.get("dims", [])
+        dims = (ctypes.c_int64 * max(1, len(names)))(
+            *[sizes[n] for n in names])
+        status = self.fn(bufs, dims if names else None, stream)
+        if status != 0:
+            raise RuntimeError(
+                f"{self.fn_desc['name']}: "
+                f"{self.lib.attn_status_string(status).decode()}: "
+                f"{self.lib.attn_last_error().decode()}")
+
+
+class Device:
+    """Where buffers live: numpy on the CPU, torch tensors on CUDA."""
+
+    def __init__(self, name):
+        self.name = name
+        self.torch = None
+        try:
+            import torch  # noqa: F401
+            self.torch = torch
+        except ImportError:
+            if name == "cuda":
+                raise
+        self.stream = None
+        if name == "cuda":
+            self.stream = ctypes.c_void_p(
+                self.torch.cuda.current_stream().cuda_stream)
+
+    def put(self, array):
+        if self.name == "cpu":
+            return np.ascontiguousarray(array)
+        t = self.torch.from_numpy(np.ascontiguousarray(array))
+        if array.dtype == np.uint16:  # bf16 bits
+            t = t.view(self.torch.bfloat16)
+        return t.to("cuda")
+
+    def poisoned(self, shape, dtype):
+        """An output buffer filled with NaN, so an unwritten element fails."""
+        return self.put(storage(np.full(shape, np.nan), dtype))
+
+    def random(self, s, seed):
+        """Inputs of a speed case, drawn where they will be used."""
+        if self.name == "cpu":
+            return [self.put(a) for a in make_inputs(s, seed)]
+        torch = self.torch
+        dt = {"f32": torch.float32, "f16": torch.float16,
+              "bf16": torch.bfloat16}[s["dtype"]]
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        shapes = [[s["b"], s["hq"], s["lq"], s["d"]],
+                  [s["b"], s["hkv"], s["lk"], s["d"]],
+                  [s["b"], s["hkv"], s["lk"], s["dv"]]]
+        return [torch.randn(sh, generator=g, device="cuda", dtype=dt)
+                for sh in shapes]
+
+    def ptr(self, buf):
+        if self.name == "cpu":
+            return buf.ctypes.data
+        return buf.data_ptr()
+
+    def get(self, buf):
+        if self.name == "cpu":
+            return buf
+        if buf.dtype == self.torch.bfloat16:
+            return buf.view(self.torch.int16).cpu().numpy().view(np.uint16)
+        return buf.cpu().numpy()
+
+    def sync(self):
+        if self.name == "cuda":
+            self.torch.cuda.synchronize()
+
+
+def make_inputs(s, seed):
+    rng = np.random.default_rng(seed)
+    dt = s["dtype"]
+    shapes = [[s["b"], s["hq"], s["lq"], s["d"]],
+              [s["b"], s["hkv"], s["lk"], s["d"]],
+              [s["b"], s["hkv"], s["lk"], s["dv"]]]
+    arrays = [storage(rng.standard_normal(sh), dt) for sh in shapes]
+    if s["mask"] == "bool":
+        arrays.append(rng.random(s["mask_shape"]) < 0.8)
+    elif s["mask"] == "float":
+        arrays.append(storage(rng.standard_normal(s["mask_shape"]), dt))
+    return arrays
+
+
+def torch_sdpa(torch, s, tensors, math_only=False):
+    """torch's SDPA on the same inputs (bottom-right causality as a mask)."""
+    import torch.nn.functional as F
+    q, k, v = tensors[:3]
+    mask = tensors[3] if len(tensors) > 3 else None
+    causal = s["causal"] == "top_left" and mask is None
+    if s["causal"] != "none" and not causal:
+        lq, lk = s["lq"], s["lk"]
+        off = 0 if s["causal"] == "top_left" else lk - lq
+        i = torch.arange(lq, device=q.device)[:, None]
+        j = torch.arange(lk, device=q.device)[None, :]
+        cm = j <= i + off
+        if mask is None:
+            mask = cm
+        elif mask.dtype == torch.bool:
+            mask = mask & cm
+        else:
+            mask = mask.masked_fill(~cm, float("-inf"))
+    kwargs = {"attn_mask": mask, "is_causal": causal,
+              "enable_gqa": s["hq"] != s["hkv"]}
+    if s["scale"] is not None:
+        kwargs["scale"] = s["scale"]
+    if math_only:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with sdpa_kernel([SDPBackend.MATH]):
+            return F.scaled_dot_product_attention(q, k, v, **kwargs)
+    return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# build
+# ---------------------------------------------------------------------------
+
+
+def build(args):
+    os.makedirs(args.out, exist_ok=True)
+    manifest = []
+    cases = check_cases() + ([] if args.no_speed else speed_cases())
+    if args.only:
+        cases = [c for c in cases if any(o in c["name"] for o in args.only)]
+    for c in cases:
+        lib = f"lib{c['kind']}-{c['name']}.so"
+        cmd = [args.attn_compile, "--sdpa", c["spec"], "--name", "attn_sdpa",
+               "--target", args.target, "-o", os.path.join(args.out, lib)]
+        if args.target == "cuda":
+            cmd += ["--chip", args.chip]
+        t0 = time.time()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        entry = dict(c, lib=lib, compile_s=round(time.time() - t0, 2))
+        if p.returncode != 0:
+            entry["compile_error"] = (p.stderr or p.stdout).strip()
+            print(f"build: {c['name']}: attn-compile failed: "
+                  f"{entry['compile_error']}", file=sys.stderr)
+        manifest.append(entry)
+    shutil.copy(os.path.abspath(__file__), os.path.join(args.out,
+                                                        "gpu_check.py"))
+    with open(os.path.join(args.out, "cases.json"), "w") as f:
+        json.dump({"target": args.target, "chip": args.chip,
+                   "cases": manifest}, f, indent=1)
+    size = sum(os.path.getsize(os.path.join(args.out, n))
+               for n in os.listdir(args.out))
+    failed = sum("compile_error" in c for c in manifest)
+    print(f"build: {len(manifest)} cases ({failed} failed to compile) into "
+          f"{args.out}, {size / 2**20:.1f} MiB")
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------------------
+# run
+# ---------------------------------------------------------------------------
+
+
+def run_check(dev, kernel, c, seed):
+    s = sized(parse_spec(c["spec"]), c.get("sizes", {}))
+    arrays = make_inputs(s, seed)
+    dt = s["dtype"]
+    ins = [dev.put(a) for a in arrays]
+    outs = [dev.poisoned([s["b"], s["hq"], s["lq"], s["dv"]], dt)]
+    if s["lse"]:
+        outs.append(dev.poisoned([s["b"], s["hq"], s["lq"]], "f32"))
+    kernel([dev.ptr(t) for t in ins + outs],
+           {"b": s["b"], "lq": s["lq"], "lk": s["lk"]}, dev.stream)
+    dev.sync()
+    got = [values(dev.get(t), d) for t, d in zip(outs, [dt, "f32"])]
+    q, k, v = (values(a, dt) for a in arrays[:3])
+    mask = None
+    if s["mask"] == "bool":
+        mask = arrays[3]
+    elif s["mask"] == "float":
+        mask = values(arrays[3], dt)
+    ref_out, ref_lse = reference(s, q, k, v, mask)
+    sens = sensitivity(s, q, k, v, mask, ref_out, ref_lse, seed)
+    torch_rel = None
+    if dev.torch is not None and dt in ("f16", "bf16"):
+        try:
+            t_out = torch_sdpa(dev.torch, s, ins, math_only=True)
+            torch_rel = errors(values(dev.get(t_out.contiguous()), dt),
+                               ref_out)[1]
+        except Exception as e:  # torch may refuse a configuration
+            print(f"  {c['name']}: torch math SDPA failed: {e}",
+                  file=sys.stderr)
+    rows = []
+    for name, g, r, sn in (("out", got[0], ref_out, sens[0:2]),
+                           ("lse", got[1] if s["lse"] else None, ref_lse,
+                            sens[2:4])):
+        if g is None:
+            continue
+        max_abs, rel = errors(g, r)
+        finite = r[np.isfinite(r)]
+        ref_max = float(np.abs(finite).max()) if finite.size else 0.0
+        ok, rule = judge(dt, name == "out", max_abs, rel, ref_max,
+                         torch_rel if name == "out" else None, sn)
+        nan = bool(np.isnan(g).any())
+        ok = ok and not nan
+        rows.append({"case": c["name"], "result": name, "max_abs": max_abs,
+                     "rel_l2": rel, "sens_rel": sn[0], "torch_rel_l2": torch_rel,
+                     "nan": nan, "rule": rule, "pass": ok})
+    return rows
+
+
+def time_call(dev, fn, iters):
+    if dev.name == "cuda":
+        torch = dev.torch
+        fn()
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(iters):
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        return sorted(times)[len(times) // 2]
+    fn()
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def matmul_peak(dev):
+    """The machine's dense bf16 matmul rate, measured now (TFLOP/s)."""
+    if dev.name != "cuda":
+        return None
+    torch = dev.torch
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    ms = time_call(dev, lambda: a @ b, 10)
+    return 2 * n ** 3 / (ms * 1e-3) / 1e12
+
+
+def run_speed(dev, kernel, c, iters, peak):
+    rows = []
+    base = parse_spec(c["spec"])
+    for sizes in c["runs"]:
+        s = sized(base, sizes)
+        ins = dev.random(s, 1)
+        outs = [dev.poisoned([s["b"], s["hq"], s["lq"], s["dv"]],
+                             s["dtype"])]
+        ptrs = [dev.ptr(t) for t in ins + outs]
+        ms = time_call(dev, lambda: kernel(ptrs, s, dev.stream), iters)
+        fl = flops(s)
+        row = {"case": c["name"], "b": s["b"], "lq": s["lq"], "lk": s["lk"],
+               "attn_ms": ms, "attn_tflops": fl / (ms * 1e-3) / 1e12}
+        if peak:
+            row["attn_pct_peak"] = 100 * row["attn_tflops"] / peak
+        if dev.name == "cuda":
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                                   ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+                try:
+                    def call():
+                        with sdpa_kernel([backend]):
+                            torch_sdpa(dev.torch, s, ins)
+                    tms = time_call(dev, call, iters)
+                    row[f"{label}_ms"] = tms
+                    row[f"{label}_tflops"] = fl / (tms * 1e-3) / 1e12
+                except Exception as e:
+                    row[f"{label}_ms"] = None
+                    print(f"  {c['name']}: torch {label} failed: {e}",
+                          file=sys.stderr)
+        rows.append(row)
+    return rows
+
+
+def write_rows(path, rows):
+    keys = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def fmt(x):
+    if x is None:
+        return "–"
+    if isinstance(x, float):
+        return f"{x:.3g}"
+    return str(x)
+
+
+def run(args):
+    with open(os.path.join(args.bundle, "cases.json")) as f:
+        manifest = json.load(f)
+    dev = Device(args.device or ("cuda" if manifest["target"] == "cuda"
+                                 else "cpu"))
+    os.makedirs(args.out, exist_ok=True)
+    check_rows, speed_rows, errors_seen = [], [], []
+    peak = matmul_peak(dev) if not args.no_speed else None
+    for c in manifest["cases"]:
+        if args.only and not any(o in c["name"] for o in args.only):
+            continue
+        if "compile_error" in c:
+            errors_seen.append(f"{c['name']}: did not compile: "
+                               f"{c['compile_error']}")
+            continue
+        if c["kind"] == "speed" and args.no_speed:
+            continue
+        try:
+            kernel = Kernel(os.path.join(args.bundle, c["lib"]))
+            if c["kind"] == "check":
+                check_rows += run_check(dev, kernel, c, args.seed)
+            else:
+                speed_rows += run_speed(dev, kernel, c, args.iters, peak)
+        except Exception as e:
+            errors_seen.append(f"{c['name']}: {e}")
+    write_rows(os.path.join(args.out, "checks.csv"), check_rows)
+    if speed_rows:
+        write_rows(os.path.join(args.out, "speed.csv"), speed_rows)
+    lines = [f"device: {dev.name}" + (f", dense bf16 matmul {peak:.0f} TFLOP/s "
+                                      "(measured in this run)" if peak else ""),
+             "", "| case | result | max_abs | rel_l2 | sens_rel | torch rel_l2 "
+             "| rule | verdict |", "| --- | --- | --- | --- | --- | --- | --- "
+             "| --- |"]
+    for r in check_rows:
+        lines.append(f"| {r['case']} | {r['result']} | {fmt(r['max_abs'])} | "
+                     f"{fmt(r['rel_l2'])} | {fmt(r['sens_rel'])} | "
+                     f"{fmt(r['torch_rel_l2'])} | {r['rule']} | "
+                     f"{'PASS' if r['pass'] else 'FAIL'} |")
+    if speed_rows:
+        lines += ["", "| case | b | lq | attn TFLOP/s | % of bf16 matmul | "
+                  "torch flash | torch cuDNN |", "| --- | --- | --- | --- | --- "
+                  "| --- | --- |"]
+        for r in speed_rows:
+            lines.append(f"| {r['case']} | {r['b']} | {r['lq']} | "
+                         f"{fmt(r['attn_tflops'])} | {fmt(r.get('attn_pct_peak'))}"
+                         f" | {fmt(r.get('flash_tflops'))} | "
+                         f"{fmt(r.get('cudnn_tflops'))} |")
+    for e in errors_seen:
+        lines.append(f"\nERROR {e}")
+    table = "\n".join(lines) + "\n"
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(table)
+    print(table)
+    passed = sum(r["pass"] for r in check_rows)
+    failed = len(check_rows) - passed + len(errors_seen)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawTextHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="compile the grid into a bundle")
+    b.add_argument("--attn-compile", default="build/bin/attn-compile")
+    b.add_argument("--target", choices=("cpu", "cuda"), default="cuda")
+    b.add_argument("--chip", default="sm_90")
+    b.add_argument("--out", required=True)
+    b.add_argument("--no-speed", action="store_true")
+    b.add_argument("--only", nargs="*", help="cases whose name contains one")
+    r = sub.add_parser("run", help="run a bundle")
+    r.add_argument("--bundle", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--device", choices=("cpu", "cuda"))
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--iters", type=int, default=20)
+    r.add_argument("--no-speed", action="store_true")
+    r.add_argument("--only", nargs="*")
+    args = p.parse_args()
+    return build(args) if args.cmd == "build" else run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
