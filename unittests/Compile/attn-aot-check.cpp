@@ -9,6 +9,8 @@
 // library the way a user of the C ABI would.
 //
 //   attn-aot-check LIB.so                 check every spec function
+//   attn-aot-check LIB.so --sizes B,LQ,LK the same, dynamic ones at sizes
+//                                         other than their spec's
 //   attn-aot-check LIB.so --bad-args      call the first entry with a NULL
 //                                         buffer, then non-positive dims
 //   attn-aot-check LIB.so --call-dummy    call the first entry with dummy
@@ -49,13 +51,32 @@ static int fail(const llvm::Twine &message) {
   return 2;
 }
 
-static int checkSpecFunction(Library &lib, const llvm::json::Object &fn) {
+/// With `sizes` (b, lq, lk), a dynamic spec's problem at other sizes than
+/// those it was compiled with: the mask dims that were not 1 follow.
+static void resize(SdpaSpec &spec, const std::vector<int64_t> &sizes) {
+  if (sizes.empty() || !spec.dynamic)
+    return;
+  if (!spec.maskShape.empty()) {
+    int64_t full[] = {spec.b, spec.hq, spec.lq, spec.lk};
+    int64_t next[] = {sizes[0], spec.hq, sizes[1], sizes[2]};
+    for (int d = 0; d < 4; ++d)
+      if (spec.maskShape[d] == full[d] && (d == 1 || full[d] != 1))
+        spec.maskShape[d] = next[d];
+  }
+  spec.b = sizes[0];
+  spec.lq = sizes[1];
+  spec.lk = sizes[2];
+}
+
+static int checkSpecFunction(Library &lib, const llvm::json::Object &fn,
+                             const std::vector<int64_t> &sizes) {
   llvm::StringRef name = *fn.getString("name");
   auto spec = parseSdpaSpec(*fn.getString("spec"));
   if (!spec) {
     llvm::errs() << toString(spec.takeError()) << "\n";
     return 2;
   }
+  resize(*spec, sizes);
   auto entry =
       reinterpret_cast<attn_entry_fn>(dlsym(lib.handle, name.str().c_str()));
   if (!entry)
@@ -184,15 +205,29 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
-  if (!mode.empty())
+  // --sizes B,LQ,LK: run dynamic functions at these sizes.
+  std::vector<int64_t> sizes;
+  if (mode == "--sizes" && argc > 3) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(argv[3]).split(parts, ',');
+    for (llvm::StringRef part : parts) {
+      int64_t v;
+      if (part.getAsInteger(10, v) || v <= 0)
+        return fail("--sizes B,LQ,LK: bad size '" + part + "'");
+      sizes.push_back(v);
+    }
+    if (sizes.size() != 3)
+      return fail("--sizes B,LQ,LK: expected 3 sizes");
+  } else if (!mode.empty()) {
     return fail("unknown option " + mode);
+  }
 
   int rc = 0;
   for (const llvm::json::Value &v : *functions) {
     const llvm::json::Object &fn = *v.getAsObject();
     if (!fn.getString("spec"))
       continue;
-    rc = std::max(rc, checkSpecFunction(lib, fn));
+    rc = std::max(rc, checkSpecFunction(lib, fn, sizes));
   }
   return rc;
 }
