@@ -114,15 +114,22 @@ struct CudaPipelineOptions {
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in
-/// the LLVM dialect with the kernels embedded as a gpu.binary.
+/// the LLVM dialect with the kernels embedded as a gpu.binary (the cuda
+/// counterpart of buildCpuPipeline for compileLibrary()).
 ///
-/// THE HOOK FOR THE GPU PIPELINES: until attn's GPU lowering of attn.sdpa
-/// lands, this lowers only modules whose device code is already written as
-/// gpu.launch (or outlined gpu.module/gpu.func) over memrefs: kernel
-/// outlining, convert-gpu-to-nvvm, nvvm-attach-target, gpu-to-llvm with
-/// bare-pointer kernel arguments, gpu-module-to-binary with the toolkit.
-/// Replace its body by the GPU pipeline (and drop the check in
-/// compileLibrary() that rejects attn.sdpa for cuda).
+/// THE HOOK FOR THE GPU PIPELINES. Until attn's GPU lowering of attn.sdpa
+/// lands, this lowers only modules whose device code is already gpu.launch
+/// (or outlined gpu.module/gpu.func) over memrefs with static shapes:
+/// gpu-kernel-outlining, convert-gpu-to-nvvm (bare pointers),
+/// nvvm-attach-target{chip, +ptx80 for sm_9x}, gpu-to-llvm (bare-pointer
+/// kernel arguments), gpu-module-to-binary{toolkit}. To switch to the GPU
+/// pipeline: (1) make this function build it (buildNaiveGpuPipeline or the
+/// fused one, with `chip` and `toolkit`), keeping gpu-module-to-binary's
+/// toolkit path and the LLVM dialect as the end state; (2) in Aot.cpp,
+/// lowerFunction()'s cuda branch, wrap tensor entries with
+/// exec::buildDestinationPassingEntry() as the cpu branch does (memref
+/// entries can stay); (3) drop the "GPU lowering of attn.sdpa is not built"
+/// check in compileLibrary().
 void buildCudaPipelineFor(OpPassManager &pm,
                           const CudaPipelineOptions &options);
 
