@@ -6,16 +6,13 @@
 
 #include "attn/Execution/Jit.h"
 
+#include "attn/Execution/EntryWrapper.h"
 #include "attn/Execution/Error.h"
 #include "attn/Execution/Problem.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -41,50 +38,6 @@ JitKernel::~JitKernel() = default;
 void mlir::attn::exec::setJitThreads(int threads) {
   if (threads > 0)
     omp_set_num_threads(threads);
-}
-
-/// Builds `__attn_entry(inputs..., outputs...)` over memrefs: it calls
-/// `entry` on the inputs and materializes each result in its output buffer.
-/// After inlining, bufferization writes the results straight into the
-/// caller's buffers.
-static llvm::Error buildEntryWrapper(ModuleOp module, func::FuncOp entry) {
-  FunctionType type = entry.getFunctionType();
-  SmallVector<Type> memrefArgs;
-  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults())) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    if (!tensor)
-      return makeError("entry @" + entry.getSymName().str() +
-                       " must take and return ranked tensors only");
-    memrefArgs.push_back(
-        MemRefType::get(tensor.getShape(), tensor.getElementType()));
-  }
-  OpBuilder b(module.getBodyRegion());
-  b.setInsertionPointToEnd(module.getBody());
-  Location loc = entry.getLoc();
-  auto wrapper = func::FuncOp::create(b, loc, kEntryName,
-                                      b.getFunctionType(memrefArgs, {}));
-  wrapper->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
-                   b.getUnitAttr());
-  Block *body = wrapper.addEntryBlock();
-  b.setInsertionPointToStart(body);
-  unsigned numInputs = type.getNumInputs();
-  SmallVector<Value> tensors;
-  for (unsigned i = 0; i < numInputs; ++i)
-    tensors.push_back(bufferization::ToTensorOp::create(
-        b, loc, type.getInput(i), body->getArgument(i), /*restrict=*/true));
-  auto call = func::CallOp::create(b, loc, entry, tensors);
-  for (auto [i, result] : llvm::enumerate(call.getResults())) {
-    auto m = bufferization::MaterializeInDestinationOp::create(
-        b, loc, result, body->getArgument(numInputs + i));
-    m.setRestrict(true);
-    m.setWritable(true);
-  }
-  func::ReturnOp::create(b, loc);
-  // Everything but the wrapper is inlined into it and then dropped.
-  for (auto f : module.getOps<func::FuncOp>())
-    if (f != wrapper && !f.isDeclaration())
-      f.setPrivate();
-  return llvm::Error::success();
 }
 
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
@@ -126,7 +79,7 @@ JitKernel::compile(ModuleOp module, StringRef entryName,
     kernel->argTypes.push_back(dyn_cast<RankedTensorType>(t));
   for (Type t : entry.getFunctionType().getResults())
     kernel->resultTypes.push_back(dyn_cast<RankedTensorType>(t));
-  if (llvm::Error e = buildEntryWrapper(*clone, entry))
+  if (llvm::Error e = buildDestinationPassingEntry(*clone, entry, kEntryName))
     return std::move(e);
 
   PassManager pm(module.getContext());

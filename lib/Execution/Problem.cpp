@@ -177,7 +177,7 @@ mlir::attn::exec::findEntry(ModuleOp module, llvm::StringRef name,
 
 /// The attn.sdpa that `entry` is, when its body is exactly
 /// `return attn.sdpa(arg0, arg1, ...)`.
-static SdpaOp getSoleSdpaOnArguments(func::FuncOp entry) {
+SdpaOp mlir::attn::exec::getSoleSdpaOnArguments(func::FuncOp entry) {
   Block &body = entry.getBody().front();
   SdpaOp sdpa;
   unsigned count = 0;

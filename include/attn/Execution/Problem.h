@@ -74,6 +74,10 @@ EntrySignature signatureOf(const SdpaSpec &spec);
 llvm::Expected<func::FuncOp> findEntry(ModuleOp module, llvm::StringRef name,
                                        llvm::StringRef source);
 
+/// The attn.sdpa that `entry` consists of when its body is exactly one
+/// attn.sdpa on its arguments in order, whose results it returns; else null.
+SdpaOp getSoleSdpaOnArguments(func::FuncOp entry);
+
 /// The concrete signature of `entry`: its static shapes, with dynamic dims
 /// of a one-sdpa entry sized from `dims`. Fails, naming the argument and
 /// dim, on a type that is not a ranked tensor of f32/f16/bf16/i1, a dynamic

@@ -1,0 +1,170 @@
+//===- Aot.h - ahead-of-time compilation into a shared library --*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// attn-compile's library: compiles functions (built from `--sdpa` specs or
+// taken from a user's module) for the CPU or for CUDA into one shared
+// library with the C ABI of include/attn-c/attn.h, and writes the JSON
+// description beside it (docs/c-abi.md). The library needs libc (and libm)
+// only; a cuda one loads libcuda.so.1 at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_COMPILE_AOT_H
+#define ATTN_COMPILE_AOT_H
+
+#include "attn/Execution/HostTensor.h"
+#include "attn/Execution/SdpaSpec.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class OpPassManager;
+namespace attn::compile {
+
+enum class Target { Cpu, Cuda };
+
+/// "cpu" / "cuda".
+llvm::StringRef targetName(Target target);
+
+/// One dim of a buffer in the ABI: a static size, or the name of a dynamic
+/// size whose value the caller passes in `dims`.
+struct AbiDim {
+  int64_t size = 0;
+  /// Non-empty for a dynamic dim ("b", "lq", "lk", or "argI_dJ"/"resultI_dJ"
+  /// for an entry that is not one attn.sdpa on its arguments).
+  std::string dim;
+};
+
+struct AbiTensor {
+  std::string name;
+  exec::DType dtype = exec::DType::F32;
+  std::vector<AbiDim> shape;
+};
+
+/// What one exported entry point takes: its buffers and dynamic sizes.
+struct FunctionAbi {
+  std::string name;
+  /// The canonical spec string when the function was built from one.
+  std::optional<std::string> spec;
+  std::vector<AbiTensor> args, results;
+  /// The names of the dynamic sizes, in the order of the `dims` argument.
+  std::vector<std::string> dims;
+  /// The FLOP count (SdpaProblem::flops()) of a static spec.
+  std::optional<int64_t> flops;
+};
+
+/// The ABI of `entry`, a function over ranked tensors (or, for the cuda
+/// target, over memrefs with the identity layout and no results) of f32,
+/// f16, bf16 or i1. When `entry` is one attn.sdpa on its arguments, its
+/// buffers are named query, key, value, mask, out, lse and its dynamic dims
+/// by role: b (dim 0), lq (dim 2 of query/out/lse, 2 of the mask), lk (dim 2
+/// of key/value, 3 of the mask); a dynamic mask dim takes its role's value
+/// (no run-time broadcast). Otherwise buffers are argI/resultI and every
+/// dynamic dim has its own name argI_dJ/resultI_dJ.
+llvm::Expected<FunctionAbi> analyzeAbi(func::FuncOp entry,
+                                       llvm::StringRef exportName);
+
+/// One function to put in the library.
+struct AotFunction {
+  /// The exported symbol: a C identifier, unique in the library.
+  std::string name;
+  OwningOpRef<ModuleOp> module;
+  /// The function of `module` to export.
+  std::string entry;
+  /// Set when the module was built from a spec (for the JSON).
+  std::optional<exec::SdpaSpec> spec;
+};
+
+struct AotOptions {
+  Target target = Target::Cpu;
+  /// cuda: the SM to compile for (sm_80, sm_90, ...).
+  std::string chip = "sm_80";
+  /// cpu: "native" (this machine's CPU and features), "generic", or an LLVM
+  /// CPU name (x86-64-v3, x86-64-v4, skylake-avx512, ...).
+  std::string cpu = "native";
+  /// cpu: run the query blocks on OpenMP threads (the library then needs
+  /// libomp.so).
+  bool openmp = false;
+  /// cpu: tile sizes of attn-tile-online-softmax (unset: the pass's
+  /// defaults).
+  std::optional<int64_t> blockQ, blockKV;
+  /// The C compiler that links the library; empty: $CC, else the one CMake
+  /// found when attn was configured.
+  std::string cCompiler;
+  /// The CUDA toolkit (ptxas, fatbinary, libdevice).
+  std::string cudaToolkit = "/usr/local/cuda";
+};
+
+/// The options of the cuda lowering that buildCudaPipelineFor() builds.
+struct CudaPipelineOptions {
+  std::string chip = "sm_80";
+  std::string toolkit = "/usr/local/cuda";
+};
+
+/// Fills `pm` with the lowering of a module for the cuda target, ending in
+/// the LLVM dialect with the kernels embedded as a gpu.binary (the cuda
+/// counterpart of buildCpuPipeline for compileLibrary()).
+///
+/// THE HOOK FOR THE GPU PIPELINES. Until attn's GPU lowering of attn.sdpa
+/// lands, this lowers only modules whose device code is already gpu.launch
+/// (or outlined gpu.module/gpu.func) over memrefs with static shapes:
+/// gpu-kernel-outlining, convert-gpu-to-nvvm (bare pointers),
+/// nvvm-attach-target{chip, +ptx80 for sm_9x}, gpu-to-llvm (bare-pointer
+/// kernel arguments), gpu-module-to-binary{toolkit}. To switch to the GPU
+/// pipeline: (1) make this function build it (buildNaiveGpuPipeline or the
+/// fused one, with `chip` and `toolkit`), keeping gpu-module-to-binary's
+/// toolkit path and the LLVM dialect as the end state; (2) in Aot.cpp,
+/// lowerFunction()'s cuda branch, wrap tensor entries with
+/// exec::buildDestinationPassingEntry() as the cpu branch does (memref
+/// entries can stay); (3) drop the "GPU lowering of attn.sdpa is not built"
+/// check in compileLibrary().
+void buildCudaPipelineFor(OpPassManager &pm,
+                          const CudaPipelineOptions &options);
+
+/// Compiles `functions` into the shared library `outputPath` and writes its
+/// JSON description next to it (describeLibrary()). Errors are one line;
+/// MLIR diagnostics of a failed lowering also go to the context's handler.
+llvm::Error compileLibrary(MLIRContext &context,
+                           std::vector<AotFunction> &functions,
+                           const AotOptions &options,
+                           llvm::StringRef outputPath);
+
+/// A function of a library: one attn.sdpa of `spec` (entry `sdpa`),
+/// exported as `name`.
+llvm::Expected<AotFunction> functionFromSpec(MLIRContext &context,
+                                             const exec::SdpaSpec &spec,
+                                             llvm::StringRef name);
+
+/// A function of a library from the file `path`: `entry` (empty: the first
+/// function that calls attn.sdpa, else the first with a body), exported as
+/// `name` (empty: the entry's name). Parse diagnostics go to `sourceMgr`'s
+/// handler.
+llvm::Expected<AotFunction> functionFromFile(MLIRContext &context,
+                                             llvm::SourceMgr &sourceMgr,
+                                             llvm::StringRef path,
+                                             llvm::StringRef entry,
+                                             llvm::StringRef name);
+
+/// The JSON description (docs/c-abi.md) of a library of `functions`.
+llvm::json::Value describeLibrary(const std::vector<FunctionAbi> &functions,
+                                  const AotOptions &options);
+
+/// `lib/libfoo.so` -> `lib/libfoo.json`.
+std::string jsonPathFor(llvm::StringRef libraryPath);
+
+} // namespace attn::compile
+} // namespace mlir
+
+#endif // ATTN_COMPILE_AOT_H

@@ -1,0 +1,40 @@
+//===- CudaRuntime.h - the CUDA runtime of AOT libraries --------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// AttnCudaRuntime (lib/Runtime/CUDA) implements the mgpu* functions that
+// MLIR's gpu-to-llvm host code calls, over the CUDA driver API loaded at run
+// time with dlopen("libcuda.so.1"), and the calls below that the entry
+// points of an attn-compile cuda library (the generated shim) make around
+// the generated code. Errors are recorded per thread (first one wins within
+// a call), never printed; nothing aborts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_RUNTIME_CUDARUNTIME_H
+#define ATTN_RUNTIME_CUDARUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Starts a call: clears this thread's error, loads the driver (once), makes
+/// sure a context is current (the caller's, else device 0's primary context)
+/// and makes `stream` the stream that mgpuStreamCreate() returns. Returns an
+/// attn_status; on failure the call must not run the generated code.
+int32_t attnCudaBeginCall(void *stream);
+/// Ends a call: returns the first error recorded since attnCudaBeginCall()
+/// (ATTN_OK if none) and forgets the stream.
+int32_t attnCudaEndCall(void);
+/// Records `status` and `message` unless an error is already recorded.
+void attnCudaSetError(int32_t status, const char *message);
+/// This thread's last error message ("" if none).
+const char *attnCudaLastError(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // ATTN_RUNTIME_CUDARUNTIME_H

@@ -1,0 +1,569 @@
+//===- Aot.cpp - ahead-of-time compilation into a shared library ----------===//
+//
+// Part of the attn project.
+//
+// For each function: clone its module, rename the entry to an internal name,
+// wrap it (tensor entries) into a destination-passing entry with a C
+// interface, lower it with the target's pipeline, translate to LLVM IR,
+// internalize everything but the C interface, optimize and emit an object.
+// Then generate the C entry points (Shim.cpp) and link all of it with the
+// system C compiler into one shared library; write the JSON beside it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Compile/Aot.h"
+
+#include "Shim.h"
+
+#include "attn-c/attn.h"
+
+#include "attn/Execution/EntryWrapper.h"
+#include "attn/Execution/Error.h"
+#include "attn/Execution/Problem.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::compile;
+using exec::makeError;
+
+llvm::StringRef mlir::attn::compile::targetName(Target target) {
+  return target == Target::Cpu ? "cpu" : "cuda";
+}
+
+std::string mlir::attn::compile::jsonPathFor(llvm::StringRef libraryPath) {
+  llvm::SmallString<256> path(libraryPath);
+  llvm::sys::path::replace_extension(path, ".json");
+  return std::string(path);
+}
+
+//===----------------------------------------------------------------------===//
+// The ABI of an entry.
+//===----------------------------------------------------------------------===//
+
+/// The element type and shape of a ranked tensor or identity-layout memref.
+static llvm::Expected<std::pair<exec::DType, ArrayRef<int64_t>>>
+bufferTypeOf(Type type, const Twine &what) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  auto memref = dyn_cast<MemRefType>(type);
+  bool ok = shaped && shaped.hasRank() &&
+            (isa<RankedTensorType>(type) ||
+             (memref && memref.getLayout().isIdentity()));
+  std::optional<exec::DType> dtype =
+      ok ? exec::dtypeOf(shaped.getElementType()) : std::nullopt;
+  if (!dtype || *dtype == exec::DType::F64)
+    return makeError(what + " must be a ranked tensor (or identity-layout "
+                            "memref) of f32, f16, bf16 or i1");
+  return std::make_pair(*dtype, shaped.getShape());
+}
+
+llvm::Expected<FunctionAbi>
+mlir::attn::compile::analyzeAbi(func::FuncOp entry,
+                                llvm::StringRef exportName) {
+  FunctionAbi abi;
+  abi.name = exportName.str();
+  FunctionType type = entry.getFunctionType();
+  SdpaOp sdpa = exec::getSoleSdpaOnArguments(entry);
+
+  // Role names of the buffers and dims of a one-sdpa entry.
+  static const char *const argNames[] = {"query", "key", "value", "mask"};
+  static const char *const resultNames[] = {"out", "lse"};
+  auto roleDim = [](bool isArg, unsigned index, unsigned d) -> std::string {
+    if (d == 0)
+      return "b";
+    bool keys = isArg && (index == 1 || index == 2);
+    bool mask = isArg && index == 3;
+    if (d == 2)
+      return keys ? "lk" : "lq";
+    if (d == 3 && mask)
+      return "lk";
+    return "";
+  };
+
+  auto collect = [&](TypeRange types, bool isArg,
+                     std::vector<AbiTensor> &out) -> llvm::Error {
+    const char *what = isArg ? "arg" : "result";
+    for (auto [i, t] : llvm::enumerate(types)) {
+      auto bt = bufferTypeOf(t, Twine(what) + " " + Twine(i) + " of @" +
+                                    entry.getSymName());
+      if (!bt)
+        return bt.takeError();
+      AbiTensor tensor;
+      tensor.dtype = bt->first;
+      tensor.name = sdpa ? (isArg ? argNames[i] : resultNames[i])
+                         : (what + std::to_string(i));
+      for (auto [d, size] : llvm::enumerate(bt->second)) {
+        AbiDim dim{size, ""};
+        if (ShapedType::isDynamic(size)) {
+          dim.dim = sdpa ? roleDim(isArg, i, d) : "";
+          if (dim.dim.empty())
+            dim.dim = std::string(what) + std::to_string(i) + "_d" +
+                      std::to_string(d);
+          if (!llvm::is_contained(abi.dims, dim.dim))
+            abi.dims.push_back(dim.dim);
+        }
+        tensor.shape.push_back(dim);
+      }
+      out.push_back(std::move(tensor));
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error e = collect(type.getInputs(), true, abi.args))
+    return std::move(e);
+  if (llvm::Error e = collect(type.getResults(), false, abi.results))
+    return std::move(e);
+  if (sdpa) {
+    // The canonical order b, lq, lk whatever order the buffers name them in.
+    std::vector<std::string> ordered;
+    for (const char *name : {"b", "lq", "lk"})
+      if (llvm::is_contained(abi.dims, name))
+        ordered.push_back(name);
+    abi.dims = ordered;
+  }
+  return abi;
+}
+
+//===----------------------------------------------------------------------===//
+// The JSON description.
+//===----------------------------------------------------------------------===//
+
+static llvm::json::Value tensorJson(const AbiTensor &t) {
+  llvm::json::Array shape;
+  for (const AbiDim &d : t.shape)
+    shape.push_back(d.dim.empty() ? llvm::json::Value(d.size)
+                                  : llvm::json::Value(d.dim));
+  return llvm::json::Object{{"name", t.name},
+                            {"dtype", exec::dtypeName(t.dtype)},
+                            {"shape", std::move(shape)}};
+}
+
+llvm::json::Value
+mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
+                                     const AotOptions &options) {
+  llvm::json::Array fns;
+  for (const FunctionAbi &f : functions) {
+    llvm::json::Array args, results, dims;
+    for (const AbiTensor &t : f.args)
+      args.push_back(tensorJson(t));
+    for (const AbiTensor &t : f.results)
+      results.push_back(tensorJson(t));
+    for (const std::string &d : f.dims)
+      dims.push_back(d);
+    llvm::json::Object fn{{"name", f.name},
+                          {"args", std::move(args)},
+                          {"results", std::move(results)},
+                          {"dims", std::move(dims)}};
+    if (f.spec)
+      fn["spec"] = *f.spec;
+    if (f.flops)
+      fn["flops"] = *f.flops;
+    fns.push_back(std::move(fn));
+  }
+  llvm::json::Object lib{{"abi", ATTN_ABI_VERSION},
+                         {"target", targetName(options.target)},
+                         {"functions", std::move(fns)}};
+  if (options.target == Target::Cuda) {
+    lib["chip"] = options.chip;
+  } else {
+    lib["cpu"] = options.cpu;
+    lib["openmp"] = options.openmp;
+  }
+  return lib;
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering.
+//===----------------------------------------------------------------------===//
+
+void mlir::attn::compile::buildCudaPipelineFor(
+    OpPassManager &pm, const CudaPipelineOptions &options) {
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions toNvvm;
+  toNvvm.useBarePtrCallConv = true;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(toNvvm));
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  // sm_90 and newer need PTX 8.0 (GPU-NOTES).
+  if (llvm::StringRef(options.chip).starts_with("sm_9") ||
+      llvm::StringRef(options.chip).starts_with("sm_1"))
+    target.features = "+ptx80";
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  GpuToLLVMConversionPassOptions toLlvm;
+  toLlvm.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(toLlvm));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions toBinary;
+  toBinary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+}
+
+/// Clones the function's module, gives its entry the internal name and
+/// lowers it to the LLVM dialect for `options.target`.
+static llvm::Expected<OwningOpRef<ModuleOp>>
+lowerFunction(AotFunction &function, const AotOptions &options) {
+  OwningOpRef<ModuleOp> module = function.module->clone();
+  auto entry = module->lookupSymbol<func::FuncOp>(function.entry);
+  if (!entry || entry.isDeclaration())
+    return makeError("no function @" + function.entry + " with a body");
+  std::string impl = implName(function.name);
+  if (failed(SymbolTable::replaceAllSymbolUses(
+          entry, StringAttr::get(module->getContext(), impl), *module)))
+    return makeError("cannot rename @" + function.entry);
+  SymbolTable::setSymbolName(entry, impl);
+
+  FunctionType type = entry.getFunctionType();
+  bool overTensors =
+      llvm::all_of(type.getInputs(), llvm::IsaPred<RankedTensorType>) &&
+      llvm::all_of(type.getResults(), llvm::IsaPred<RankedTensorType>);
+  PassManager pm(module->getContext());
+  if (options.target == Target::Cpu) {
+    if (!overTensors)
+      return makeError("@" + function.entry +
+                       ": the cpu target needs a function over tensors");
+    // The entry itself becomes the destination-passing wrapper's callee.
+    std::string callee = impl + "_tensors";
+    SymbolTable::setSymbolName(entry, callee);
+    if (llvm::Error e =
+            exec::buildDestinationPassingEntry(*module, entry, impl))
+      return std::move(e);
+    pm.addPass(createInlinerPass());
+    pm.addPass(createSymbolDCEPass());
+    CpuPipelineOptions cpu;
+    cpu.openmp = options.openmp;
+    if (options.blockQ)
+      cpu.blockQ = *options.blockQ;
+    if (options.blockKV)
+      cpu.blockKV = *options.blockKV;
+    buildCpuPipeline(pm, cpu);
+  } else {
+    if (!type.getResults().empty() ||
+        !llvm::all_of(type.getInputs(), llvm::IsaPred<MemRefType>))
+      return makeError(
+          "@" + function.entry +
+          ": the cuda target (until the GPU lowering of attn.sdpa lands) "
+          "needs a function over memrefs with no results");
+    entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   UnitAttr::get(module->getContext()));
+    for (auto f : module->getOps<func::FuncOp>())
+      if (f != entry && !f.isDeclaration())
+        f.setPrivate();
+    buildCudaPipelineFor(pm, {options.chip, options.cudaToolkit});
+  }
+  if (failed(pm.run(*module)))
+    return makeError("lowering @" + function.entry +
+                     " failed (see the diagnostics above)");
+  return std::move(module);
+}
+
+//===----------------------------------------------------------------------===//
+// LLVM IR, object file, link.
+//===----------------------------------------------------------------------===//
+
+static llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const AotOptions &options) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeError("no LLVM target for " + triple.str() + ": " + error);
+  std::string cpu = options.cpu, features;
+  if (cpu == "native") {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures f;
+    for (auto &[name, enabled] : llvm::sys::getHostCPUFeatures())
+      f.AddFeature(name, enabled);
+    features = f.getString();
+  } else if (std::unique_ptr<llvm::MCSubtargetInfo> info(
+                 target->createMCSubtargetInfo(triple, cpu, ""));
+             cpu != "generic" && !info->isCPUStringValid(cpu)) {
+    return makeError("--cpu " + options.cpu + " is not a CPU LLVM knows for " +
+                     triple.str());
+  }
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features, targetOptions, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return makeError("cannot create a target machine for " + cpu);
+  return std::move(tm);
+}
+
+/// Translates `module` to LLVM IR, keeps only the C interface of `function`
+/// external (hidden: the shim calls it), optimizes at -O3 and writes an
+/// object file.
+static llvm::Error emitObject(ModuleOp module, const AotFunction &function,
+                              llvm::TargetMachine &tm,
+                              llvm::StringRef objectPath) {
+  DialectRegistry registry;
+  registerAllToLLVMIRTranslations(registry);
+  module->getContext()->appendDialectRegistry(registry);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, function.name);
+  if (!llvmModule)
+    return makeError("translating @" + function.entry +
+                     " to LLVM IR failed (see the diagnostics above)");
+  llvmModule->setDataLayout(tm.createDataLayout());
+  llvmModule->setTargetTriple(tm.getTargetTriple());
+  std::string keep = "_mlir_ciface_" + implName(function.name);
+  for (llvm::Function &f : *llvmModule) {
+    if (f.isDeclaration())
+      continue;
+    if (f.getName() == keep)
+      f.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    else
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+  }
+  for (llvm::GlobalVariable &g : llvmModule->globals())
+    if (!g.isDeclaration() && !g.getName().starts_with("llvm."))
+      g.setLinkage(llvm::GlobalValue::InternalLinkage);
+
+  auto optimize = makeOptimizingTransformer(3, 0, &tm);
+  if (llvm::Error e = optimize(llvmModule.get()))
+    return makeError("optimizing @" + function.entry +
+                     " failed: " + toString(std::move(e)));
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return makeError("cannot write " + objectPath + ": " + ec.message());
+  llvm::legacy::PassManager codegen;
+  if (tm.addPassesToEmitFile(codegen, os, nullptr,
+                             llvm::CodeGenFileType::ObjectFile))
+    return makeError("the target machine cannot emit an object file");
+  codegen.run(*llvmModule);
+  return llvm::Error::success();
+}
+
+static llvm::Expected<std::string> findCCompiler(const AotOptions &options) {
+  std::string cc = options.cCompiler;
+  if (cc.empty())
+    if (const char *env = getenv("CC"); env && *env)
+      cc = env;
+  if (cc.empty())
+    cc = ATTN_C_COMPILER;
+  if (llvm::sys::path::is_absolute(cc))
+    return cc;
+  auto found = llvm::sys::findProgramByName(cc);
+  if (!found)
+    return makeError("C compiler '" + cc + "' not found (set CC)");
+  return *found;
+}
+
+/// Runs `args` and fails with its captured output.
+static llvm::Error run(llvm::ArrayRef<std::string> args,
+                       llvm::StringRef logPath) {
+  llvm::SmallVector<llvm::StringRef> argv(args.begin(), args.end());
+  std::optional<llvm::StringRef> redirects[] = {
+      std::nullopt, llvm::StringRef(logPath), llvm::StringRef(logPath)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(argv[0], argv, std::nullopt, redirects, 0,
+                                     0, &error);
+  if (rc == 0)
+    return llvm::Error::success();
+  std::string log;
+  if (auto buffer = llvm::MemoryBuffer::getFile(logPath))
+    log = (*buffer)->getBuffer().trim().str();
+  std::replace(log.begin(), log.end(), '\n', ' ');
+  if (log.size() > 600)
+    log = log.substr(0, 600) + "...";
+  return makeError("linking with " + args[0] + " failed" +
+                   (error.empty() ? "" : ": " + error) +
+                   (log.empty() ? "" : ": " + log));
+}
+
+static bool isCIdentifier(llvm::StringRef s) {
+  if (s.empty() || llvm::isDigit(s[0]))
+    return false;
+  return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+llvm::Error mlir::attn::compile::compileLibrary(
+    MLIRContext &context, std::vector<AotFunction> &functions,
+    const AotOptions &options, llvm::StringRef outputPath) {
+  if (functions.empty())
+    return makeError("nothing to compile");
+  std::vector<FunctionAbi> abis;
+  for (AotFunction &f : functions) {
+    if (!isCIdentifier(f.name) ||
+        llvm::StringRef(f.name).starts_with("attn_") ||
+        llvm::StringRef(f.name).starts_with("__attn") ||
+        llvm::StringRef(f.name).starts_with("mgpu"))
+      return makeError("function name '" + f.name +
+                       "' must be a C identifier not starting with attn_, "
+                       "__attn or mgpu");
+    for (const FunctionAbi &other : abis)
+      if (other.name == f.name)
+        return makeError("two functions named '" + f.name + "'");
+    auto entry = f.module->lookupSymbol<func::FuncOp>(f.entry);
+    if (!entry || entry.isDeclaration())
+      return makeError("no function @" + f.entry + " with a body");
+    if (options.target == Target::Cuda) {
+      bool hasSdpa = false;
+      f.module->walk([&](SdpaOp) { hasSdpa = true; });
+      if (hasSdpa)
+        return makeError("the GPU lowering of attn.sdpa is not built in this "
+                         "version");
+    }
+    auto abi = analyzeAbi(entry, f.name);
+    if (!abi)
+      return abi.takeError();
+    if (f.spec) {
+      abi->spec = f.spec->toString();
+      if (abi->dims.empty())
+        abi->flops = f.spec->toProblem().flops();
+    }
+    abis.push_back(std::move(*abi));
+  }
+
+  auto tm = createTargetMachine(options);
+  if (!tm)
+    return tm.takeError();
+  auto cc = findCCompiler(options);
+  if (!cc)
+    return cc.takeError();
+
+  llvm::SmallString<128> tmpDir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("attn-compile", tmpDir))
+    return makeError("cannot create a temporary directory: " + ec.message());
+  auto cleanup =
+      llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(tmpDir); });
+
+  std::vector<std::string> linkArgs = {
+      *cc,          "-shared", "-fPIC",         "-O2", "-fvisibility=hidden",
+      "-std=gnu11", "-o",      outputPath.str()};
+  for (auto [i, f] : llvm::enumerate(functions)) {
+    auto lowered = lowerFunction(f, options);
+    if (!lowered)
+      return lowered.takeError();
+    std::string object = (tmpDir + "/f" + Twine(i) + ".o").str();
+    if (llvm::Error e = emitObject(**lowered, f, **tm, object))
+      return e;
+    linkArgs.push_back(object);
+  }
+  std::string shim = (tmpDir + "/entries.c").str();
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(shim, ec);
+    if (ec)
+      return makeError("cannot write " + shim + ": " + ec.message());
+    os << generateShim(abis, options.target);
+  }
+  linkArgs.push_back(shim);
+  if (options.target == Target::Cuda) {
+#ifdef ATTN_CUDA_RUNTIME_ARCHIVE
+    linkArgs.push_back(ATTN_CUDA_RUNTIME_ARCHIVE);
+#else
+    return makeError("this attn-compile was built without the CUDA runtime "
+                     "(no cuda.h when attn was configured)");
+#endif
+  }
+  if (options.openmp) {
+    linkArgs.push_back(ATTN_OMP_LIBRARY);
+    linkArgs.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(ATTN_OMP_LIBRARY)).str());
+  }
+  for (const char *flag : {"-lm", "-Wl,--no-undefined", "-Wl,-Bsymbolic",
+                           "-Wl,--as-needed", "-static-libgcc"})
+    linkArgs.push_back(flag);
+  if (llvm::Error e = run(linkArgs, (tmpDir + "/link.log").str()))
+    return e;
+
+  std::string jsonPath = jsonPathFor(outputPath);
+  std::error_code ec;
+  llvm::raw_fd_ostream json(jsonPath, ec);
+  if (ec)
+    return makeError("cannot write " + jsonPath + ": " + ec.message());
+  json << llvm::formatv("{0:2}", describeLibrary(abis, options)) << "\n";
+  return llvm::Error::success();
+}
+
+llvm::Expected<AotFunction> mlir::attn::compile::functionFromSpec(
+    MLIRContext &context, const exec::SdpaSpec &spec, llvm::StringRef name) {
+  AotFunction f;
+  f.name = name.str();
+  f.entry = "sdpa";
+  f.module = exec::buildSdpaModule(context, spec, f.entry);
+  if (!f.module)
+    return makeError("cannot build the module of --sdpa " + spec.toString());
+  f.spec = spec;
+  return std::move(f);
+}
+
+llvm::Expected<AotFunction> mlir::attn::compile::functionFromFile(
+    MLIRContext &context, llvm::SourceMgr &sourceMgr, llvm::StringRef path,
+    llvm::StringRef entry, llvm::StringRef name) {
+  std::string error;
+  auto file = openInputFile(path, &error);
+  if (!file)
+    return makeError(error);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  AotFunction f;
+  {
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    f.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  }
+  if (!f.module)
+    return makeError("could not parse " + path +
+                     " (see the diagnostics above)");
+  func::FuncOp found;
+  if (entry.empty()) {
+    // The first function with a body: an attn.sdpa caller if there is one.
+    llvm::Expected<func::FuncOp> sdpaEntry =
+        exec::findEntry(*f.module, "", path);
+    if (sdpaEntry) {
+      found = *sdpaEntry;
+    } else {
+      llvm::consumeError(sdpaEntry.takeError());
+      for (auto fn : f.module->getOps<func::FuncOp>())
+        if (!fn.isDeclaration() && !found)
+          found = fn;
+    }
+    if (!found)
+      return makeError(path + ": no function with a body");
+  } else {
+    llvm::Expected<func::FuncOp> named =
+        exec::findEntry(*f.module, entry, path);
+    if (!named)
+      return named.takeError();
+    found = *named;
+  }
+  f.entry = found.getSymName().str();
+  f.name = name.empty() ? f.entry : name.str();
+  return std::move(f);
+}
