@@ -24,6 +24,9 @@ enum class Causal { None, TopLeft, BottomRight };
 enum class MaskKind { None, Bool, Float };
 
 /// The sizes and options of one sdpa.
+/// No tensor of a problem (nor of an --sdpa spec) may hold more elements.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
 struct SdpaProblem {
   int64_t b = 1, hq = 1, hkv = 1, lq = 1, lk = 1, d = 1, dv = 1;
   /// Multiplies Q.K^T; the caller picks it (1/sqrt(d) is the op's default).
