@@ -84,8 +84,8 @@ using Results = std::vector<HostTensor>;
 /// The f64 reference of a one-sdpa entry, with the input's conditioning.
 struct Reference {
   std::vector<double> out, lse;
-  /// docs/op.md rule 7: with NaN or inf in the inputs, the reference that multiplies hidden
-  /// value rows by 0; empty otherwise.
+  /// docs/op.md rule 7: with NaN or inf in the inputs, the reference that
+  /// multiplies hidden value rows by 0; empty otherwise.
   std::vector<double> outHiddenNaN;
   Sensitivity sens;
   bool hasSens = false;
@@ -298,8 +298,8 @@ static llvm::Error checkHostMemory(const EntrySignature &signature,
     return e;
   double needed = inputs + outputs;
   if (plan.ref && !signature.results.empty()) // The reference's doubles.
-    needed += 8.0 * HostTensor{DType::F64, signature.results[0].shape, {}}
-                        .numel();
+    needed +=
+        8.0 * HostTensor{DType::F64, signature.results[0].shape, {}}.numel();
   std::string why;
   double limit = static_cast<double>(hostMemoryLimit(&why));
   if (needed > limit)
@@ -355,8 +355,8 @@ static std::string resultName(size_t r, bool isSdpa) {
 }
 
 /// `ref` with NaN wherever `got` and the hidden-NaN reference both are
-/// (docs/op.md rule 7: a NaN stored in a hidden value row may reach the output), so
-/// that the comparison skips those elements.
+/// (docs/op.md rule 7: a NaN stored in a hidden value row may reach the
+/// output), so that the comparison skips those elements.
 static std::vector<double> excuseHiddenNaN(const HostTensor &got,
                                            const std::vector<double> &ref,
                                            const std::vector<double> &hidden) {
@@ -423,8 +423,8 @@ static Reference computeReference(const RunOptions &options,
   return ref;
 }
 
-/// docs/numerics.md's checks of every result: the naive lowering and the fused one
-/// against the f64 reference, the fused against the naive.
+/// docs/numerics.md's checks of every result: the naive lowering and the fused
+/// one against the f64 reference, the fused against the naive.
 static void judgeResults(RunReport &report, const EntrySignature &signature,
                          const Results &fusedOut, const Results *naiveOut,
                          const Reference *ref) {

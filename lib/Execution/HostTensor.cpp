@@ -14,10 +14,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <sys/resource.h>
-#include <unistd.h>
 #include <limits>
 #include <random>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace mlir::attn::exec {
 
@@ -183,7 +183,8 @@ HostTensor HostTensor::zeros(const TensorSpec &spec) {
 static std::optional<int64_t> checkedNumel(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t dim : shape) {
-    std::optional<int64_t> next = dim < 0 ? std::nullopt : llvm::checkedMul(n, dim);
+    std::optional<int64_t> next =
+        dim < 0 ? std::nullopt : llvm::checkedMul(n, dim);
     if (!next)
       return std::nullopt;
     n = *next;

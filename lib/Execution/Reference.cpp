@@ -68,11 +68,14 @@ llvm::Error SdpaProblem::validate() const {
   // elements, the FLOP count within int64 (it bounds every product above).
   std::string sizes = "b=" + std::to_string(b) + ",hq=" + std::to_string(hq) +
                       ",hkv=" + std::to_string(hkv) +
-                      ",lq=" + std::to_string(lq) + ",lk=" + std::to_string(lk) +
-                      ",d=" + std::to_string(d) + ",dv=" + std::to_string(dv);
+                      ",lq=" + std::to_string(lq) +
+                      ",lk=" + std::to_string(lk) + ",d=" + std::to_string(d) +
+                      ",dv=" + std::to_string(dv);
   const std::pair<const char *, std::vector<int64_t>> tensors[] = {
-      {"query", {b, hq, lq, d}},   {"key", {b, hkv, lk, d}},
-      {"value", {b, hkv, lk, dv}}, {"out", {b, hq, lq, dv}},
+      {"query", {b, hq, lq, d}},
+      {"key", {b, hkv, lk, d}},
+      {"value", {b, hkv, lk, dv}},
+      {"out", {b, hq, lq, dv}},
       {"mask", mask == MaskKind::None ? std::vector<int64_t>{} : maskShape}};
   for (const auto &[name, shape] : tensors) {
     std::optional<int64_t> n = 1;

@@ -65,7 +65,8 @@ llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// computed (the others are NaN): a sampled check of a problem too large to
 /// compute whole in plain loops. With hiddenValuesTimesZero, hidden keys of
 /// a row that sees something add 0 * V[j] (so a NaN stored in a hidden value
-/// row reaches the output, as docs/op.md rule 7 allows and PyTorch's math path does).
+/// row reaches the output, as docs/op.md rule 7 allows and PyTorch's math path
+/// does).
 ///
 /// With scoreNoiseSeed, every finite scaled score s_ij (docs/op.md,
 /// step 1: after the scale, before the float mask) becomes

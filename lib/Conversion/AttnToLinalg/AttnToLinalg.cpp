@@ -263,10 +263,9 @@ static Value computeLogSumExp(OpBuilder &b, Location loc, Value rowMax,
 /// The f32 score table [B, Hq, Lq, Lk] must be addressable: with static
 /// dims whose product overflows, its allocation size would wrap.
 static LogicalResult checkScoreTableSize(SdpaOp op) {
-  int64_t dims[4] = {op.getQueryType().getDimSize(0),
-                     op.getQueryType().getDimSize(1),
-                     op.getQueryType().getDimSize(2),
-                     op.getKeyType().getDimSize(2)};
+  int64_t dims[4] = {
+      op.getQueryType().getDimSize(0), op.getQueryType().getDimSize(1),
+      op.getQueryType().getDimSize(2), op.getKeyType().getDimSize(2)};
   std::optional<int64_t> bytes = int64_t(4);
   for (int64_t dim : dims)
     if (!ShapedType::isDynamic(dim))

@@ -304,8 +304,8 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
 /// (block-q rows by block-kv keys, D or Dv columns) must stay addressable.
 /// Checked before any IR is built, so that huge block sizes with dynamic dims
 /// are a diagnostic rather than a wrapped allocation size.
-static LogicalResult checkTileSizes(SdpaOp op,
-                                    const AttnTileOnlineSoftmaxOptions &tiling) {
+static LogicalResult
+checkTileSizes(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
   constexpr int64_t kMaxTileElements = int64_t(1) << 32;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
@@ -338,9 +338,8 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   // (an overflow here would silently tile a huge op into one small block).
   sdpa.bq = tiling.blockQ;
   std::optional<int64_t> groupRows =
-      qType.isDynamicDim(2)
-          ? std::nullopt
-          : llvm::checkedMul(sdpa.group, qType.getDimSize(2));
+      qType.isDynamicDim(2) ? std::nullopt
+                            : llvm::checkedMul(sdpa.group, qType.getDimSize(2));
   if (sdpa.group > 1 && groupRows && qType.getDimSize(2) > 0 &&
       *groupRows <= tiling.blockQ) {
     sdpa.groupedRows = true;
