@@ -84,8 +84,8 @@ using Results = std::vector<HostTensor>;
 /// The f64 reference of a one-sdpa entry, with the input's conditioning.
 struct Reference {
   std::vector<double> out, lse;
-  /// docs/op.md rule 7: with NaN in the inputs, the reference that multiplies hidden
-  /// value rows by 0; empty otherwise.
+  /// docs/op.md rule 7: with NaN or inf in the inputs, the reference that
+  /// multiplies hidden value rows by 0; empty otherwise.
   std::vector<double> outHiddenNaN;
   Sensitivity sens;
   bool hasSens = false;
@@ -196,6 +196,24 @@ static bool anyElement(const std::vector<HostTensor> &tensors,
   return false;
 }
 
+/// Whether docs/op.md promises results without NaN for `inputs`. An infinity
+/// in Q or K makes a score +-inf or, summed with one of the other sign, NaN;
+/// a +inf score makes its row's softmax inf - inf = NaN, and an infinite
+/// value row times a probability of 0 is NaN too (rule 7). So only finite Q,
+/// K and V qualify; a float mask may hold -inf (a hidden key, rule 3) but not
+/// +inf or NaN. For an entry that is not one sdpa, every input is finite.
+static bool noNaNExpected(const std::vector<HostTensor> &inputs, bool isSdpa) {
+  for (auto [i, t] : llvm::enumerate(inputs)) {
+    bool floatMask = isSdpa && i == 3 && t.dtype != DType::Bool;
+    for (int64_t e = 0, n = t.numel(); e < n; ++e) {
+      double x = t.getAsDouble(e);
+      if (std::isnan(x) || (std::isinf(x) && !(floatMask && x < 0)))
+        return false;
+    }
+  }
+  return true;
+}
+
 /// Which oracles run.
 struct OraclePlan {
   bool naive = false, ref = false;
@@ -250,6 +268,59 @@ static OraclePlan planOracles(const RunOptions &options,
   return plan;
 }
 
+static double toGiB(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+/// Refuses, before anything is allocated, a run whose tensors cannot be
+/// represented or do not fit in host memory (hostMemoryLimit: the physical
+/// memory or what ulimit -v leaves): the inputs, the fused outputs and the
+/// f64 reference must fit; the naive lowering is skipped when its outputs and
+/// score table do not fit beside them (its kernel would get a null buffer).
+static llvm::Error checkHostMemory(const EntrySignature &signature,
+                                   const std::optional<SdpaProblem> &problem,
+                                   OraclePlan &plan, RunReport &report) {
+  auto bytesOf = [](const std::vector<TensorSpec> &specs, const char *what,
+                    double &total) -> llvm::Error {
+    for (auto [i, spec] : llvm::enumerate(specs)) {
+      std::optional<int64_t> bytes = byteSizeOf(spec);
+      if (!bytes)
+        return makeError(llvm::Twine(what) + " " + llvm::Twine(i) + " (" +
+                         HostTensor{spec.dtype, spec.shape, {}}.shapeString() +
+                         "x" + dtypeName(spec.dtype) +
+                         ") is too large to address");
+      total += static_cast<double>(*bytes);
+    }
+    return llvm::Error::success();
+  };
+  double inputs = 0, outputs = 0;
+  if (llvm::Error e = bytesOf(signature.args, "argument", inputs))
+    return e;
+  if (llvm::Error e = bytesOf(signature.results, "result", outputs))
+    return e;
+  double needed = inputs + outputs;
+  if (plan.ref && !signature.results.empty()) // The reference's doubles.
+    needed +=
+        8.0 * HostTensor{DType::F64, signature.results[0].shape, {}}.numel();
+  std::string why;
+  double limit = static_cast<double>(hostMemoryLimit(&why));
+  if (needed > limit)
+    return makeError(llvm::formatv(
+        "the inputs and outputs need {0:f1} GiB of host memory, more than the "
+        "{1:f1} GiB available ({2})",
+        toGiB(needed), toGiB(limit), why));
+  if (plan.naive && problem) {
+    double table = 4.0 * problem->b * problem->hq * double(problem->lq) *
+                   double(problem->lk);
+    if (needed + outputs + table > limit) {
+      report.naiveSkipped = llvm::formatv(
+          "naive lowering skipped: its score table and outputs need {0:f1} "
+          "GiB, more than the {1:f1} GiB of host memory left ({2})",
+          toGiB(table + outputs), toGiB(limit - needed), why);
+      plan.naive = false;
+    }
+  }
+  return llvm::Error::success();
+}
+
 static std::vector<HostTensor *> pointersTo(std::vector<HostTensor> &tensors) {
   std::vector<HostTensor *> ptrs;
   for (HostTensor &t : tensors)
@@ -284,8 +355,8 @@ static std::string resultName(size_t r, bool isSdpa) {
 }
 
 /// `ref` with NaN wherever `got` and the hidden-NaN reference both are
-/// (docs/op.md rule 7: a NaN stored in a hidden value row may reach the output), so
-/// that the comparison skips those elements.
+/// (docs/op.md rule 7: a NaN stored in a hidden value row may reach the
+/// output), so that the comparison skips those elements.
 static std::vector<double> excuseHiddenNaN(const HostTensor &got,
                                            const std::vector<double> &ref,
                                            const std::vector<double> &hidden) {
@@ -299,6 +370,28 @@ static std::vector<double> excuseHiddenNaN(const HostTensor &got,
   return adjusted;
 }
 
+/// Fused against naive; where the hidden-NaN reference is NaN, either side
+/// may be NaN (docs/op.md rule 7: one may multiply a hidden non-finite value
+/// row by 0, the other not), so such elements are skipped.
+static ErrorStats compareExcusingHiddenNaN(const HostTensor &fused,
+                                           const HostTensor &naive,
+                                           const std::vector<double> &hidden) {
+  if (hidden.empty() || static_cast<int64_t>(hidden.size()) != fused.numel() ||
+      fused.shape != naive.shape)
+    return compareTensors(fused, naive);
+  HostTensor got = fused;
+  std::vector<double> want(hidden.size());
+  for (size_t i = 0; i < hidden.size(); ++i) {
+    double f = fused.getAsDouble(i), n = naive.getAsDouble(i);
+    want[i] = n;
+    if (std::isnan(hidden[i]) && (std::isnan(f) || std::isnan(n))) {
+      want[i] = std::numeric_limits<double>::quiet_NaN();
+      got.setFromDouble(i, want[i]);
+    }
+  }
+  return compareToReference(got, want);
+}
+
 /// The f64 reference on every `rowStride`-th query row and the input's
 /// conditioning (on a coarser sample when three more references would not
 /// fit the FLOP budget).
@@ -306,12 +399,12 @@ static Reference computeReference(const RunOptions &options,
                                   const SdpaProblem &problem,
                                   const std::vector<HostTensor> &inputs,
                                   int64_t rowStride, bool needSens,
-                                  bool inputsHaveNaN) {
+                                  bool inputsNonFinite) {
   Reference ref;
   const HostTensor *mask = inputs.size() > 3 ? &inputs[3] : nullptr;
   referenceSdpa(problem, inputs[0], inputs[1], inputs[2], mask, ref.out,
                 problem.lse ? &ref.lse : nullptr, rowStride);
-  if (inputsHaveNaN)
+  if (inputsNonFinite)
     referenceSdpa(problem, inputs[0], inputs[1], inputs[2], mask,
                   ref.outHiddenNaN, nullptr, rowStride,
                   /*hiddenValuesTimesZero=*/true);
@@ -330,8 +423,8 @@ static Reference computeReference(const RunOptions &options,
   return ref;
 }
 
-/// docs/numerics.md's checks of every result: the naive lowering and the fused one
-/// against the f64 reference, the fused against the naive.
+/// docs/numerics.md's checks of every result: the naive lowering and the fused
+/// one against the f64 reference, the fused against the naive.
 static void judgeResults(RunReport &report, const EntrySignature &signature,
                          const Results &fusedOut, const Results *naiveOut,
                          const Reference *ref) {
@@ -378,14 +471,19 @@ static void judgeResults(RunReport &report, const EntrySignature &signature,
                             report.refRowStride),
              naiveRelL2);
     }
-    if (naiveOut)
-      record("naive", compareTensors(fusedOut[r], (*naiveOut)[r]),
+    if (naiveOut) {
+      const std::vector<double> &hidden =
+          ref && r == 0 && report.refRowStride <= 1 ? ref->outHiddenNaN
+                                                    : std::vector<double>();
+      record("naive",
+             compareExcusingHiddenNaN(fusedOut[r], (*naiveOut)[r], hidden),
              std::nullopt);
+    }
   }
 }
 
-/// Finite inputs give results without NaN (hidden rows give 0; a float mask
-/// may hold -inf): a NaN there is an element the kernel did not write
+/// Finite inputs give results without NaN (hidden rows give 0; see
+/// noNaNExpected): a NaN there is an element the kernel did not write
 /// (outputs start poisoned) or a numerical failure, even where both
 /// lowerings agree on it.
 static void checkNoNaN(RunReport &report, bool isSdpa, const Results &fusedOut,
@@ -481,6 +579,10 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.inputs = signature.args;
   report.flops = problem ? problem->flops() : 0;
 
+  OraclePlan plan = planOracles(options, problem, report);
+  if (llvm::Error e = checkHostMemory(signature, problem, plan, report))
+    return std::move(e);
+
   llvm::Expected<std::vector<HostTensor>> inputs =
       makeInputs(options, signature);
   if (!inputs)
@@ -488,8 +590,6 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   if (problem && inputs->size() >= 3)
     report.kvBytes =
         static_cast<double>((*inputs)[1].byteSize() + (*inputs)[2].byteSize());
-
-  OraclePlan plan = planOracles(options, problem, report);
 
   // Compile.
   setJitThreads(options.threads);
@@ -520,22 +620,20 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   }
 
   // Check.
-  bool inputsHaveNaN =
-      anyElement(*inputs, [](double x) { return std::isnan(x); });
+  // A NaN or an infinity in a value row reaches the output through 0 * x.
+  bool inputsNonFinite =
+      anyElement(*inputs, [](double x) { return !std::isfinite(x); });
   std::optional<Reference> ref;
   if (plan.ref) {
     bool lowPrecision = signature.results[0].dtype == DType::F16 ||
                         signature.results[0].dtype == DType::BF16;
     bool needSens = !lowPrecision || problem->lse;
     ref = computeReference(options, *problem, *inputs, report.refRowStride,
-                           needSens, inputsHaveNaN);
+                           needSens, inputsNonFinite);
   }
   const Results *naivePtr = naive ? &naiveOut : nullptr;
   judgeResults(report, signature, fusedOut, naivePtr, ref ? &*ref : nullptr);
-  bool inputsFinite = !inputsHaveNaN && !anyElement(*inputs, [](double x) {
-    return std::isinf(x) && x > 0;
-  });
-  if (inputsFinite)
+  if (noNaNExpected(*inputs, problem.has_value()))
     checkNoNaN(report, problem.has_value(), fusedOut, naivePtr);
   report.pass =
       std::all_of(report.checks.begin(), report.checks.end(),

@@ -8,10 +8,16 @@
 
 #include "attn/Execution/HostTensor.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace mlir::attn::exec {
 
@@ -173,15 +179,54 @@ HostTensor HostTensor::zeros(const TensorSpec &spec) {
   return zeros(spec.dtype, spec.shape);
 }
 
-int64_t HostTensor::numel() const {
+/// The product of `shape`; nullopt if a dim is negative or it overflows.
+static std::optional<int64_t> checkedNumel(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t dim : shape) {
-    if (dim < 0)
-      return 0;
-    n *= dim;
+    std::optional<int64_t> next =
+        dim < 0 ? std::nullopt : llvm::checkedMul(n, dim);
+    if (!next)
+      return std::nullopt;
+    n = *next;
   }
   return n;
 }
+
+std::optional<int64_t> byteSizeOf(const TensorSpec &spec) {
+  std::optional<int64_t> n = checkedNumel(spec.shape);
+  if (!n)
+    return std::nullopt;
+  return llvm::checkedMul(*n, static_cast<int64_t>(dtypeSize(spec.dtype)));
+}
+
+uint64_t hostMemoryLimit(std::string *why) {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  uint64_t limit = pages > 0 && pageSize > 0
+                       ? uint64_t(pages) * uint64_t(pageSize)
+                       : std::numeric_limits<uint64_t>::max();
+  if (why)
+    *why = "the physical memory";
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    // The address space already mapped: /proc/self/statm's first field.
+    uint64_t mapped = 0;
+    if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+      unsigned long long size = 0;
+      if (std::fscanf(f, "%llu", &size) == 1 && pageSize > 0)
+        mapped = size * uint64_t(pageSize);
+      std::fclose(f);
+    }
+    uint64_t left = rl.rlim_cur > mapped ? rl.rlim_cur - mapped : 0;
+    if (left < limit) {
+      limit = left;
+      if (why)
+        *why = "what ulimit -v leaves";
+    }
+  }
+  return limit;
+}
+
+int64_t HostTensor::numel() const { return checkedNumel(shape).value_or(0); }
 
 size_t HostTensor::byteSize() const {
   return static_cast<size_t>(numel()) * dtypeSize(dtype);

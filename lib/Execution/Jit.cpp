@@ -61,6 +61,12 @@ mlir::attn::exec::createHostEngine(ModuleOp llvmModule) {
   SmallVector<StringRef> libs = {ATTN_C_RUNNER_UTILS};
   options.sharedLibPaths = libs;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // Both listeners default to on: perf's writes a jitdump file (under
+  // $JITDUMPDIR, $HOME or /tmp/.debug/jit) for every compile, and gdb's
+  // registers every object with the debugger. attn writes nothing the user
+  // did not ask for.
+  options.enablePerfNotificationListener = false;
+  options.enableGDBNotificationListener = false;
   auto engine = ExecutionEngine::create(llvmModule, options, std::move(*tm));
   if (!engine)
     return makeError("JIT compilation failed: " + toString(engine.takeError()));

@@ -9,6 +9,9 @@
 
 #include "attn/Execution/Reference.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -61,6 +64,33 @@ llvm::Error SdpaProblem::validate() const {
   if (hq % hkv != 0)
     return makeError("expected hq (" + std::to_string(hq) +
                      ") to be a multiple of hkv (" + std::to_string(hkv) + ")");
+  // The same size limits as SdpaSpec::validate: every tensor at most 2^40
+  // elements, the FLOP count within int64 (it bounds every product above).
+  std::string sizes = "b=" + std::to_string(b) + ",hq=" + std::to_string(hq) +
+                      ",hkv=" + std::to_string(hkv) +
+                      ",lq=" + std::to_string(lq) +
+                      ",lk=" + std::to_string(lk) + ",d=" + std::to_string(d) +
+                      ",dv=" + std::to_string(dv);
+  const std::pair<const char *, std::vector<int64_t>> tensors[] = {
+      {"query", {b, hq, lq, d}},
+      {"key", {b, hkv, lk, d}},
+      {"value", {b, hkv, lk, dv}},
+      {"out", {b, hq, lq, dv}},
+      {"mask", mask == MaskKind::None ? std::vector<int64_t>{} : maskShape}};
+  for (const auto &[name, shape] : tensors) {
+    std::optional<int64_t> n = 1;
+    for (int64_t dim : shape)
+      n = n ? llvm::checkedMul(*n, dim) : std::nullopt;
+    if (!n || *n > kMaxTensorElements)
+      return makeError(sizes + ": the " + name +
+                       " tensor would have more than 2^40 elements");
+  }
+  std::optional<int64_t> f = int64_t(2);
+  for (int64_t x : {b, hq, d + dv, lq, lk})
+    f = f ? llvm::checkedMul(*f, x) : std::nullopt;
+  if (!f)
+    return makeError(sizes +
+                     ": the FLOP count 2*b*hq*(d+dv)*lq*lk overflows int64");
   if (mask == MaskKind::None)
     return llvm::Error::success();
   if (maskShape.size() != 4)

@@ -16,8 +16,7 @@
 
 namespace mlir::attn::exec {
 
-/// No single tensor of the problem may hold more elements than this.
-static const int64_t kMaxElements = int64_t(1) << 40;
+static const int64_t kMaxElements = kMaxTensorElements;
 
 static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);

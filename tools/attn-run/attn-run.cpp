@@ -17,6 +17,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <new>
+#include <unistd.h>
+
 using namespace mlir::attn::exec;
 namespace cl = llvm::cl;
 
@@ -75,8 +78,20 @@ static int badInput(const llvm::Twine &message) {
   return 2;
 }
 
+/// A host allocation that fails (past runAttn's own size checks) is bad
+/// input too: one line and status 2 rather than LLVM's abort with a stack
+/// dump. Nothing here may allocate.
+static void outOfHostMemory() {
+  static const char message[] = "attn-run: error: out of host memory (the "
+                                "problem does not fit in this machine)\n";
+  ssize_t ignored = write(STDERR_FILENO, message, sizeof(message) - 1);
+  (void)ignored;
+  _exit(2);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  std::set_new_handler(outOfHostMemory);
   // libLLVM already registers a --threads; attn-run's contract takes it over.
   auto &registered = cl::getRegisteredOptions();
   if (auto it = registered.find("threads"); it != registered.end())

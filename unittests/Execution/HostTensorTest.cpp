@@ -364,3 +364,23 @@ TEST(RandomTest, BoolFrequencyFollowsPTrue) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(HostTensorTest, ByteSizeOfIsOverflowChecked) {
+  EXPECT_EQ(byteSizeOf({{2, 3}, DType::F16}), std::optional<int64_t>(12));
+  EXPECT_EQ(byteSizeOf({{int64_t(1) << 62, 2}, DType::Bool}), std::nullopt);
+  EXPECT_EQ(byteSizeOf({{int64_t(1) << 62}, DType::F32}), std::nullopt);
+  EXPECT_EQ(byteSizeOf({{-1, 2}, DType::F32}), std::nullopt);
+  HostTensor huge;
+  huge.shape = {int64_t(1) << 32, int64_t(1) << 32};
+  EXPECT_EQ(huge.numel(), 0); // Not a wrapped product.
+}
+
+TEST(HostTensorTest, HostMemoryLimitIsPositive) {
+  std::string why;
+  EXPECT_GT(hostMemoryLimit(&why), 0u);
+  EXPECT_FALSE(why.empty());
+}
+
+} // namespace

@@ -878,3 +878,26 @@ TEST(SensitivityTest, EmptyRowsNaNAndMismatches) {
 }
 
 } // namespace
+
+namespace {
+
+// Sizes that --dims or a FILE's static types can give: every product is
+// checked, so an overflow is a message, never a wrapped count.
+TEST(ReferenceTest, ValidateRejectsSizesThatOverflow) {
+  SdpaProblem p;
+  p.b = int64_t(1) << 62;
+  p.lq = p.lk = 4;
+  EXPECT_EQ(errorOf(p.validate()),
+            "b=4611686018427387904,hq=1,hkv=1,lq=4,lk=4,d=1,dv=1: the query "
+            "tensor would have more than 2^40 elements");
+  SdpaProblem flops;
+  flops.lq = flops.lk = int64_t(1) << 40;
+  EXPECT_EQ(errorOf(flops.validate()),
+            "b=1,hq=1,hkv=1,lq=1099511627776,lk=1099511627776,d=1,dv=1: the "
+            "FLOP count 2*b*hq*(d+dv)*lq*lk overflows int64");
+  SdpaProblem fits;
+  fits.lq = int64_t(1) << 40;
+  EXPECT_EQ(messageOf(fits.validate()), "");
+}
+
+} // namespace

@@ -51,6 +51,15 @@ struct TensorSpec {
   bool operator!=(const TensorSpec &other) const { return !(*this == other); }
 };
 
+/// The bytes a tensor of `spec` holds; nullopt if a dim is negative or the
+/// size does not fit in int64 (every product overflow-checked).
+std::optional<int64_t> byteSizeOf(const TensorSpec &spec);
+
+/// How much memory this process may still allocate: the physical memory,
+/// lowered to what `ulimit -v` (RLIMIT_AS) leaves beyond the address space
+/// already mapped. `why` names the bound that applied.
+uint64_t hostMemoryLimit(std::string *why = nullptr);
+
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
@@ -62,7 +71,8 @@ struct HostTensor {
   /// The same for the shape and element type of `spec`.
   static HostTensor zeros(const TensorSpec &spec);
 
-  /// Product of the dims (1 for a scalar); 0 if any dim is negative.
+  /// Product of the dims (1 for a scalar); 0 if any dim is negative or the
+  /// product overflows int64.
   int64_t numel() const;
   /// numel() * dtypeSize(dtype).
   size_t byteSize() const;

@@ -24,6 +24,9 @@ enum class Causal { None, TopLeft, BottomRight };
 enum class MaskKind { None, Bool, Float };
 
 /// The sizes and options of one sdpa.
+/// No tensor of a problem (nor of an --sdpa spec) may hold more elements.
+inline constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
 struct SdpaProblem {
   int64_t b = 1, hq = 1, hkv = 1, lq = 1, lk = 1, d = 1, dv = 1;
   /// Multiplies Q.K^T; the caller picks it (1/sqrt(d) is the op's default).
@@ -62,7 +65,8 @@ llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// computed (the others are NaN): a sampled check of a problem too large to
 /// compute whole in plain loops. With hiddenValuesTimesZero, hidden keys of
 /// a row that sees something add 0 * V[j] (so a NaN stored in a hidden value
-/// row reaches the output, as docs/op.md rule 7 allows and PyTorch's math path does).
+/// row reaches the output, as docs/op.md rule 7 allows and PyTorch's math path
+/// does).
 ///
 /// With scoreNoiseSeed, every finite scaled score s_ij (docs/op.md,
 /// step 1: after the scale, before the float mask) becomes

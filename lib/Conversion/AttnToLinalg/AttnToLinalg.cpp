@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTOLINALG
@@ -259,11 +260,30 @@ static Value computeLogSumExp(OpBuilder &b, Location loc, Value rowMax,
   return generic.getResult(0);
 }
 
+/// The f32 score table [B, Hq, Lq, Lk] must be addressable: with static
+/// dims whose product overflows, its allocation size would wrap.
+static LogicalResult checkScoreTableSize(SdpaOp op) {
+  int64_t dims[4] = {
+      op.getQueryType().getDimSize(0), op.getQueryType().getDimSize(1),
+      op.getQueryType().getDimSize(2), op.getKeyType().getDimSize(2)};
+  std::optional<int64_t> bytes = int64_t(4);
+  for (int64_t dim : dims)
+    if (!ShapedType::isDynamic(dim))
+      bytes = bytes ? llvm::checkedMul(*bytes, dim) : std::nullopt;
+  if (bytes)
+    return success();
+  return op.emitOpError("expected the f32 score table [")
+         << dims[0] << ", " << dims[1] << ", " << dims[2] << ", " << dims[3]
+         << "] to fit in 2^63 bytes";
+}
+
 struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
+    if (failed(checkScoreTableSize(op)))
+      return failure();
     Location loc = op.getLoc();
     SdpaDims dims;
     dims.batch = tensor::getMixedSize(rewriter, loc, op.getQuery(), 0);

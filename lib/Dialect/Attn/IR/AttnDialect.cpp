@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -23,6 +24,19 @@ using namespace mlir::attn;
 #define GET_ATTRDEF_CLASSES
 #include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
 
+namespace {
+/// attn.sdpa is Pure and holds no region: a call of a function made of it may
+/// be inlined anywhere. Without this the inliner keeps such calls, and a
+/// caller that materializes the result in its own buffer gets the result
+/// allocated in the callee and copied out (one output-sized buffer more).
+struct AttnInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void AttnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -32,6 +46,7 @@ void AttnDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "attn/Dialect/Attn/IR/AttnAttrs.cpp.inc"
       >();
+  addInterfaces<AttnInlinerInterface>();
 }
 
 LogicalResult AttnDialect::verifyOperationAttribute(Operation *op,

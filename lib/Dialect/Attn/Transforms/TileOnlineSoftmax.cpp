@@ -25,6 +25,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNTILEONLINESOFTMAX
@@ -296,6 +300,24 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
   writeBlockResults(b, sdpa, qb, forall, state);
 }
 
+/// Tiles are allocated whole, whatever the sequence lengths: the largest
+/// (block-q rows by block-kv keys, D or Dv columns) must stay addressable.
+/// Checked before any IR is built, so that huge block sizes with dynamic dims
+/// are a diagnostic rather than a wrapped allocation size.
+static LogicalResult
+checkTileSizes(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
+  constexpr int64_t kMaxTileElements = int64_t(1) << 32;
+  int64_t d = op.getQueryType().getDimSize(3);
+  int64_t dv = op.getValueType().getDimSize(3);
+  int64_t widest = std::max({tiling.blockKV, d, dv});
+  std::optional<int64_t> elements = llvm::checkedMul(tiling.blockQ, widest);
+  if (!elements || *elements > kMaxTileElements)
+    return op.emitOpError("expected a tile of block-q (")
+           << tiling.blockQ << ") rows by max(block-kv, D, Dv) (" << widest
+           << ") columns to hold at most 2^32 elements";
+  return success();
+}
+
 /// The tile sizes and the index values of `op`'s tiling.
 TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
                      const AttnTileOnlineSoftmaxOptions &tiling) {
@@ -312,18 +334,28 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   // Blocks never exceed a static sequence length (rounded up to
   // row-multiple): a decode step with Lq = 1 gets 1-row query tiles, or
   // row-multiple rows of which the first is real.
+  // Static sizes may be anything up to 2^63 - 1: every product is checked
+  // (an overflow here would silently tile a huge op into one small block).
   sdpa.bq = tiling.blockQ;
-  if (sdpa.group > 1 && !qType.isDynamicDim(2) && qType.getDimSize(2) > 0 &&
-      sdpa.group * qType.getDimSize(2) <= tiling.blockQ) {
+  std::optional<int64_t> groupRows =
+      qType.isDynamicDim(2) ? std::nullopt
+                            : llvm::checkedMul(sdpa.group, qType.getDimSize(2));
+  if (sdpa.group > 1 && groupRows && qType.getDimSize(2) > 0 &&
+      *groupRows <= tiling.blockQ) {
     sdpa.groupedRows = true;
     sdpa.staticLq = qType.getDimSize(2);
   }
   if (!qType.isDynamicDim(2)) {
+    // Blocks of more rows than the sequence has are cut down to it (rounded
+    // up to row-multiple); larger sequences keep block-q.
     int64_t rows = std::max<int64_t>(1, qType.getDimSize(2));
     if (sdpa.groupedRows)
-      rows *= sdpa.group;
-    rows = llvm::divideCeil(rows, tiling.rowMultiple) * tiling.rowMultiple;
-    sdpa.bq = std::min(sdpa.bq, rows);
+      rows = *groupRows;
+    if (rows < sdpa.bq)
+      if (std::optional<int64_t> rounded = llvm::checkedMul(
+              static_cast<int64_t>(llvm::divideCeil(rows, tiling.rowMultiple)),
+              tiling.rowMultiple))
+        sdpa.bq = std::min(sdpa.bq, *rounded);
   }
   sdpa.bk =
       kType.isDynamicDim(2)
@@ -373,6 +405,8 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
                                 PatternRewriter &rewriter) const override {
     if (tiling.blockQ <= 0 || tiling.blockKV <= 0 || tiling.rowMultiple <= 0)
       return rewriter.notifyMatchFailure(op, "block sizes must be positive");
+    if (failed(checkTileSizes(op, tiling)))
+      return failure();
     TiledSdpa sdpa = planTiling(rewriter, op, tiling);
     scf::ForallOp forall = createQueryBlockLoop(rewriter, sdpa);
     {
