@@ -101,6 +101,10 @@ class Kernel:
         self.openmp = bool(desc.get("openmp", False))
         self.name = fn["name"]
         self.spec = fn.get("spec")
+        # docs/c-abi.md says "bool"; attn-compile writes "i1": take both.
+        for a in fn["args"] + fn["results"]:
+            if a["dtype"] == "i1":
+                a["dtype"] = "bool"
         self.args = fn["args"]
         self.results = fn["results"]
         self.dims = fn["dims"]
