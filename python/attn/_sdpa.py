@@ -195,10 +195,12 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
             raise ValueError(f"attn.sdpa: threads must be >= 1, got {threads}")
         threads = int(threads)
         openmp = threads > 1
-    else:
+        chip = None
+    else:  # cuda: kernels for the tensor's device (untested, see README)
         threads, openmp = None, False
+        chip = "sm_%d%d" % backend.torch.cuda.get_device_capability(q.device)
     ckey = ("sdpa", target, dt, b, hq, hkv, lq, lk, d, dv, mask_kind,
-            mask_shape, c, scale, bool(return_lse), openmp)
+            mask_shape, c, scale, bool(return_lse), openmp, chip)
     kernel = _kernel._memory.get(ckey)
     if kernel is not None:
         _kernel._stats["hits"] += 1
@@ -212,7 +214,9 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         if return_lse:
             spec += ",lse=1"
         kernel = _kernel.get_kernel(
-            spec, _kernel.compile_options(target, openmp=openmp), key=ckey)
+            spec, _kernel.compile_options(
+                target, openmp=openmp, chip=chip,
+                cuda_toolkit=os.environ.get("ATTN_CUDA_TOOLKIT")), key=ckey)
 
     out = backend.empty(out_shape, dt, q)
     ptrs = [backend.pointer(q), backend.pointer(k), backend.pointer(v)]

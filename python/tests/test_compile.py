@@ -115,3 +115,11 @@ def test_concurrent_processes(private_cache):
     files = sorted(os.listdir(private_cache))
     assert len(files) == 2, files  # one library and its JSON, no staging left
     assert files[0].endswith(".json") and files[1].endswith(".so")
+
+
+def test_cuda_target_says_what_is_missing():
+    # The cuda path exists over the ABI; attn.sdpa's GPU lowering does not yet.
+    with pytest.raises(attn.AttnError, match="GPU lowering of attn.sdpa"):
+        attn.compile("b=1,hq=2,lq=8,d=16", target="cuda")
+    with pytest.raises(ValueError, match="are for target='cpu'"):
+        attn.compile("b=1,hq=2,lq=8,d=16", target="cuda", openmp=True)

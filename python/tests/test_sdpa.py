@@ -185,3 +185,27 @@ def test_errors(call, exc, message):
     with pytest.raises(exc) as info:
         call()
     assert message in str(info.value)
+
+
+def test_nan_input_propagates_without_crash():
+    q, k, v = qkv((1, 2, 16, 32), (1, 2, 16, 32))
+    q[0, 1, 3, 0] = np.nan
+    out = attn.sdpa(q, k, v, **T1)
+    assert np.isnan(out[0, 1, 3]).all()
+    assert not np.isnan(np.delete(out[0, 1], 3, axis=0)).any()
+    assert not np.isnan(out[0, 0]).any()
+
+
+def test_concurrent_python_threads():
+    from concurrent.futures import ThreadPoolExecutor
+    q, k, v = qkv((2, 4, 33, 32), (2, 4, 40, 32))
+    want = attn.sdpa(q, k, v, **T1)
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda _: attn.sdpa(q, k, v, **T1), range(16)))
+    for o in outs:
+        np.testing.assert_array_equal(o, want)
+
+
+def test_integer_mask_is_a_type_error():
+    with pytest.raises(TypeError, match="but got uint8"):
+        attn.sdpa(Q, Q, Q, attn_mask=np.ones((8, 8), np.uint8))
