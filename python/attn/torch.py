@@ -1,4 +1,5 @@
-"""attn for PyTorch: the custom op ``torch.ops.attn.sdpa`` and a context
+"""attn for PyTorch: the custom ops ``torch.ops.attn.sdpa`` (and
+``attn.sdpa_lse``, which also returns the log-sum-exp) and a context
 manager that routes ``F.scaled_dot_product_attention`` to it.
 
     import attn.torch
@@ -36,6 +37,23 @@ def sdpa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 def _sdpa_fake(query, key, value, attn_mask=None, is_causal=False, scale=None,
                enable_gqa=False, causal="top_left"):
     return query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
+
+
+@torch.library.custom_op("attn::sdpa_lse", mutates_args=())
+def sdpa_lse(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+             attn_mask: Optional[torch.Tensor] = None, is_causal: bool = False,
+             scale: Optional[float] = None, enable_gqa: bool = False,
+             causal: str = "top_left") -> tuple[torch.Tensor, torch.Tensor]:
+    """attn.sdpa(..., return_lse=True) as a torch custom op: (out, lse)."""
+    return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
+                      enable_gqa, causal=causal, return_lse=True)
+
+
+@sdpa_lse.register_fake
+def _sdpa_lse_fake(query, key, value, attn_mask=None, is_causal=False,
+                   scale=None, enable_gqa=False, causal="top_left"):
+    out = query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
+    return out, query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
 
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)

@@ -195,3 +195,14 @@ def test_cuda_tensors():
     out = attn.sdpa(q, q, q, is_causal=True)
     ref = F.scaled_dot_product_attention(q, q, q, is_causal=True)
     torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_lse_op_under_torch_compile():
+    q, k, v = t((1, 4, 1, 32), seed=1), t((1, 2, 24, 32), seed=2), t((1, 2, 24, 32), seed=3)
+    args = (q, k, v, None, True, None, True, "bottom_right")
+    torch.library.opcheck(torch.ops.attn.sdpa_lse.default, args)
+    out, lse = torch.compile(lambda *a: torch.ops.attn.sdpa_lse(*a),
+                             fullgraph=True, backend="eager")(*args)
+    assert lse.shape == (1, 4, 1) and lse.dtype == torch.float32
+    check(out.numpy(), q.numpy(), k.numpy(), v.numpy(), is_causal=True,
+          causal="bottom_right", lse=lse.numpy())
