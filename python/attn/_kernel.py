@@ -120,12 +120,13 @@ class Kernel:
         self._dims_t = ctypes.c_int64 * max(1, len(self.dims))
         self._set_threads = None
         if self.openmp:
-            omp = ctypes.CDLL("libomp.so", mode=ctypes.RTLD_GLOBAL) \
-                if _find_loaded("libomp") is None else \
-                ctypes.CDLL(_find_loaded("libomp"))
-            self._set_threads = omp.omp_set_num_threads
-            self._set_threads.argtypes = [ctypes.c_int]
-            self._set_threads.restype = None
+            # The libomp the library loaded (its DT_NEEDED), not another
+            # OpenMP runtime of the process (torch's libgomp).
+            path = _find_loaded("libomp")
+            if path is not None:
+                self._set_threads = ctypes.CDLL(path).omp_set_num_threads
+                self._set_threads.argtypes = [ctypes.c_int]
+                self._set_threads.restype = None
 
     def __repr__(self):
         return f"<attn.Kernel {self.name} ({self.target}) {self.spec or ''}>"
