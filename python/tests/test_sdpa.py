@@ -209,3 +209,19 @@ def test_concurrent_python_threads():
 def test_integer_mask_is_a_type_error():
     with pytest.raises(TypeError, match="but got uint8"):
         attn.sdpa(Q, Q, Q, attn_mask=np.ones((8, 8), np.uint8))
+
+
+def test_threads_start_openmp_workers():
+    import os
+    import subprocess
+    import sys
+    script = ("import os, numpy as np, attn; q = np.ones((1, 8, 256, 32), "
+              "np.float32); n = lambda: len(os.listdir('/proc/self/task')); "
+              "attn.sdpa(q, q, q, threads=1); a = n(); "
+              "attn.sdpa(q, q, q, threads=3); print(a, n())")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                       text=True, check=True,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(
+                           os.path.dirname(__file__), "..")))
+    one, three = map(int, r.stdout.split())
+    assert three >= one + 2, (one, three)  # libomp's two workers joined
