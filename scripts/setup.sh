@@ -25,12 +25,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
-# The GPU check's harness (scripts/gpu_check.py) and its CPU dry run in the
-# test suite need NumPy in the python3 on PATH.
-PY="${PYTHON:-python3}"
-if ! "$PY" -c 'import numpy' 2>/dev/null; then
-  echo "setup: pip installing numpy into $("$PY" -c 'import sys; print(sys.prefix)')"
-  "$PY" -m pip install --quiet numpy
+# The Python package (python/, README's Python section), its tests and the
+# GPU check's harness (scripts/gpu_check.py, dry-run in the suite) need numpy,
+# ml_dtypes (bf16 arrays) and pytest from PyPI in the python3 on PATH;
+# ATTN_WITH_TORCH=1 adds PyTorch (~3 GB with the CUDA wheels PyPI's Linux
+# torch needs; its tests skip without it).
+py_missing=()
+for m in numpy ml_dtypes pytest; do
+  python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
+done
+if [ "${ATTN_WITH_TORCH:-0}" = 1 ]; then
+  python3 -c "import torch" 2>/dev/null || py_missing+=("torch==2.15.0")
+fi
+if [ ${#py_missing[@]} -gt 0 ]; then
+  echo "setup: pip installing ${py_missing[*]}"
+  python3 -m pip install --quiet "${py_missing[@]}"
 fi
 
 LLVM_PREFIX="$(llvm-config-22 --prefix)"

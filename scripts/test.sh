@@ -7,4 +7,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
 bash "$ROOT/scripts/setup.sh"
 cd "$BUILD"
+rm -f python/pytest-summary.txt
 ctest --output-on-failure -j "$(nproc)"
+# CTest shows a passing test's output only in its log: pytest's summary here.
+if [ -f python/pytest-summary.txt ]; then
+  echo "python-pytest (in the CTest run above): $(cat python/pytest-summary.txt)"
+fi

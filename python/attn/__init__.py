@@ -1,0 +1,42 @@
+"""attn: fused scaled dot-product attention, compiled by attn-compile.
+
+    import attn
+    out = attn.sdpa(q, k, v, is_causal=True)          # numpy or torch
+    kernel = attn.compile("b=1,hq=8,lq=128,d=64")     # a callable kernel
+    attn.cache_info()                                 # hits, compiles, seconds
+
+The package loads attn-compile's libraries with ctypes over their C ABI
+(docs/c-abi.md); attn.torch registers the torch custom op ``attn::sdpa``.
+"""
+
+from ._kernel import AttnError, Kernel, cache_clear, cache_info
+from ._sdpa import default_threads, sdpa
+from . import _kernel
+
+
+def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
+            cpu="native", block_q=None, block_kv=None, chip=None,
+            cuda_toolkit=None):
+    """Compiles one attention into a callable attn.Kernel (cached).
+
+    source: a spec string as attn-run's --sdpa takes it
+        (``"b=2,hq=8,hkv=2,lq=128,d=64,causal=top_left,lse=1"``; see
+        docs/attn-run.md), a dict of the same keys, or the text of a .mlir
+        file (``entry`` picks its function).
+    target: "cpu" or "cuda". Options: openmp, cpu, block_q, block_kv (cpu);
+        chip, cuda_toolkit (cuda); name: the exported symbol.
+    The kernel is cached in memory and on disk (attn.cache_info()).
+    """
+    if isinstance(source, dict):
+        source = ",".join(f"{k}={v}" for k, v in source.items())
+    if not isinstance(source, str):
+        raise TypeError("attn.compile: expected a spec string, a dict or .mlir "
+                        f"text, got {type(source).__name__}")
+    flags = _kernel.compile_options(target, openmp=openmp, cpu=cpu,
+                                    block_q=block_q, block_kv=block_kv,
+                                    chip=chip, cuda_toolkit=cuda_toolkit)
+    return _kernel.get_kernel(source, flags, name=name, entry=entry)
+
+
+__all__ = ["sdpa", "compile", "cache_info", "cache_clear", "Kernel",
+           "AttnError", "default_threads"]

@@ -1,0 +1,332 @@
+"""Compiled kernels: attn-compile's libraries loaded with ctypes, and their caches.
+
+A kernel is one entry of a library that attn-compile wrote (docs/c-abi.md):
+``int32_t NAME(void *const *buffers, const int64_t *dims, void *stream)``,
+described by the JSON file beside it. Libraries are cached in memory (keyed by
+everything that goes into the compilation) and on disk under cache_dir(); a
+library is published there by os.replace() of complete files, so concurrent
+processes either see a whole library or none and at worst compile it twice.
+"""
+
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from . import _build
+
+try:
+    import ml_dtypes
+
+    _BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:  # bf16 numpy arrays need ml_dtypes; torch bf16 does not
+    ml_dtypes = None
+    _BF16 = None
+
+ABI_VERSION = 1
+
+NP_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16),
+             "bool": np.dtype(np.bool_)}
+if _BF16 is not None:
+    NP_DTYPES["bf16"] = _BF16
+DTYPE_NAMES = {v: k for k, v in NP_DTYPES.items()}
+
+_STATUS_ERRORS = {1: RuntimeError, 2: ValueError, 3: MemoryError,
+                  4: RuntimeError, 5: RuntimeError}
+
+
+class AttnError(RuntimeError):
+    """attn-compile failed, or a library call returned an error status."""
+
+
+_lock = threading.Lock()
+_memory = {}  # key -> Kernel
+_stats = {"hits": 0, "disk_hits": 0, "misses": 0, "compile_seconds": 0.0,
+          "load_seconds": 0.0}
+_machine = None
+
+
+def _machine_id():
+    """What a "native" library depends on besides the compiler: this CPU."""
+    global _machine
+    if _machine is None:
+        model = ""
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith(("model name", "flags")):
+                        model += line
+        except OSError:
+            pass
+        _machine = hashlib.sha256(model.encode()).hexdigest()[:16]
+    return _machine
+
+
+def _compiler_id(path):
+    st = os.stat(path)
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+class Kernel:
+    """One entry of a compiled library; call it with numpy arrays or torch tensors.
+
+    ``kernel(*args)`` checks the arguments against the library's JSON
+    (dtypes, shapes; dynamic sizes are read off the arguments), allocates the
+    results and returns them (one array, or a tuple when there are several).
+    Non-contiguous arguments are copied. ``kernel.spec``, ``.args``,
+    ``.results``, ``.dims``, ``.target`` and ``.path`` describe it.
+    """
+
+    def __init__(self, path, name=None):
+        with open(path[:-3] + ".json") as f:
+            desc = json.load(f)
+        if desc.get("abi") != ABI_VERSION:
+            raise AttnError(f"attn: {path}: ABI {desc.get('abi')}, this "
+                            f"package speaks ABI {ABI_VERSION}")
+        fns = desc["functions"]
+        fn = fns[0] if name is None else next(
+            (f for f in fns if f["name"] == name), None)
+        if fn is None:
+            raise ValueError(f"attn: {path} has no function {name!r} (it has "
+                             + ", ".join(f["name"] for f in fns) + ")")
+        self.path = path
+        self.target = desc["target"]
+        self.openmp = bool(desc.get("openmp", False))
+        self.name = fn["name"]
+        self.spec = fn.get("spec")
+        # docs/c-abi.md says "bool"; attn-compile writes "i1": take both.
+        for a in fn["args"] + fn["results"]:
+            if a["dtype"] == "i1":
+                a["dtype"] = "bool"
+        self.args = fn["args"]
+        self.results = fn["results"]
+        self.dims = fn["dims"]
+        self._lib = ctypes.CDLL(path)
+        self._entry = getattr(self._lib, self.name)
+        self._entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                ctypes.c_void_p]
+        self._entry.restype = ctypes.c_int32
+        self._lib.attn_last_error.restype = ctypes.c_char_p
+        self._lib.attn_last_error.argtypes = []
+        self._nbuf = len(self.args) + len(self.results)
+        self._buffers_t = ctypes.c_void_p * self._nbuf
+        self._dims_t = ctypes.c_int64 * max(1, len(self.dims))
+        self._set_threads = None
+        if self.openmp:
+            # The libomp the library loaded (its DT_NEEDED), not another
+            # OpenMP runtime of the process (torch's libgomp).
+            path = _find_loaded("libomp")
+            if path is not None:
+                self._set_threads = ctypes.CDLL(path).omp_set_num_threads
+                self._set_threads.argtypes = [ctypes.c_int]
+                self._set_threads.restype = None
+
+    def __repr__(self):
+        return f"<attn.Kernel {self.name} ({self.target}) {self.spec or ''}>"
+
+    # The one place that calls into the library.
+    def call_pointers(self, pointers, dims=None, stream=None, threads=None):
+        """Runs the entry on raw buffer addresses (arguments, then results)."""
+        if threads is not None and self._set_threads is not None:
+            self._set_threads(threads)
+        dims_arg = None
+        if self.dims:
+            dims_arg = self._dims_t(*dims)
+        status = self._entry(self._buffers_t(*pointers), dims_arg, stream)
+        if status:
+            self._raise(status)
+
+    def _raise(self, status):
+        message = self._lib.attn_last_error().decode(errors="replace")
+        raise _STATUS_ERRORS.get(status, AttnError)(
+            f"attn: {self.name}: {message or 'status ' + str(status)}")
+
+    def __call__(self, *arrays, stream=None, threads=None):
+        if len(arrays) != len(self.args):
+            raise TypeError(f"attn: {self.name} takes {len(self.args)} "
+                            f"arguments ({', '.join(a['name'] for a in self.args)}),"
+                            f" got {len(arrays)}")
+        from . import _tensors
+        backend = _tensors.backend_of(arrays[0])
+        sizes = {}
+        prepared = []
+        for a, x in zip(self.args, arrays):
+            x = backend.prepare(x, self.target)
+            if backend.dtype_name(x) != a["dtype"]:
+                raise TypeError(f"attn: expected {a['name']} element type to "
+                                f"be {a['dtype']}, but got "
+                                f"{backend.dtype_name(x)}")
+            shape = tuple(x.shape)
+            if len(shape) != len(a["shape"]):
+                raise ValueError(f"attn: expected {a['name']} to have rank "
+                                 f"{len(a['shape'])}, but got rank {len(shape)}")
+            for i, (want, got) in enumerate(zip(a["shape"], shape)):
+                if isinstance(want, str):
+                    if sizes.setdefault(want, got) != got:
+                        raise ValueError(
+                            f"attn: expected {a['name']} dim {i} ({got}) to "
+                            f"equal {want} ({sizes[want]})")
+                elif want != got:
+                    raise ValueError(f"attn: expected {a['name']} dim {i} "
+                                     f"({got}) to equal {want}")
+            prepared.append(x)
+        outs = [backend.empty(tuple(sizes[d] if isinstance(d, str) else d
+                                    for d in r["shape"]), r["dtype"],
+                              prepared[0])
+                for r in self.results]
+        ptrs = [backend.pointer(x) for x in prepared + outs]
+        dims = [sizes[d] for d in self.dims]
+        if stream is None:
+            stream = backend.stream(prepared[0])
+        self.call_pointers(ptrs, dims, stream, threads)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def _find_loaded(stem):
+    """The path of an already-loaded shared object whose name starts with stem."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.rsplit(None, 1)[-1]
+                if os.path.basename(p).startswith(stem + ".so"):
+                    return p
+    except OSError:
+        pass
+    return None
+
+
+def compile_options(target="cpu", openmp=False, cpu="native", block_q=None,
+                    block_kv=None, chip=None, cuda_toolkit=None):
+    """attn-compile's flags for these options (validated), as a tuple."""
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"attn: target must be 'cpu' or 'cuda', got {target!r}")
+    flags = ["--target", target]
+    if target == "cpu":
+        if cpu != "native":
+            flags += ["--cpu", str(cpu)]
+        if openmp:
+            flags.append("--openmp")
+        for flag, v in (("--block-q", block_q), ("--block-kv", block_kv)):
+            if v is not None:
+                if int(v) <= 0:
+                    raise ValueError(f"attn: {flag[2:]} must be positive, got {v}")
+                flags += [flag, str(int(v))]
+    else:
+        if openmp or block_q or block_kv or cpu != "native":
+            raise ValueError("attn: openmp, cpu, block_q and block_kv are for "
+                             "target='cpu'")
+        if chip:
+            flags += ["--chip", chip]
+        if cuda_toolkit:
+            flags += ["--cuda-toolkit", cuda_toolkit]
+    return tuple(flags)
+
+
+def get_kernel(source, flags, name=None, entry=None, key=None):
+    """The kernel for (source, flags): from memory, disk, or attn-compile.
+
+    source is a spec string (``b=1,hq=8,...``) or the text of a .mlir file.
+    key, when given, is the in-memory key (cheaper than the source text).
+    """
+    if key is None:
+        key = (source, flags, name, entry)
+    k = _memory.get(key)
+    if k is not None:
+        _stats["hits"] += 1
+        return k
+    with _lock:
+        k = _memory.get(key)
+        if k is not None:
+            _stats["hits"] += 1
+            return k
+        k = _load_or_compile(source, flags, name, entry)
+        _memory[key] = k
+        return k
+
+
+def _load_or_compile(source, flags, name, entry):
+    compiler = _build.compiler_path()
+    is_mlir = _is_mlir(source)
+    ident = json.dumps([ABI_VERSION, _compiler_id(compiler), _machine_id(),
+                        source, flags, name, entry])
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:32]
+    directory = _build.cache_dir()
+    lib = os.path.join(directory, f"libattn_{digest}.so")
+    fname = name or (None if is_mlir else "sdpa")
+    if os.path.exists(lib) and os.path.exists(lib[:-3] + ".json"):
+        t0 = time.perf_counter()
+        k = Kernel(lib, fname)
+        _stats["load_seconds"] += time.perf_counter() - t0
+        _stats["disk_hits"] += 1
+        return k
+    os.makedirs(directory, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".staging-", dir=directory)
+    try:
+        out = os.path.join(staging, f"libattn_{digest}.so")
+        cmd = [compiler]
+        if is_mlir:
+            src = os.path.join(staging, "input.mlir")
+            with open(src, "w") as f:
+                f.write(source)
+            cmd.append(src)
+            if entry:
+                cmd += ["--entry", entry]
+        else:
+            cmd += ["--sdpa", source]
+        if name:
+            cmd += ["--name", name]
+        cmd += list(flags) + ["-o", out]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        _stats["compile_seconds"] += time.perf_counter() - t0
+        _stats["misses"] += 1
+        if proc.returncode != 0:
+            msg = proc.stderr.strip()
+            last = msg.splitlines()[-1] if msg else f"exit {proc.returncode}"
+            prefix = "attn-compile: error: "
+            exc = ValueError if proc.returncode == 2 and "--sdpa" in last \
+                else AttnError
+            raise exc(last[len(prefix):] if last.startswith(prefix) else msg) \
+                from None
+        # The JSON first, the library last: a library on disk has its JSON.
+        os.replace(out[:-3] + ".json", lib[:-3] + ".json")
+        os.replace(out, lib)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Kernel(lib, fname)
+
+
+def _is_mlir(source):
+    return "\n" in source or "func.func" in source or "attn.sdpa" in source
+
+
+def cache_info():
+    """Cache statistics of this process: in-memory hits, disk hits, compiles
+    (misses), seconds spent in attn-compile and in loading, entries, and the
+    cache directory."""
+    info = dict(_stats)
+    info["entries"] = len(_memory)
+    info["directory"] = _build.cache_dir()
+    return info
+
+
+def cache_clear(disk=False):
+    """Forgets the in-memory kernels and the statistics; disk=True also
+    deletes the libraries in the cache directory."""
+    with _lock:
+        _memory.clear()
+        for k in _stats:
+            _stats[k] = 0.0 if k.endswith("seconds") else 0
+        if disk:
+            d = _build.cache_dir()
+            if os.path.isdir(d):
+                for f in os.listdir(d):
+                    if f.startswith("libattn_"):
+                        os.remove(os.path.join(d, f))

@@ -1,0 +1,230 @@
+"""attn.sdpa: torch.nn.functional.scaled_dot_product_attention's arguments
+over kernels compiled by attn-compile (docs/op.md).
+
+Layouts: query ``[..., Hq, L, D]``, key ``[..., Hkv, S, D]``, value
+``[..., Hkv, S, Dv]`` with equal leading dims (none, one or several; they are
+flattened into the op's batch dim B), or ``[L, D]`` (B = Hq = 1). The mask
+broadcasts to ``[..., Hq, L, S]`` as in torch.
+"""
+
+import math
+import os
+import sys
+
+from . import _kernel, _tensors
+
+_CAUSAL = ("top_left", "bottom_right")
+
+
+def _err(message):
+    return ValueError("attn.sdpa: expected " + message)
+
+
+def _check_rank(name, shape, rank):
+    if len(shape) != rank:
+        raise _err(f"{name} to have rank {rank} (query's rank), but got rank "
+                   f"{len(shape)}")
+
+
+def default_threads():
+    """torch.get_num_threads() when torch is imported, else $OMP_NUM_THREADS,
+    else the number of CPUs this process may run on."""
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "get_num_threads"):
+        return torch.get_num_threads()
+    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
+         enable_gqa=False, *, causal="top_left", return_lse=False,
+         threads=None, dropout_p=0.0):
+    """Scaled dot-product attention, fused, compiled by attn.
+
+    Arguments as torch.nn.functional.scaled_dot_product_attention's (a bool
+    mask is true where a query may attend; a float mask, of the query's
+    dtype, is added to the scaled scores), plus:
+
+    causal: "top_left" (torch's is_causal, key j visible to query i iff
+        j <= i) or "bottom_right" (j <= i + S - L, KV-cache decoding); used
+        when is_causal is true. A mask and is_causal may be combined.
+    return_lse: also return the natural-log log-sum-exp ``[..., Hq, L]`` (f32).
+    threads: CPU threads (default: torch's setting when torch is imported,
+        else $OMP_NUM_THREADS, else all CPUs). threads > 1 uses a library
+        compiled with OpenMP.
+    dropout_p: must be 0 (accepted for torch's signature).
+
+    A row with nothing visible gives 0 (torch gives NaN). Inputs are numpy
+    arrays (f32, f16, bf16 via ml_dtypes) or torch tensors; the result is of
+    the same kind. Non-contiguous inputs are copied.
+    """
+    backend = _tensors.backend_of(query)
+    if dropout_p:
+        raise ValueError(f"attn.sdpa: dropout_p must be 0, got {dropout_p}")
+    if causal not in _CAUSAL:
+        raise ValueError(f"attn.sdpa: causal must be 'top_left' or "
+                         f"'bottom_right', got {causal!r}")
+    for name, x in (("key", key), ("value", value)):
+        if _tensors.backend_of(x) is not backend:
+            raise TypeError(f"attn.sdpa: expected {name} to be a "
+                            f"{backend.name} array like query")
+    target = backend.target(query)
+    q = backend.prepare(query, target)
+    k = backend.prepare(key, target)
+    v = backend.prepare(value, target)
+
+    qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
+    rank = len(qs)
+    if rank < 2:
+        raise _err(f"query to have rank 2 or more, but got rank {rank}")
+    _check_rank("key", ks, rank)
+    _check_rank("value", vs, rank)
+
+    dt = backend.dtype_name(q)
+    if dt not in ("f32", "f16", "bf16"):
+        raise TypeError(f"attn.sdpa: expected query element type to be f32, "
+                        f"f16 or bf16, but got {dt}")
+    if dt == "bf16" and backend.name == "numpy" and "bf16" not in \
+            _kernel.NP_DTYPES:
+        raise TypeError("attn.sdpa: bf16 numpy arrays need ml_dtypes")
+    for name, x in (("key", k), ("value", v)):
+        if backend.dtype_name(x) != dt:
+            raise TypeError(f"attn.sdpa: expected {name} element type "
+                            f"({backend.dtype_name(x)}) to equal query element "
+                            f"type ({dt})")
+
+    # Dims as the user numbered them: -1 head dim, -2 sequence, -3 heads.
+    def dim(i):
+        return i % rank
+
+    for i in range(rank - 3 if rank >= 3 else 0):
+        for name, s in (("key", ks), ("value", vs)):
+            if s[i] != qs[i]:
+                raise _err(f"{name} dim {i} ({s[i]}) to equal query dim {i} "
+                           f"({qs[i]})")
+    if ks[-1] != qs[-1]:
+        raise _err(f"key dim {dim(-1)} ({ks[-1]}) to equal query dim "
+                   f"{dim(-1)} ({qs[-1]})")
+    if vs[-2] != ks[-2]:
+        raise _err(f"value dim {dim(-2)} ({vs[-2]}) to equal key dim "
+                   f"{dim(-2)} ({ks[-2]})")
+    lead = qs[:-3]
+    b = math.prod(lead)
+    hq, lq, d = (qs[-3] if rank >= 3 else 1), qs[-2], qs[-1]
+    hkv, lk, dv = (ks[-3] if rank >= 3 else 1), ks[-2], vs[-1]
+    if rank >= 3:
+        if vs[-3] != ks[-3]:
+            raise _err(f"value dim {dim(-3)} ({vs[-3]}) to equal key dim "
+                       f"{dim(-3)} ({ks[-3]})")
+        if hq != hkv and not enable_gqa:
+            raise _err(f"key dim {dim(-3)} ({hkv}) to equal query dim "
+                       f"{dim(-3)} ({hq}) (enable_gqa=True allows fewer "
+                       f"key/value heads)")
+        if hkv <= 0 or hq % hkv:
+            raise _err(f"query heads (query dim {dim(-3)}: {hq}) to be a "
+                       f"positive multiple of key/value heads (key dim "
+                       f"{dim(-3)}: {hkv})")
+    if d <= 0 or dv <= 0:
+        raise _err(f"positive head dims, but got query dim {dim(-1)} ({d}) "
+                   f"and value dim {dim(-1)} ({dv})")
+    if scale is not None:
+        scale = float(scale)
+        if not math.isfinite(scale) or scale == 0.0:
+            raise _err(f"scale to be finite and non-zero, but got {scale}")
+
+    out_shape = qs[:-1] + (dv,)
+    lse_shape = qs[:-1]
+
+    # The mask: broadcast to [..., Hq, L, S], then viewed as rank 4.
+    mask_kind, mask_shape, m = "none", None, None
+    if attn_mask is not None:
+        if _tensors.backend_of(attn_mask) is not backend:
+            raise TypeError(f"attn.sdpa: expected attn_mask to be a "
+                            f"{backend.name} array like query")
+        m = backend.prepare(attn_mask, target)
+        mt = backend.dtype_name(m)
+        if mt == "bool":
+            mask_kind = "bool"
+        elif mt == dt:
+            mask_kind = "float"
+        else:
+            raise TypeError(f"attn.sdpa: expected mask element type to be bool "
+                            f"or the query element type ({dt}), but got {mt}")
+        ms = tuple(m.shape)
+        if len(ms) > rank:
+            raise _err(f"mask to have rank at most {rank} (query's rank), but "
+                       f"got rank {len(ms)}")
+        ms = (1,) * (rank - len(ms)) + ms
+        full = lead + ((hq,) if rank >= 3 else ()) + (lq, lk)
+        names = [f"query dim {i}" for i in range(len(lead))]
+        names += (["Hq"] if rank >= 3 else []) + ["L", "S"]
+        for i, (md, fd) in enumerate(zip(ms, full)):
+            if md != 1 and md != fd:
+                raise _err(f"mask dim {i} ({md}) to be 1 or {names[i]} ({fd})")
+        mlead = ms[:len(lead)]
+        if all(x == 1 for x in mlead):
+            mb = 1
+        elif mlead == lead:
+            mb = b
+        else:  # partly broadcast leading dims: materialize them
+            m = backend.expand(m.reshape(ms), lead + ms[len(lead):])
+            mb = b
+        mh = ms[-3] if rank >= 3 else 1
+        mask_shape = (mb, mh, ms[-2], ms[-1])
+        m = m.reshape(mask_shape)
+
+    if b == 0 or lq == 0 or hq == 0:
+        out = backend.empty(out_shape, dt, q)
+        return (out, backend.empty(lse_shape, "f32", q)) if return_lse else out
+    if lk == 0:  # nothing visible anywhere: 0 and -inf (docs/op.md rule 6)
+        out = backend.full(out_shape, 0, dt, q)
+        if return_lse:
+            return out, backend.full(lse_shape, float("-inf"), "f32", q)
+        return out
+
+    c = causal if is_causal else "none"
+    if target == "cpu":
+        if threads is None:
+            threads = default_threads()
+        elif int(threads) < 1:
+            raise ValueError(f"attn.sdpa: threads must be >= 1, got {threads}")
+        threads = int(threads)
+        openmp = threads > 1
+        chip = None
+    else:  # cuda: kernels for the tensor's device (untested, see README)
+        threads, openmp = None, False
+        chip = "sm_%d%d" % backend.torch.cuda.get_device_capability(q.device)
+    ckey = ("sdpa", target, dt, b, hq, hkv, lq, lk, d, dv, mask_kind,
+            mask_shape, c, scale, bool(return_lse), openmp, chip)
+    kernel = _kernel._memory.get(ckey)
+    if kernel is not None:
+        _kernel._stats["hits"] += 1
+    else:
+        spec = (f"b={b},hq={hq},hkv={hkv},lq={lq},lk={lk},d={d},dv={dv},"
+                f"dtype={dt},causal={c},mask={mask_kind}")
+        if mask_shape is not None:
+            spec += ",mask_shape=" + "x".join(map(str, mask_shape))
+        if scale is not None:
+            spec += f",scale={scale!r}"
+        if return_lse:
+            spec += ",lse=1"
+        kernel = _kernel.get_kernel(
+            spec, _kernel.compile_options(
+                target, openmp=openmp, chip=chip,
+                cuda_toolkit=os.environ.get("ATTN_CUDA_TOOLKIT")), key=ckey)
+
+    out = backend.empty(out_shape, dt, q)
+    ptrs = [backend.pointer(q), backend.pointer(k), backend.pointer(v)]
+    if m is not None:
+        ptrs.append(backend.pointer(m))
+    ptrs.append(backend.pointer(out))
+    if return_lse:
+        lse = backend.empty(lse_shape, "f32", q)
+        ptrs.append(backend.pointer(lse))
+    kernel.call_pointers(ptrs, None, backend.stream(q), threads)
+    return (out, lse) if return_lse else out

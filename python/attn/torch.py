@@ -1,0 +1,103 @@
+"""attn for PyTorch: the custom ops ``torch.ops.attn.sdpa`` (and
+``attn.sdpa_lse``, which also returns the log-sum-exp) and a context
+manager that routes ``F.scaled_dot_product_attention`` to it.
+
+    import attn.torch
+    out = torch.ops.attn.sdpa(q, k, v, None, True, None, False, "top_left")
+    with attn.torch.use_attn():          # every F.scaled_dot_product_attention
+        y = model(x)                     # call inside goes to attn
+
+The op has a fake (meta) implementation, so torch.compile traces it as one
+opaque node of the graph. It has no autograd formula (inference only).
+CPU tensors are passed by address when contiguous (copied otherwise); CUDA
+tensors go to a cuda library on the current stream (untested: attn's GPU
+lowering of attn.sdpa is not built yet, so that path raises attn.AttnError).
+"""
+
+import contextlib
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from . import _sdpa
+
+
+@torch.library.custom_op("attn::sdpa", mutates_args=())
+def sdpa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+         attn_mask: Optional[torch.Tensor] = None, is_causal: bool = False,
+         scale: Optional[float] = None, enable_gqa: bool = False,
+         causal: str = "top_left") -> torch.Tensor:
+    """attn.sdpa on torch tensors, as a torch custom op."""
+    return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
+                      enable_gqa, causal=causal)
+
+
+@sdpa.register_fake
+def _sdpa_fake(query, key, value, attn_mask=None, is_causal=False, scale=None,
+               enable_gqa=False, causal="top_left"):
+    return query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
+
+
+@torch.library.custom_op("attn::sdpa_lse", mutates_args=())
+def sdpa_lse(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+             attn_mask: Optional[torch.Tensor] = None, is_causal: bool = False,
+             scale: Optional[float] = None, enable_gqa: bool = False,
+             causal: str = "top_left") -> tuple[torch.Tensor, torch.Tensor]:
+    """attn.sdpa(..., return_lse=True) as a torch custom op: (out, lse)."""
+    return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
+                      enable_gqa, causal=causal, return_lse=True)
+
+
+@sdpa_lse.register_fake
+def _sdpa_lse_fake(query, key, value, attn_mask=None, is_causal=False,
+                   scale=None, enable_gqa=False, causal="top_left"):
+    out = query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
+    return out, query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
+
+
+_SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
+
+
+class _Swap:
+    """What use_attn() yields: how many calls went to attn and how many fell
+    back to torch (dropout, autograd, unsupported dtype or device)."""
+
+    def __init__(self):
+        self.calls = 0
+        self.fallbacks = 0
+
+
+@contextlib.contextmanager
+def use_attn(causal="top_left"):
+    """Routes torch.nn.functional.scaled_dot_product_attention to attn.
+
+    Applies to code that looks the function up as ``F.scaled_dot_product_attention``
+    (torch's own nn.MultiheadAttention does) while the context is active.
+    Calls attn cannot take (dropout_p > 0, tensors that require grad under
+    autograd, other dtypes or devices) go to torch's function unchanged.
+    causal: the alignment used for is_causal=True ("top_left" is torch's).
+    """
+    original = F.scaled_dot_product_attention
+    swap = _Swap()
+
+    def replacement(query, key, value, attn_mask=None, dropout_p=0.0,
+                    is_causal=False, scale=None, enable_gqa=False):
+        grad = torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (query, key, value, attn_mask))
+        if (dropout_p or grad or query.dtype not in _SUPPORTED
+                or query.device.type not in ("cpu", "cuda")):
+            swap.fallbacks += 1
+            return original(query, key, value, attn_mask=attn_mask,
+                            dropout_p=dropout_p, is_causal=is_causal,
+                            scale=scale, enable_gqa=enable_gqa)
+        swap.calls += 1
+        return torch.ops.attn.sdpa(query, key, value, attn_mask, is_causal,
+                                   scale, enable_gqa, causal)
+
+    F.scaled_dot_product_attention = replacement
+    try:
+        yield swap
+    finally:
+        F.scaled_dot_product_attention = original

@@ -1,0 +1,141 @@
+"""Shared by the tests: a float64 reference of docs/op.md and docs/numerics.md's
+rules. scripts/gpu_check.py's reference() is not in this tree, so the
+reference is written here (plain numpy, no code shared with attn)."""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+try:
+    import ml_dtypes
+    BF16 = np.dtype(ml_dtypes.bfloat16)
+except ImportError:
+    BF16 = None
+
+
+def reference(q, k, v, mask=None, is_causal=False, causal="top_left",
+              scale=None, noise=None):
+    """out [..., Hq, L, Dv] and lse [..., Hq, L] in float64 (docs/op.md).
+
+    Layout [..., H, L, D] (or [L, D]); key/value heads repeat for GQA.
+    noise: an optional array added to the scaled scores (for sens).
+    """
+    q = np.asarray(q, np.float64)
+    k = np.asarray(k, np.float64)
+    v = np.asarray(v, np.float64)
+    if q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
+        g = q.shape[-3] // k.shape[-3]
+        k = np.repeat(k, g, axis=-3)
+        v = np.repeat(v, g, axis=-3)
+    d = q.shape[-1]
+    sc = 1.0 / np.sqrt(d) if scale is None else scale
+    s = sc * (q @ np.swapaxes(k, -1, -2))
+    if noise is not None:
+        s = s + noise
+    visible = np.ones(s.shape, bool)
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            visible &= np.broadcast_to(mask, s.shape)
+        else:
+            s = s + np.asarray(mask, np.float64)
+    L, S = s.shape[-2], s.shape[-1]
+    if is_causal:
+        i = np.arange(L)[:, None]
+        j = np.arange(S)[None, :]
+        off = 0 if causal == "top_left" else S - L
+        visible &= j <= i + off
+    visible &= s != -np.inf
+    s = np.where(visible, s, -np.inf)
+    m = s.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.where(visible, np.exp(s - m), 0.0)
+    z = e.sum(axis=-1, keepdims=True)
+    p = np.divide(e, z, out=np.zeros_like(e), where=z > 0)
+    out = p @ v
+    with np.errstate(divide="ignore"):
+        lse = np.where(z[..., 0] > 0, np.log(z[..., 0]) + m[..., 0], -np.inf)
+    return out, lse
+
+
+def sensitivity(q, k, v, mask, is_causal, causal, scale, ref, seed=0):
+    """docs/numerics.md's sens: how far the f64 reference moves under
+    f32-sized noise in the scores (three draws; largest rel_l2, max_abs)."""
+    q64 = np.asarray(q, np.float64)
+    k64 = np.asarray(k, np.float64)
+    if q64.ndim >= 3 and k64.shape[-3] != q64.shape[-3]:
+        k64 = np.repeat(k64, q64.shape[-3] // k64.shape[-3], axis=-3)
+    d = q64.shape[-1]
+    sc = 1.0 / np.sqrt(d) if scale is None else scale
+    norms = np.sqrt((q64 ** 2) @ np.swapaxes(k64 ** 2, -1, -2))
+    rng = np.random.default_rng(seed + 12345)
+    rel, ab = 0.0, 0.0
+    for _ in range(3):
+        xi = rng.standard_normal(norms.shape)
+        noise = 2.0 ** -24 * np.sqrt(d) * abs(sc) * norms * xi
+        o, _ = reference(q, k, v, mask, is_causal, causal, scale, noise)
+        rel = max(rel, rel_l2(o, ref))
+        ab = max(ab, float(np.max(np.abs(o - ref), initial=0.0)))
+    return rel, ab
+
+
+def rel_l2(x, ref):
+    x = np.asarray(x, np.float64)
+    n = np.linalg.norm(ref)
+    return float(np.linalg.norm(x - ref) / n) if n > 0 else float(
+        np.linalg.norm(x))
+
+
+def check(out, q, k, v, mask=None, is_causal=False, causal="top_left",
+          scale=None, lse=None):
+    """Asserts docs/numerics.md's rule for out's dtype (and f32's for lse)."""
+    ref, ref_lse = reference(q, k, v, mask, is_causal, causal, scale)
+    out64 = np.asarray(out, np.float64)
+    assert out.shape == ref.shape
+    assert not np.isnan(out64).any(), "NaN in the result of NaN-free inputs"
+    if out.dtype == np.float32:
+        sr, sa = sensitivity(q, k, v, mask, is_causal, causal, scale, ref)
+        err = rel_l2(out64, ref)
+        assert err <= 1e-5 + 4 * sr, (err, sr)
+        mabs = float(np.max(np.abs(out64 - ref), initial=0.0))
+        bound = 1e-4 * max(1.0, float(np.max(np.abs(ref), initial=0.0))) + 4 * sa
+        assert mabs <= bound, (mabs, bound)
+    else:
+        # The "naive" oracle here: f32 numpy from the same low-precision
+        # inputs, rounded once to the output type.
+        naive, _ = reference(*(np.asarray(x, np.float32) for x in (q, k, v)),
+                             None if mask is None else np.asarray(
+                                 mask, np.bool_ if mask.dtype == np.bool_
+                                 else np.float32),
+                             is_causal, causal, scale)
+        naive = naive.astype(np.float32).astype(out.dtype).astype(np.float64)
+        err = rel_l2(out64, ref)
+        cap = 2e-3 if out.dtype == np.float16 else 1.6e-2
+        assert err <= 2 * rel_l2(naive, ref) + 1e-6, (err, rel_l2(naive, ref))
+        assert err <= cap, err
+    if lse is not None:
+        assert lse.dtype == np.float32 and lse.shape == ref_lse.shape
+        fin = np.isfinite(ref_lse)
+        assert (np.isneginf(lse) == ~fin).all()
+        l64 = np.asarray(lse, np.float64)[fin]
+        assert rel_l2(l64, ref_lse[fin]) <= 1e-5
+        assert np.max(np.abs(l64 - ref_lse[fin]), initial=0.0) <= 1e-4 * max(
+            1.0, float(np.max(np.abs(ref_lse[fin]), initial=0.0)))
+
+
+def randn(shape, dtype=np.float32, seed=0):
+    x = np.random.default_rng(seed).standard_normal(shape)
+    return x.astype(np.float32).astype(dtype)
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """An empty cache directory and a clean in-memory cache for one test."""
+    import attn
+    monkeypatch.setenv("ATTN_CACHE_DIR", str(tmp_path / "cache"))
+    attn.cache_clear()
+    yield tmp_path / "cache"
+    attn.cache_clear()
