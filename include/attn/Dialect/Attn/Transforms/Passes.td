@@ -169,4 +169,45 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
   ];
 }
 
+def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "func::FuncOp"> {
+  let summary = "Put a bufferized host function's buffers in GPU device "
+                "memory, its copies in kernels";
+  let description = [{
+    For a GPU pipeline, after bufferization and before the loops are mapped
+    to the GPU: the function's arguments are device pointers given by the
+    caller, and every buffer it allocates (the naive score table, row
+    statistics, results) must be device memory too, since only kernels
+    touch them. Outside `gpu.launch` bodies:
+
+    - `memref.alloc` becomes `gpu.alloc` and `memref.dealloc` becomes
+      `gpu.dealloc` (`gpu-async-region` and `gpu-to-llvm` turn them into
+      `mgpuMemAlloc`/`mgpuMemFree` on the launch stream);
+    - `memref.copy` becomes `linalg.copy`, so that it is lowered to a kernel
+      with the other linalg ops;
+    - a load or store the host would make itself (`memref.load`,
+      `memref.store`, vector transfers) is an error: the host cannot read
+      device memory.
+
+    Before:
+
+    ```mlir
+    %s = memref.alloc(%b, %lq, %lk) {alignment = 64 : i64} : memref<?x8x?x?xf32>
+    memref.copy %a, %o : memref<?x8x?x64xf32> to memref<?x8x?x64xf32>
+    memref.dealloc %s : memref<?x8x?x?xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %s = gpu.alloc (%b, %lq, %lk) : memref<?x8x?x?xf32>
+    linalg.copy ins(%a : memref<?x8x?x64xf32>) outs(%o : memref<?x8x?x64xf32>)
+    gpu.dealloc %s : memref<?x8x?x?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
