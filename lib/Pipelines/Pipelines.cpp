@@ -169,11 +169,10 @@ mlir::attn::verifyGpuPipelineOptions(const GpuPipelineOptions &options) {
 
 void mlir::attn::buildGpuLoweringTail(OpPassManager &pm,
                                       const GpuPipelineOptions &options) {
-  // Kernel arguments become bare pointers, which carry no sizes: take
-  // every memref apart into a base pointer and index values (sizes,
-  // strides) before outlining, so dynamic shapes reach the kernels as
-  // scalars.
-  pm.addNestedPass<func::FuncOp>(createGpuDecomposeMemrefsPass());
+  // Kernel arguments become bare pointers, which carry no sizes: memrefs
+  // of dynamic shape reach the kernels as a base pointer and index values
+  // (sizes, strides) and are rebuilt inside.
+  pm.addNestedPass<func::FuncOp>(createAttnGpuRebuildCapturedMemrefs());
   // Constants and index arithmetic into the kernels, rather than passed as
   // kernel arguments.
   pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());

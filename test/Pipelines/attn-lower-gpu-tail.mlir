@@ -1,6 +1,7 @@
 // The end of every GPU pipeline on hand-written kernels: vector ops (even
 // vector.extract_strided_slice, which convert-gpu-to-nvvm leaves alone),
-// math.exp2, shuffles, a workgroup buffer filled by cp.async; memref kernel
+// math.exp2, shuffles, a workgroup buffer filled by cp.async (from static and
+// dynamic memrefs); memref kernel
 // arguments become one bare pointer each.
 //
 // REQUIRES: cuda-toolkit
@@ -73,6 +74,38 @@ func.func @workgroup_cp_async(%a: memref<8x64xf16>, %b: memref<8x64xf32>) {
     %h = memref.load %tile[%r] : memref<64xf16, #gpu.address_space<workgroup>>
     %f = arith.extf %h : f16 to f32
     memref.store %f, %b[%bx, %tx] : memref<8x64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A dynamic memref read by cp.async (not a load gpu-decompose-memrefs would
+// take apart): passed as a bare pointer and its size, rebuilt in the kernel.
+// HOST-LABEL: llvm.func @dynamic_cp_async(
+// HOST:         gpu.launch_func <%{{.*}} : !llvm.ptr> @dynamic_cp_async_kernel::@dynamic_cp_async_kernel blocks in ({{.*}}) threads in ({{.*}}) : i64 args(%{{.*}} : !llvm.ptr, %{{.*}} : i64, %{{.*}} : !llvm.ptr, %{{.*}} : i64)
+// PTX-LABEL: // PTX of gpu.binary @dynamic_cp_async_kernel
+// PTX:       cp.async.ca.shared.global
+// PTXAS: @dynamic_cp_async_kernel: {{[0-9]+}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 128 bytes smem
+func.func @dynamic_cp_async(%a: memref<?x64xf16>, %b: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %rows = memref.dim %a, %c0 : memref<?x64xf16>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %rows, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1)
+      workgroup(%tile : memref<64xf16, #gpu.address_space<workgroup>>) {
+    %c2 = arith.constant 2 : index
+    %c63 = arith.constant 63 : index
+    %j = arith.muli %tx, %c2 : index
+    %t = nvgpu.device_async_copy %a[%bx, %j], %tile[%j], 2 : memref<?x64xf16> to memref<64xf16, #gpu.address_space<workgroup>>
+    %g = nvgpu.device_async_create_group %t
+    nvgpu.device_async_wait %g
+    gpu.barrier
+    %r = arith.subi %c63, %tx : index
+    %h = memref.load %tile[%r] : memref<64xf16, #gpu.address_space<workgroup>>
+    %f = arith.extf %h : f16 to f32
+    memref.store %f, %b[%bx, %tx] : memref<?x64xf32>
     gpu.terminator
   }
   return
