@@ -1,8 +1,7 @@
 // The end of every GPU pipeline on hand-written kernels: vector ops (even
 // vector.extract_strided_slice, which convert-gpu-to-nvvm leaves alone),
 // math.exp2, shuffles, a workgroup buffer filled by cp.async (from static and
-// dynamic memrefs); memref kernel
-// arguments become one bare pointer each.
+// dynamic memrefs); memref kernel arguments become one bare pointer each.
 //
 // REQUIRES: cuda-toolkit
 // RUN: attn-opt %s -split-input-file --attn-lower-gpu-tail="chip=sm_80 format=isa" -o %t.mlir
