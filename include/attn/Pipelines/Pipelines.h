@@ -130,6 +130,11 @@ void buildGpuLoweringTail(OpPassManager &pm, const GpuPipelineOptions &options);
 /// buffers in device memory, linalg -> parallel loops -> gpu.launch (every
 /// linalg op a kernel; reductions are sequential loops in a thread), then
 /// buildGpuLoweringTail. The reference (oracle) lowering for the GPU.
+/// The function's memref arguments are device pointers; the results it
+/// returns are device buffers it allocated (mgpuMemAlloc), which the caller
+/// frees. Temporaries are allocated and freed (mgpuMemFree) on the stream of
+/// the launches, before that stream is synchronized: the runtime's
+/// allocation functions must be stream-ordered or synchronizing.
 void buildNaiveGpuPipeline(OpPassManager &pm,
                            const GpuPipelineOptions &options);
 
