@@ -8,7 +8,7 @@
 // REQUIRES: cuda-toolkit
 // RUN: attn-opt %s -split-input-file --attn-lower-naive-gpu="chip=sm_80 format=isa" -o %t.sm80.mlir
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm80.mlir
-// RUN: not grep -e llvm.load -e llvm.store %t.sm80.mlir
+// RUN: not grep -e llvm.load -e llvm.store -e @malloc -e @free %t.sm80.mlir
 // RUN: %python %S/Inputs/ptx.py --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
 // RUN: %python %S/Inputs/ptx.py --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefixes=PTXAS,PTXAS80
 // RUN: attn-opt %s -split-input-file --attn-lower-naive-gpu="chip=sm_90 format=isa" -o %t.sm90.mlir
@@ -146,6 +146,29 @@ func.func @f16_dynamic_gqa_float_mask_lse(%q: tensor<?x4x?x64xf16>, %k: tensor<?
 func.func @bf16_d128_dynamic_bool_mask_lse(%q: tensor<?x8x?x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>, %m: tensor<1x1x?x?xi1>) -> (tensor<?x8x?x128xbf16>, tensor<?x8x?xf32>) {
   %o, %lse = attn.sdpa %q, %k, %v mask(%m) {causal = #attn.causal<top_left>} : tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<?x8x?x128xbf16>, tensor<1x1x?x?xi1> -> tensor<?x8x?x128xbf16>, tensor<?x8x?xf32>
   return %o, %lse : tensor<?x8x?x128xbf16>, tensor<?x8x?xf32>
+}
+
+// -----
+
+// attn.sdpa in a loop that carries its result, then inserted into a slice of
+// an argument: the host only loops, allocates and launches.
+// HOST-LABEL: llvm.func @loop_carried_insert(
+// HOST:         llvm.call @mgpuMemAlloc
+// HOST:         llvm.cond_br
+// HOST:         gpu.launch_func
+// PTXAS: @loop_carried_insert_kernel: {{[0-9]+}} registers, 0 bytes spill stores
+// LLVMIR-LABEL: @loop_carried_insert(
+// LLVMIR:         call void @mgpuLaunchKernel(
+func.func @loop_carried_insert(%q: tensor<2x4x20x16xf32>, %k: tensor<2x4x20x16xf32>, %v: tensor<2x4x20x16xf32>, %big: tensor<2x4x50x16xf32>) -> tensor<2x4x50x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%x = %q) -> tensor<2x4x20x16xf32> {
+    %o = attn.sdpa %x, %k, %v {causal = #attn.causal<top_left>} : tensor<2x4x20x16xf32>, tensor<2x4x20x16xf32>, tensor<2x4x20x16xf32> -> tensor<2x4x20x16xf32>
+    scf.yield %o : tensor<2x4x20x16xf32>
+  }
+  %ins = tensor.insert_slice %r into %big[0, 0, 7, 0] [2, 4, 20, 16] [1, 1, 1, 1] : tensor<2x4x20x16xf32> into tensor<2x4x50x16xf32>
+  return %ins : tensor<2x4x50x16xf32>
 }
 
 // All kernels of all cases: no spills, within the 255-register limit.
