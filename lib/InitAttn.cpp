@@ -14,6 +14,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect>();
@@ -21,6 +22,9 @@ void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
   // their own pipelines, so every upstream dialect and extension is there.
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary (the GPU pipelines) translates device code to LLVM
+  // IR inside the pass.
+  registerAllGPUToLLVMIRTranslations(registry);
 }
 
 void mlir::attn::registerAttnPasses() {

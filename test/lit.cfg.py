@@ -45,9 +45,20 @@ tools = [
     "attn-opt",
     "attn-run",
     ToolSubst("mlir-runner", unresolved="fatal"),
+    ToolSubst("mlir-translate", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # GPU integration tests need a CUDA device; the machines CI runs on have none.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")
+
+# Tests that compile kernels to PTX and assemble them need the CUDA toolkit
+# CMake found (ATTN_CUDA_TOOLKIT_DIR), not a GPU.
+if config.cuda_toolkit_dir and os.path.exists(
+    os.path.join(config.cuda_toolkit_dir, "bin", "ptxas")
+):
+    config.available_features.add("cuda-toolkit")
+    config.substitutions.append(
+        ("%ptxas", os.path.join(config.cuda_toolkit_dir, "bin", "ptxas"))
+    )

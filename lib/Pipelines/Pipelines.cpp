@@ -10,9 +10,12 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -20,7 +23,28 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// The chips the GPU pipelines target (Ampere, Ada, Hopper) and the PTX ISA
+/// each needs at least.
+struct GpuChip {
+  llvm::StringLiteral name;
+  llvm::StringLiteral ptxFeatures;
+};
+constexpr GpuChip kGpuChips[] = {{"sm_80", "+ptx70"},
+                                 {"sm_86", "+ptx71"},
+                                 {"sm_89", "+ptx78"},
+                                 {"sm_90", "+ptx80"},
+                                 {"sm_90a", "+ptx80"}};
+constexpr llvm::StringLiteral kGpuFormats[] = {"fatbin", "bin", "isa"};
+/// Query rows per CTA of the naive GPU lowering (one warp).
+constexpr int64_t kNaiveGpuRowsPerBlock = 32;
+} // namespace
 
 /// One-shot bufferization across function boundaries with identity layouts,
 /// so that entry points take plain memrefs, then ownership-based
@@ -108,6 +132,142 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   buildLowerToLLVMPipeline(pm);
 }
 
+llvm::StringRef mlir::attn::getDefaultCudaToolkitDir() {
+#ifdef ATTN_CUDA_TOOLKIT_DIR
+  return ATTN_CUDA_TOOLKIT_DIR;
+#else
+  return "";
+#endif
+}
+
+llvm::StringRef mlir::attn::getDefaultPtxFeatures(llvm::StringRef chip) {
+  for (const GpuChip &known : kGpuChips)
+    if (known.name == chip)
+      return known.ptxFeatures;
+  return "";
+}
+
+llvm::Error
+mlir::attn::verifyGpuPipelineOptions(const GpuPipelineOptions &options) {
+  SmallVector<llvm::StringRef> chips;
+  for (const GpuChip &known : kGpuChips)
+    chips.push_back(known.name);
+  if (!llvm::is_contained(chips, options.chip))
+    return llvm::createStringError("chip '" + options.chip +
+                                   "' is not supported (expected one of " +
+                                   llvm::join(chips, ", ") + ")");
+  if (!llvm::is_contained(kGpuFormats, options.format))
+    return llvm::createStringError(
+        "format '" + options.format + "' is not supported (expected one of " +
+        llvm::join(llvm::ArrayRef(kGpuFormats), ", ") + ")");
+  if (options.optLevel > 3)
+    return llvm::createStringError("opt-level " +
+                                   std::to_string(options.optLevel) +
+                                   " is not supported (expected 0 to 3)");
+  return llvm::Error::success();
+}
+
+void mlir::attn::buildGpuLoweringTail(OpPassManager &pm,
+                                      const GpuPipelineOptions &options) {
+  // Kernel arguments become bare pointers, which carry no sizes: memrefs
+  // of dynamic shape reach the kernels as a base pointer and index values
+  // (sizes, strides) and are rebuilt inside.
+  pm.addNestedPass<func::FuncOp>(createAttnGpuRebuildCapturedMemrefs());
+  // Constants and index arithmetic into the kernels, rather than passed as
+  // kernel arguments.
+  pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // Allocations, launches and frees on one stream, synchronized at the end.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+
+  // Device code. Vector ops first: convert-gpu-to-nvvm does not lower all
+  // of them (vector.extract_strided_slice stays).
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createConvertVectorToSCFPass());
+  device.addPass(memref::createExpandStridedMetadataPass());
+  device.addPass(createLowerAffinePass());
+  device.addPass(createSCFToControlFlowPass());
+  device.addPass(createConvertVectorToLLVMPass());
+  device.addPass(createConvertNVGPUToNVVMPass());
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.useBarePtrCallConv = true;
+  device.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  device.addPass(createConvertNVVMToLLVMPass());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features.empty()
+                        ? getDefaultPtxFeatures(options.chip).str()
+                        : std::string(options.features);
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // Host code: launches, then everything else as on the CPU.
+  GpuToLLVMConversionPassOptions toLLVM;
+  toLLVM.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(toLLVM));
+  buildLowerToLLVMPipeline(pm);
+
+  // The toolkit gives ptxas and libdevice (math functions such as expf).
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = options.toolkit;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void mlir::attn::buildNaiveGpuPipeline(OpPassManager &pm,
+                                       const GpuPipelineOptions &options) {
+  pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(createCanonicalizerPass());
+  addBufferization(pm);
+  pm.addNestedPass<func::FuncOp>(createAttnGpuDeviceBuffers());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // Parallel dims (batch, head, query row, key or value column) become the
+  // grid and the threads; reduction dims stay sequential loops in a thread.
+  // gpu-map-parallel-loops maps the first three dims of a loop (blocks for
+  // the outer loop, threads for the inner one): tile the query rows by 32
+  // so that a warp takes 32 rows of one (batch, head) and each thread walks
+  // one row's keys or value columns.
+  pm.addNestedPass<func::FuncOp>(createParallelLoopTilingPass(
+      {1, 1, kNaiveGpuRowsPerBlock, kNaiveGpuRowsPerBlock},
+      /*noMinMaxBounds=*/true));
+  GpuMapParallelLoopsPassOptions mapping;
+  mapping.mappingPolicyStr = "innermost-first";
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass(mapping));
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  buildGpuLoweringTail(pm, options);
+}
+
+/// Registers a GPU pipeline whose options are checked before it is built,
+/// so that a bad chip or format is an error under the pipeline's name.
+static void registerGpuPipeline(llvm::StringRef name,
+                                llvm::StringRef description,
+                                void (*build)(OpPassManager &,
+                                              const GpuPipelineOptions &)) {
+  registerPassPipeline(
+      name, description,
+      [name,
+       build](OpPassManager &pm, llvm::StringRef text,
+              llvm::function_ref<LogicalResult(const Twine &)> errorHandler)
+          -> LogicalResult {
+        GpuPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        if (llvm::Error error = verifyGpuPipelineOptions(options))
+          return errorHandler(name + ": " + llvm::toString(std::move(error)));
+        build(pm, options);
+        return success();
+      },
+      [](llvm::function_ref<void(const detail::PassOptions &)> printOptions) {
+        printOptions(GpuPipelineOptions());
+      });
+}
+
 void mlir::attn::registerAttnPipelines() {
   PassPipelineRegistration<CpuPipelineOptions>(
       "attn-lower-cpu",
@@ -118,4 +278,12 @@ void mlir::attn::registerAttnPipelines() {
       "attn-lower-naive-cpu",
       "Lower attn.sdpa naively (score table materialized) to LLVM for the CPU",
       buildNaiveCpuPipeline);
+  registerGpuPipeline("attn-lower-naive-gpu",
+                      "Lower attn.sdpa naively (score table materialized) to "
+                      "NVVM kernels and LLVM host code for an NVIDIA GPU",
+                      buildNaiveGpuPipeline);
+  registerGpuPipeline("attn-lower-gpu-tail",
+                      "Lower bufferized gpu.launch code to gpu.binary ops and "
+                      "LLVM host code (the end of every GPU pipeline)",
+                      buildGpuLoweringTail);
 }

@@ -14,6 +14,8 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include "llvm/Support/Error.h"
+
 namespace mlir {
 class OpPassManager;
 namespace attn {
@@ -63,6 +65,78 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 /// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
 /// OpenMP, LLVM. The fused lowering for the CPU.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
+
+/// The CUDA toolkit CMake found (ATTN_CUDA_TOOLKIT_DIR), or "" if none.
+llvm::StringRef getDefaultCudaToolkitDir();
+
+/// The PTX features used for `chip` when the options give none.
+llvm::StringRef getDefaultPtxFeatures(llvm::StringRef chip);
+
+/// Options of the GPU pipelines (NVIDIA, through NVVM and PTX). The chip and
+/// format are checked by verifyGpuPipelineOptions: the registered pipelines
+/// reject bad values with its message; callers of the build functions check
+/// first.
+struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features; empty: the chip's (+ptx70 for sm_80, "
+                     "+ptx71 for sm_86, +ptx78 for sm_89, +ptx80 for sm_90 "
+                     "and sm_90a)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit (bin/ptxas, nvvm/libdevice) for "
+                     "gpu-module-to-binary; default: the one CMake found"),
+      llvm::cl::init(getDefaultCudaToolkitDir().str())};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What each gpu.binary holds: fatbin, bin (cubin) or isa "
+                     "(PTX text)"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimization level of the device code (0-3)"),
+      llvm::cl::init(3)};
+  // For the fused GPU lowering (convert-attn-to-gpu); the naive pipeline
+  // does not read them.
+  PassOptions::Option<int64_t> blockQ{
+      *this, "block-q", llvm::cl::desc("Query rows per CTA (fused lowering)"),
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockQ)};
+  PassOptions::Option<int64_t> blockKV{
+      *this, "block-kv",
+      llvm::cl::desc("Keys per block of the online-softmax loop (fused "
+                     "lowering)"),
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockKV)};
+};
+
+/// Fails, naming the option and the values accepted, for a chip, format or
+/// opt-level the GPU pipelines do not support.
+llvm::Error verifyGpuPipelineOptions(const GpuPipelineOptions &options);
+
+/// The device half of every GPU pipeline: from a bufferized module whose
+/// device code is in `gpu.launch` ops (buffers in device memory) to one
+/// LLVM-dialect module holding a `gpu.binary` per kernel and host code that
+/// launches them through the `mgpu*` runtime functions (stream, memory,
+/// launch). Memref kernel arguments are passed as one bare pointer each. The
+/// context needs the GPU dialects' LLVM IR translations
+/// (registerAllGPUToLLVMIRTranslations; registerAttnDialects adds them).
+void buildGpuLoweringTail(OpPassManager &pm, const GpuPipelineOptions &options);
+
+/// `attn-lower-naive-gpu`: convert-attn-to-linalg, one-shot bufferization,
+/// buffers in device memory, linalg -> parallel loops -> gpu.launch (every
+/// linalg op a kernel; reductions are sequential loops in a thread), then
+/// buildGpuLoweringTail. The reference (oracle) lowering for the GPU.
+/// The function's memref arguments are device pointers; the results it
+/// returns are device buffers it allocated (mgpuMemAlloc), which the caller
+/// frees. Temporaries are allocated and freed (mgpuMemFree) on the stream of
+/// the launches, before that stream is synchronized: the runtime's
+/// allocation functions must be stream-ordered or synchronizing.
+void buildNaiveGpuPipeline(OpPassManager &pm,
+                           const GpuPipelineOptions &options);
 
 /// Registers the named pipelines above with the global pass registry.
 void registerAttnPipelines();

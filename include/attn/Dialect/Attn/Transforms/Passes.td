@@ -169,4 +169,87 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
   ];
 }
 
+def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "func::FuncOp"> {
+  let summary = "Put a bufferized host function's buffers in GPU device "
+                "memory, its copies in kernels";
+  let description = [{
+    For a GPU pipeline, after bufferization and before the loops are mapped
+    to the GPU: the function's arguments are device pointers given by the
+    caller, and every buffer it allocates (the naive score table, row
+    statistics, results) must be device memory too, since only kernels
+    touch them. Outside `gpu.launch` bodies:
+
+    - `memref.alloc` becomes `gpu.alloc` and `memref.dealloc` becomes
+      `gpu.dealloc` (`gpu-async-region` and `gpu-to-llvm` turn them into
+      `mgpuMemAlloc`/`mgpuMemFree` on the launch stream);
+    - `memref.copy` becomes `linalg.copy`, so that it is lowered to a kernel
+      with the other linalg ops;
+    - a load or store the host would make itself (`memref.load`,
+      `memref.store`, vector transfers) is an error: the host cannot read
+      device memory.
+
+    Before:
+
+    ```mlir
+    %s = memref.alloc(%b, %lq, %lk) {alignment = 64 : i64} : memref<?x8x?x?xf32>
+    memref.copy %a, %o : memref<?x8x?x64xf32> to memref<?x8x?x64xf32>
+    memref.dealloc %s : memref<?x8x?x?xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %s = gpu.alloc (%b, %lq, %lk) : memref<?x8x?x?xf32>
+    linalg.copy ins(%a : memref<?x8x?x64xf32>) outs(%o : memref<?x8x?x64xf32>)
+    gpu.dealloc %s : memref<?x8x?x?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+  ];
+}
+
+def AttnGpuRebuildCapturedMemrefs
+    : Pass<"attn-gpu-rebuild-captured-memrefs", "func::FuncOp"> {
+  let summary = "Pass the memrefs a gpu.launch captures as a base buffer "
+                "and index values, so kernels take one bare pointer each";
+  let description = [{
+    Kernels take one bare pointer per memref argument
+    (`use-bare-pointers-for-kernels`), which holds only for memrefs of static
+    shape, strides and offset. Every other memref a `gpu.launch` body uses
+    from above is taken apart before the launch
+    (`memref.extract_strided_metadata`: a 0-d base buffer, the offset, sizes
+    and strides) and rebuilt at the start of the body
+    (`memref.reinterpret_cast`, then `memref.cast` back to its type), so that
+    kernel outlining passes the base buffer (static: a bare pointer) and the
+    index values (scalars). Unlike `gpu-decompose-memrefs`, which rewrites
+    only loads, stores and subviews, every use is served: `nvgpu` copies,
+    `memref.dim`, vector transfers.
+
+    Before:
+
+    ```mlir
+    gpu.launch ... {
+      %t = nvgpu.device_async_copy %k[%i, %j], %smem[%j], 8
+          : memref<?x64xf16> to memref<64xf16, 3>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %k
+    gpu.launch ... {
+      %r = memref.reinterpret_cast %base to offset: [%offset],
+          sizes: [%sizes#0, 64], strides: [64, 1]
+          : memref<f16> to memref<?x64xf16, strided<[64, 1], offset: ?>>
+      %k2 = memref.cast %r : ... to memref<?x64xf16>
+      %t = nvgpu.device_async_copy %k2[%i, %j], %smem[%j], 8 ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

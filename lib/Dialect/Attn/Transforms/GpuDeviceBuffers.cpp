@@ -1,0 +1,82 @@
+//===- GpuDeviceBuffers.cpp - host buffers in GPU device memory -----------===//
+//
+// Part of the attn project.
+//
+// For the GPU pipelines, after bufferization: the buffers a host function
+// allocates become device allocations and its copies become linalg.copy (a
+// kernel once the linalg ops are mapped to the GPU). A load or store left to
+// the host is an error, since every buffer is in device memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNGPUDEVICEBUFFERS
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+/// True for the ops through which host code would read or write a buffer's
+/// elements itself.
+bool accessesElements(Operation *op) {
+  return isa<memref::LoadOp, memref::StoreOp, vector::TransferReadOp,
+             vector::TransferWriteOp, vector::LoadOp, vector::StoreOp,
+             vector::MaskedLoadOp, vector::MaskedStoreOp>(op);
+}
+
+struct AttnGpuDeviceBuffers
+    : public attn::impl::AttnGpuDeviceBuffersBase<AttnGpuDeviceBuffers> {
+  void runOnOperation() override {
+    SmallVector<Operation *> hostOps;
+    WalkResult walk =
+        getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+          // Kernels (gpu.launch bodies) and the bodies of linalg ops, which
+          // become kernels, keep their own memory ops.
+          if (isa<gpu::LaunchOp, linalg::LinalgOp>(op))
+            return WalkResult::skip();
+          if (accessesElements(op)) {
+            op->emitOpError("reads or writes a buffer on the host; the GPU "
+                            "pipeline keeps every buffer in device memory");
+            return WalkResult::interrupt();
+          }
+          if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp>(op))
+            hostOps.push_back(op);
+          return WalkResult::advance();
+        });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : hostOps) {
+      rewriter.setInsertionPoint(op);
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto deviceAlloc = gpu::AllocOp::create(
+            rewriter, alloc.getLoc(), alloc.getType(),
+            /*asyncToken=*/Type(), /*asyncDependencies=*/ValueRange(),
+            alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            /*hostShared=*/false);
+        rewriter.replaceOp(alloc, deviceAlloc.getMemref());
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        rewriter.replaceOpWithNewOp<gpu::DeallocOp>(
+            dealloc, /*asyncToken=*/Type(), /*asyncDependencies=*/ValueRange(),
+            dealloc.getMemref());
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                    copy.getTarget());
+      }
+    }
+  }
+};
+
+} // namespace
