@@ -14,6 +14,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect>();
@@ -21,6 +22,8 @@ void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
   // their own pipelines, so every upstream dialect and extension is there.
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary translates gpu.modules to LLVM IR (and PTX).
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::attn::registerAttnPasses() {
