@@ -73,11 +73,8 @@ Value gpu_kernels::readMask(OpBuilder &b, const GpuSdpa &sdpa, Value batch,
   for (auto [dim, index] : llvm::enumerate(indices)) {
     if (maskType.getDimSize(dim) == 1) {
       index = arith::ConstantIndexOp::create(b, loc, 0);
-    } else if (maskType.isDynamicDim(dim)) {
+    } else if (Value last = sdpa.maskLast[dim]) {
       // A dynamic dim that is 1 at run time broadcasts: min(index, size-1).
-      Value size = memref::DimOp::create(b, loc, sdpa.mask, dim);
-      Value last = arith::SubIOp::create(
-          b, loc, size, arith::ConstantIndexOp::create(b, loc, 1));
       index = arith::MinUIOp::create(b, loc, index, last);
     }
   }
@@ -350,8 +347,19 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
     sdpa.query = toBuffer(rewriter, loc, op.getQuery());
     sdpa.key = toBuffer(rewriter, loc, op.getKey());
     sdpa.value = toBuffer(rewriter, loc, op.getValue());
-    if (op.getMask())
+    if (op.getMask()) {
       sdpa.mask = toBuffer(rewriter, loc, op.getMask());
+      auto maskType = cast<MemRefType>(sdpa.mask.getType());
+      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+      for (int64_t d = 0; d < 4; ++d)
+        sdpa.maskLast.push_back(
+            maskType.isDynamicDim(d)
+                ? arith::SubIOp::create(
+                      rewriter, loc,
+                      memref::DimOp::create(rewriter, loc, sdpa.mask, d), one)
+                      .getResult()
+                : Value());
+    }
     auto dim = [&](Value buffer, int64_t d) -> Value {
       return memref::DimOp::create(rewriter, loc, buffer, d);
     };

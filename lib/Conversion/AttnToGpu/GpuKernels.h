@@ -32,6 +32,9 @@ struct GpuSdpa {
   /// Identity-layout buffers: query, key, value, mask (or null), out, lse
   /// (or null).
   Value query, key, value, mask, out, lse;
+  /// The last index (size - 1) of every dynamic mask dim, null for static
+  /// dims: computed before the launch (a dynamic dim may be 1 at run time).
+  SmallVector<Value, 4> maskLast;
   /// Run-time sizes (index values, defined before the launch).
   Value batch, lq, lk;
   int64_t hq = 0, group = 1, d = 0, dv = 0;
