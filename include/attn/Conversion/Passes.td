@@ -80,8 +80,12 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     `math.exp2`, the accumulator is rescaled, and P, rounded to the input
     type, is reused in registers as the A operand of P.V (the C fragment of
     m16n8k16 is laid out as its A fragment). One normalization at the end;
-    an empty row gives 0 and lse -inf. block-kv shrinks (to 32, then 16)
-    until the buffers fit the 48 KiB of static shared memory.
+    an empty row gives 0 and lse -inf. Tile rows are padded by 16 bytes, or
+    (where padding would need tiles under 32 keys, e.g. D = 128) stored
+    densely with XOR-swizzled 16-byte chunks: ldmatrix reads are free of
+    bank conflicts either way. block-kv shrinks by 16 until the buffers fit
+    the 48 KiB of static shared memory. No launch for an empty grid (Lq or
+    B = 0 at run time).
 
     Causal: key tiles that the whole block cannot see are not visited (the
     loop bound), only tiles that straddle the diagonal or the Lk tail are
@@ -108,9 +112,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     %ob = memref.alloc() : memref<1x8x128x64xf16>
     gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c8, %gz = %c1)
                threads(%tx, %ty, %tz) in (%x = %c128, %y = %c1, %z = %c1)
-        workgroup(%qs : memref<64x64xf16, #gpu.address_space<workgroup>>,
-                  %ks : memref<2x64x64xf16, #gpu.address_space<workgroup>>,
-                  %vs : memref<2x64x64xf16, #gpu.address_space<workgroup>>) {
+        workgroup(%qs : memref<64x72xf16, #gpu.address_space<workgroup>>,
+                  %ks : memref<2x64x72xf16, #gpu.address_space<workgroup>>,
+                  %vs : memref<2x64x72xf16, #gpu.address_space<workgroup>>) {
       nvgpu.device_async_copy %qb[...], %qs[...], 8, %n : ...
       %qf = nvgpu.ldmatrix %qs[...] {numTiles = 4 : i32, transpose = false} ...
       scf.for %t = %c0 to %tiles step %c1 iter_args(...) {

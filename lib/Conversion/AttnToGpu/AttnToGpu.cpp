@@ -51,11 +51,19 @@ static constexpr int64_t kTensorCoreHeadDims[] = {32, 64, 80, 96, 128};
 // Helpers shared by the kernels
 //===----------------------------------------------------------------------===//
 
+int64_t gpu_kernels::sharedRowLength(int64_t cols, const FlashConfig &config) {
+  int64_t chunks = cols / 8;
+  bool swizzle = chunks == 4 || chunks == 8 || chunks == 16;
+  return swizzle && !config.padRows ? cols : cols + 8;
+}
+
 int64_t gpu_kernels::flashSharedBytes(const GpuSdpa &sdpa,
                                       const FlashConfig &config) {
   int64_t bytes = sdpa.elt.getIntOrFloatBitWidth() / 8;
-  return bytes * (config.blockQ * sdpa.d + 2 * config.blockKV * sdpa.d +
-                  2 * config.blockKV * sdpa.dv);
+  int64_t d = sharedRowLength(sdpa.d, config);
+  int64_t dv = sharedRowLength(sdpa.dv, config);
+  return bytes *
+         (config.blockQ * d + 2 * config.blockKV * d + 2 * config.blockKV * dv);
 }
 
 Value gpu_kernels::causalLastKey(OpBuilder &b, const GpuSdpa &sdpa, Value row) {
@@ -301,9 +309,19 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   sizes.d = d;
   sizes.dv = dv;
   sizes.elt = elt;
-  while (flashSharedBytes(sizes, plan.flash) > kStaticSharedLimit &&
-         plan.flash.blockKV > 16)
-    plan.flash.blockKV /= 2;
+  // Padded rows while the tiles keep at least 32 keys, else swizzled rows
+  // down to 16 keys.
+  auto fits = [&] {
+    return flashSharedBytes(sizes, plan.flash) <= kStaticSharedLimit;
+  };
+  while (!fits() && plan.flash.blockKV > 32)
+    plan.flash.blockKV -= 16;
+  if (!fits()) {
+    plan.flash.padRows = false;
+    plan.flash.blockKV = options.blockKV;
+    while (!fits() && plan.flash.blockKV > 16)
+      plan.flash.blockKV -= 16;
+  }
   if (int64_t bytes = flashSharedBytes(sizes, plan.flash);
       bytes > kStaticSharedLimit)
     return op.emitOpError("convert-attn-to-gpu: the shared-memory tiles for "
@@ -400,15 +418,28 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
         rewriter.getContext(), gpu::AddressSpace::Workgroup);
     Attribute priv = gpu::AddressSpaceAttr::get(rewriter.getContext(),
                                                 gpu::AddressSpace::Private);
+    // A grid with no block is an invalid launch: with no query row or no
+    // batch (possible for dynamic sizes) there is nothing to compute.
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value nonEmpty = arith::AndIOp::create(
+        rewriter, loc,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
+                              rowBlocks, zero),
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
+                              sdpa.batch, zero));
+    auto ifNonEmpty =
+        scf::IfOp::create(rewriter, loc, nonEmpty, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard launchGuard(rewriter);
+    rewriter.setInsertionPoint(ifNonEmpty.thenBlock()->getTerminator());
     if (plan->tensorCores) {
       const FlashConfig &cfg = plan->flash;
       SmallVector<Type> shared = {
-          MemRefType::get({cfg.blockQ, sdpa.d}, sdpa.elt, AffineMap(),
-                          workgroup),
-          MemRefType::get({2, cfg.blockKV, sdpa.d}, sdpa.elt, AffineMap(),
-                          workgroup),
-          MemRefType::get({2, cfg.blockKV, sdpa.dv}, sdpa.elt, AffineMap(),
-                          workgroup)};
+          MemRefType::get({cfg.blockQ, sharedRowLength(sdpa.d, cfg)}, sdpa.elt,
+                          AffineMap(), workgroup),
+          MemRefType::get({2, cfg.blockKV, sharedRowLength(sdpa.d, cfg)},
+                          sdpa.elt, AffineMap(), workgroup),
+          MemRefType::get({2, cfg.blockKV, sharedRowLength(sdpa.dv, cfg)},
+                          sdpa.elt, AffineMap(), workgroup)};
       Value threads =
           arith::ConstantIndexOp::create(rewriter, loc, cfg.threads());
       auto launch = gpu::LaunchOp::create(
@@ -434,6 +465,7 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
       gpu::TerminatorOp::create(rewriter, loc);
     }
 
+    rewriter.setInsertionPointAfter(ifNonEmpty);
     SmallVector<Value> results = {bufferization::ToTensorOp::create(
         rewriter, loc, outType, sdpa.out, /*restrict=*/true,
         /*writable=*/true)};

@@ -61,8 +61,9 @@ private:
     NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
   }
 
-  Value ldmatrix(Value buffer, ArrayRef<Value> indices, int64_t tiles,
-                 bool transpose);
+  Value swizzledColumn(Value row, Value col, int64_t cols);
+  Value ldmatrix(Value buffer, std::optional<Value> slot, Value row, Value col,
+                 int64_t cols, int64_t tiles, bool transpose);
   Accum mma(Value a, Value bFrag, const Accum &c);
   Value packA(ArrayRef<Value> rowPairs);
 
@@ -81,6 +82,7 @@ private:
   Value batch, head, kvHead, qStart;
   Value lane, warpRow; // lane in the warp, first row of the warp's 16
   Value g, t;          // lane / 4, lane % 4
+  Value laneMod8;      // lane % 8: the row of an 8x8 matrix it addresses
   Value qs, ks, vs;    // workgroup buffers
   SmallVector<Value> qFrags;
   bool needsMask = false; // some tile can need element masks
@@ -117,7 +119,7 @@ void FlashBuilder::copyRows(Value dst, std::optional<Value> slot, Value src,
       SmallVector<Value> dstIndices;
       if (slot)
         dstIndices.push_back(*slot);
-      dstIndices.append({row, col});
+      dstIndices.append({row, swizzledColumn(row, col, cols)});
       nvgpu::DeviceAsyncCopyOp::create(
           b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
           dstIndices, src, ValueRange{batch, srcHead, srcRow, col},
@@ -142,10 +144,40 @@ void FlashBuilder::loadKeyValueTile(Value tile, Value slot) {
   copyRows(vs, slot, sdpa.value, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.dv);
 }
 
-Value FlashBuilder::ldmatrix(Value buffer, ArrayRef<Value> indices,
-                             int64_t tiles, bool transpose) {
+/// Where column `col` (a multiple of 8) of row `row` (or of any row equal
+/// to it mod 8) of a tile with `cols`
+/// columns is stored: dense rows of 4, 8 or 16 chunks of 16 bytes swap
+/// chunk c with c ^ (the row's line among 8 consecutive 128-byte lines), so
+/// the 8 rows of one ldmatrix hit 8 distinct bank groups; padded rows
+/// (sharedRowLength) are stored as they are. Every write (cp.async) and
+/// read (ldmatrix) of a tile goes through here.
+Value FlashBuilder::swizzledColumn(Value row, Value col, int64_t cols) {
+  int64_t chunks = cols / 8;
+  if (sharedRowLength(cols, cfg) != cols)
+    return col;
+  // Rows of 4 chunks share a 128-byte line in pairs.
+  int64_t rowsPerLine = chunks < 8 ? 8 / chunks : 1;
+  Value line = arith::DivUIOp::create(b, loc, row, idx(rowsPerLine));
+  Value key =
+      arith::RemUIOp::create(b, loc, line, idx(std::min<int64_t>(chunks, 8)));
+  Value chunk = arith::DivUIOp::create(b, loc, col, idx(8));
+  return mul(arith::XOrIOp::create(b, loc, chunk, key), idx(8));
+}
+
+/// ldmatrix of `tiles` 8x8 matrices from buffer[slot], each lane giving the
+/// (logical) row and column of one matrix row.
+Value FlashBuilder::ldmatrix(Value buffer, std::optional<Value> slot, Value row,
+                             Value col, int64_t cols, int64_t tiles,
+                             bool transpose) {
   auto type = VectorType::get(
       {tiles, 2}, cast<MemRefType>(buffer.getType()).getElementType());
+  SmallVector<Value> indices;
+  if (slot)
+    indices.push_back(*slot);
+  // Every row a lane addresses is lane % 8 plus a multiple of 8, and the
+  // swizzle depends on the row mod 8 only: key it on lane % 8, so that the
+  // addresses of one lane differ by constants (no per-load index math).
+  indices.append({row, swizzledColumn(laneMod8, col, cols)});
   return nvgpu::LdMatrixOp::create(b, loc, type, buffer, indices, transpose,
                                    static_cast<uint32_t>(tiles));
 }
@@ -291,9 +323,9 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
   for (int64_t n = 0; n < keyTiles; ++n) {
     Accum c = {f32(0), f32(0), f32(0), f32(0)};
     for (int64_t kk = 0, e = sdpa.d / 16; kk < e; ++kk) {
-      Value kFrag = ldmatrix(
-          ks, {slot, addConst(lane8, 8 * n), addConst(half8, 16 * kk)}, 2,
-          /*transpose=*/false);
+      Value kFrag = ldmatrix(ks, slot, addConst(lane8, 8 * n),
+                             addConst(half8, 16 * kk), sdpa.d, 2,
+                             /*transpose=*/false);
       c = mma(qFrags[kk], kFrag, c);
     }
     for (Value x : c)
@@ -356,9 +388,8 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
   for (int64_t u = 0, e = cfg.blockKV / 16; u < e; ++u) {
     Value pFrag = packA(ArrayRef<Value>(probs).slice(8 * u, 8));
     for (int64_t nd = 0, ed = sdpa.dv / 8; nd < ed; ++nd) {
-      Value vFrag = ldmatrix(
-          vs, {slot, add(addConst(lane8, 16 * u), half8), idx(8 * nd)}, 2,
-          /*transpose=*/true);
+      Value vFrag = ldmatrix(vs, slot, add(addConst(lane8, 16 * u), half8),
+                             idx(8 * nd), sdpa.dv, 2, /*transpose=*/true);
       Accum c;
       for (int64_t k = 0; k < 4; ++k)
         c[k] = updated[4 + 4 * nd + k];
@@ -427,6 +458,7 @@ void FlashBuilder::build() {
   warpRow = mul(arith::DivUIOp::create(b, loc, tid, idx(32)), idx(16));
   g = arith::DivUIOp::create(b, loc, lane, idx(4));
   t = arith::RemUIOp::create(b, loc, lane, idx(4));
+  laneMod8 = arith::RemUIOp::create(b, loc, lane, idx(8));
   ArrayRef<BlockArgument> shared = launch.getWorkgroupAttributions();
   qs = shared[0];
   ks = shared[1];
@@ -472,7 +504,8 @@ void FlashBuilder::build() {
   Value quarter8 = mul(arith::DivUIOp::create(b, loc, lane, idx(16)), idx(8));
   Value fragRow = add(add(warpRow, lane8), half8);
   for (int64_t kk = 0, e = sdpa.d / 16; kk < e; ++kk)
-    qFrags.push_back(ldmatrix(qs, {fragRow, addConst(quarter8, 16 * kk)}, 4,
+    qFrags.push_back(ldmatrix(qs, std::nullopt, fragRow,
+                              addConst(quarter8, 16 * kk), sdpa.d, 4,
                               /*transpose=*/false));
 
   SmallVector<Value> init = {f32(kNegInf), f32(kNegInf), f32(0), f32(0)};

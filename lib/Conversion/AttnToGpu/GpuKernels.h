@@ -49,9 +49,21 @@ struct GpuSdpa {
 struct FlashConfig {
   int64_t blockQ = 64;  // query rows per CTA (16 per warp)
   int64_t blockKV = 64; // keys per shared-memory tile
+  /// Rows padded by 16 bytes (else, where the row is 4, 8 or 16 chunks of
+  /// 16 bytes, stored densely with swizzled chunks): see sharedRowLength.
+  bool padRows = true;
   int64_t warps() const { return blockQ / 16; }
   int64_t threads() const { return 32 * warps(); }
 };
+
+/// The row length (in elements) of a workgroup tile of `cols` columns: rows
+/// padded by one 16-byte chunk, or, without padRows and where a row is 4, 8
+/// or 16 chunks, dense rows whose chunks are XOR-swizzled (FlashKernel's
+/// swizzledColumn). Either way the 8 rows an ldmatrix reads fall in 8
+/// distinct 16-byte bank groups: no bank conflicts. Padding keeps the
+/// fragment addresses of a lane a constant apart (fewer registers);
+/// swizzling saves the shared memory.
+int64_t sharedRowLength(int64_t cols, const FlashConfig &config);
 
 /// Bytes of workgroup memory the tensor-core kernel uses for `config`: the
 /// Q block and two K and two V tiles.

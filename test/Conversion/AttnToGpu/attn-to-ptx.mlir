@@ -35,7 +35,7 @@
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTXAS-LABEL: ptx-module: f16_d64_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 40960 bytes smem
+// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 46080 bytes smem
 func.func @f16_d64(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>)
     -> (tensor<2x8x256x64xf16>) {
   %o = attn.sdpa %q, %k, %v 
@@ -75,7 +75,7 @@ func.func @f16_d128_causal_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x1
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTXAS-LABEL: ptx-module: bf16_d64_causal_br_gqa_lse_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 40960 bytes smem
+// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 46080 bytes smem
 func.func @bf16_d64_causal_br_gqa_lse(%q: tensor<2x8x200x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>)
     -> (tensor<2x8x200x64xbf16>, tensor<2x8x200xf32>) {
   %o, %l = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
@@ -115,7 +115,7 @@ func.func @bf16_d128_bool_mask_lse(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x4x
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTXAS-LABEL: ptx-module: f16_d64_float_mask_dynamic_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 40960 bytes smem
+// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 46080 bytes smem
 func.func @f16_d64_float_mask_dynamic(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>, %m: tensor<?x1x?x?xf16>)
     -> (tensor<?x4x?x64xf16>) {
   %o = attn.sdpa %q, %k, %v mask(%m) {scale = 0.125 : f32}
@@ -135,7 +135,7 @@ func.func @f16_d64_float_mask_dynamic(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTXAS-LABEL: ptx-module: f16_d80_f32_mask_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 30720 bytes smem
+// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 45056 bytes smem
 func.func @f16_d80_f32_mask(%q: tensor<1x4x100x80xf16>, %k: tensor<1x4x100x80xf16>, %v: tensor<1x4x100x80xf16>, %m: tensor<1x4x100x100xf32>)
     -> (tensor<1x4x100x80xf16>, tensor<1x4x100xf32>) {
   %o, %l = attn.sdpa %q, %k, %v mask(%m) 
@@ -155,7 +155,7 @@ func.func @f16_d80_f32_mask(%q: tensor<1x4x100x80xf16>, %k: tensor<1x4x100x80xf1
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTXAS-LABEL: ptx-module: bf16_d96_dv64_causal_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 32768 bytes smem
+// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 47104 bytes smem
 func.func @bf16_d96_dv64_causal(%q: tensor<1x4x128x96xbf16>, %k: tensor<1x4x128x96xbf16>, %v: tensor<1x4x128x64xbf16>)
     -> (tensor<1x4x128x64xbf16>) {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
@@ -175,7 +175,7 @@ func.func @bf16_d96_dv64_causal(%q: tensor<1x4x128x96xbf16>, %k: tensor<1x4x128x
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTXAS-LABEL: ptx-module: f16_d32_mqa_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 20480 bytes smem
+// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 25600 bytes smem
 func.func @f16_d32_mqa(%q: tensor<4x16x64x32xf16>, %k: tensor<4x1x1024x32xf16>, %v: tensor<4x1x1024x32xf16>)
     -> (tensor<4x16x64x32xf16>) {
   %o = attn.sdpa %q, %k, %v 

@@ -15,29 +15,29 @@
 //       CHECK:   %[[OUT:.*]] = memref.alloc() : memref<2x8x128x64xf16>
 //       CHECK:   gpu.launch blocks({{.*}}) in ({{.*}} = %[[C2]], {{.*}} = %[[C8]], {{.*}} = %[[C2]])
 //  CHECK-SAME:     threads({{.*}}) in ({{.*}} = %[[C128]],
-//  CHECK-SAME:     workgroup(%[[QS:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<2x64x64xf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<2x64x64xf16, #gpu.address_space<workgroup>>)
-//       CHECK:     nvgpu.device_async_copy %[[QB]][{{.*}}], %[[QS]][{{.*}}], 8, %{{.*}} : memref<2x8x128x64xf16> to memref<64x64xf16, #gpu.address_space<workgroup>>
+//  CHECK-SAME:     workgroup(%[[QS:.*]] : memref<64x72xf16, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<2x64x72xf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<2x64x72xf16, #gpu.address_space<workgroup>>)
+//       CHECK:     nvgpu.device_async_copy %[[QB]][{{.*}}], %[[QS]][{{.*}}], 8, %{{.*}} : memref<2x8x128x64xf16> to memref<64x72xf16, #gpu.address_space<workgroup>>
 //       CHECK:     nvvm.cp.async.commit.group
 //       CHECK:     nvgpu.device_async_copy %[[KB]][{{.*}}], %[[KS]][
 //       CHECK:     nvgpu.device_async_copy %[[VB]][{{.*}}], %[[VS]][
 //       CHECK:     nvvm.cp.async.commit.group
 //       CHECK:     nvvm.cp.async.wait.group 1
 //       CHECK:     gpu.barrier
-//       CHECK:     nvgpu.ldmatrix %[[QS]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<64x64xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+//       CHECK:     nvgpu.ldmatrix %[[QS]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<64x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 //       CHECK:     scf.for
 //       CHECK:       scf.if
 //       CHECK:         nvgpu.device_async_copy %[[KB]]
 //       CHECK:       nvvm.cp.async.commit.group
 //       CHECK:       nvvm.cp.async.wait.group 1
 //       CHECK:       gpu.barrier
-//       CHECK:       nvgpu.ldmatrix %[[KS]][{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<2x64x64xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+//       CHECK:       nvgpu.ldmatrix %[[KS]][{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<2x64x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 //       CHECK:       nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 //   CHECK-NOT:       scf.if
 //       CHECK:       gpu.shuffle  xor %{{.*}}, %{{.*}}, %{{.*}} : f32
 //       CHECK:       gpu.shuffle  xor
 //       CHECK:       math.exp2
 //       CHECK:       arith.truncf %{{.*}} : f32 to f16
-//       CHECK:       nvgpu.ldmatrix %[[VS]][{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x64x64xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+//       CHECK:       nvgpu.ldmatrix %[[VS]][{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x64x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 //       CHECK:       nvgpu.mma.sync
 //       CHECK:       gpu.barrier
 //       CHECK:       scf.yield
@@ -54,9 +54,10 @@ func.func @f16_d64(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x256x64xf16>,
 
 // -----
 
-// Causal (top-left), dynamic Lq/Lk, GQA: the loop stops at the last key the
-// block's last row sees; only tiles past the ones every row sees fully are
-// masked (scf.if on the tile index); K/V head h / 2.
+// Causal (top-left), dynamic B/Lq/Lk, GQA: no launch for an empty grid; the
+// loop stops at the last key the block's last row sees; only tiles past the
+// ones every row sees fully are masked (scf.if on the tile index); K/V head
+// h / 2. D = 64 rows are padded to 72 elements (no bank conflicts).
 
 // CHECK-LABEL: func.func @f16_causal_gqa_dynamic
 //   CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
@@ -65,7 +66,9 @@ func.func @f16_d64(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x256x64xf16>,
 //   CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
 //       CHECK:   %[[LQ:.*]] = memref.dim %{{.*}}, %[[C2]] : memref<?x4x?x64xf16>
 //       CHECK:   %[[LK:.*]] = memref.dim %{{.*}}, %[[C2]] : memref<?x2x?x64xf16>
-//       CHECK:   gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in
+//       CHECK:   %[[NONEMPTY:.*]] = arith.andi
+//       CHECK:   scf.if %[[NONEMPTY]] {
+//  CHECK-NEXT:     gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in
 //       CHECK:     %[[KVH:.*]] = arith.divui %[[BY]], %[[C2]] : index
 //       CHECK:     %[[QSTART:.*]] = arith.muli %[[BX]], %[[C64]] : index
 //       CHECK:     %[[FULL:.*]] = arith.divui %[[LK]], %[[C64]] : index
@@ -115,8 +118,9 @@ func.func @f16_causal_bottom_right(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64
 // -----
 
 // bf16, D = 128, an i1 mask broadcast over batch and heads and an lse: the
-// K/V tiles shrink to 32 keys to fit 48 KiB; mma through nvvm.mma.sync on i32
-// bitcasts; every tile masked; lse = (m + log2 l) ln 2.
+// K/V tiles shrink to 32 keys and dense rows with XOR-swizzled chunks to fit
+// 48 KiB; mma through nvvm.mma.sync on i32 bitcasts; every tile masked;
+// lse = (m + log2 l) ln 2.
 
 // CHECK-LABEL: func.func @bf16_d128_mask_lse
 //       CHECK:   %[[MB:.*]] = bufferization.to_buffer %{{.*}} : tensor<1x1x100x200xi1> to memref<1x1x100x200xi1>
@@ -124,6 +128,8 @@ func.func @f16_causal_bottom_right(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64
 //       CHECK:   %[[LSE:.*]] = memref.alloc() : memref<2x4x100xf32>
 //       CHECK:   gpu.launch
 //  CHECK-SAME:     workgroup(%{{.*}} : memref<64x128xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x128xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x128xbf16, #gpu.address_space<workgroup>>)
+//       CHECK:     arith.xori
+//       CHECK:     nvgpu.device_async_copy
 //       CHECK:     scf.for
 //       CHECK:       llvm.bitcast %{{.*}} : vector<2xbf16> to i32
 //       CHECK:       nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
