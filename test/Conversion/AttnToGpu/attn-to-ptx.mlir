@@ -183,6 +183,26 @@ func.func @f16_d32_mqa(%q: tensor<4x16x64x32xf16>, %k: tensor<4x1x1024x32xf16>, 
   return %o : tensor<4x16x64x32xf16>
 }
 
+// PTX-LABEL: .entry f16_d128_float_mask_br_lse_dynamic_kernel(
+// PTX-DAG: cp.async.{{ca|cg}}.shared.global
+// PTX-DAG: cp.async.wait_group 1
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.shared.b16
+// PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX-DAG: shfl.sync.bfly.b32
+// PTX-DAG: ex2.approx
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTXAS-LABEL: ptx-module: f16_d128_float_mask_br_lse_dynamic_kernel
+// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 49152 bytes smem
+func.func @f16_d128_float_mask_br_lse_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %m: tensor<?x1x?x?xf32>)
+    -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
+  %o, %l = attn.sdpa %q, %k, %v mask(%m) {causal = #attn.causal<bottom_right>}
+      : tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>, tensor<?x8x?x128xf16>, tensor<?x1x?x?xf32> -> tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
+  return %o, %l : tensor<?x8x?x128xf16>, tensor<?x8x?xf32>
+}
+
 // PTX-LABEL: .entry f32_d64_causal_mask_lse_kernel(
 // PTX-NOT: mma.sync
 // PTX-NOT: ldmatrix
