@@ -69,8 +69,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     f16 and bf16 (head dims D and Dv in {32, 64, 80, 96, 128}): the grid is
     (ceil(Lq / block-q), Hq, B); a CTA of block-q / 16 warps owns block-q
     query rows, 16 per warp (the M of mma m16n8k16). The Q block and
-    double-buffered K/V tiles of up to block-kv keys live in workgroup
-    memory, filled by `nvgpu.device_async_copy` (cp.async, zero-filled past
+    double-buffered K/V tiles of up to block-kv keys live in dynamic shared
+    memory (its base is 16-byte aligned, as cp.async and ldmatrix need;
+    the launch asks for the bytes), filled by `nvgpu.device_async_copy` (cp.async, zero-filled past
     Lq/Lk) with commit/wait groups: tile j+1 is in flight while tile j is
     computed. Fragments come from `nvgpu.ldmatrix` (transposed for V);
     S = Q.K^T and O += P.V run on `mma.sync m16n8k16` with f32 accumulators
@@ -84,7 +85,8 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     (where padding would need tiles under 32 keys, e.g. D = 128) stored
     densely with XOR-swizzled 16-byte chunks: ldmatrix reads are free of
     bank conflicts either way. block-kv shrinks by 16 until the buffers fit
-    the 48 KiB of static shared memory. No launch for an empty grid (Lq or
+    the 48 KiB a launch gets without the driver's opt-in (D = 128 at
+    block-q 64: 16 keys). No launch for an empty grid (Lq or
     B = 0 at run time).
 
     Causal: key tiles that the whole block cannot see are not visited (the
@@ -112,9 +114,11 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     %ob = memref.alloc() : memref<1x8x128x64xf16>
     gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c8, %gz = %c1)
                threads(%tx, %ty, %tz) in (%x = %c128, %y = %c1, %z = %c1)
-        workgroup(%qs : memref<64x72xf16, #gpu.address_space<workgroup>>,
-                  %ks : memref<2x64x72xf16, #gpu.address_space<workgroup>>,
-                  %vs : memref<2x64x72xf16, #gpu.address_space<workgroup>>) {
+               dynamic_shared_memory_size %c46080_i32 {
+      %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %qs = memref.view %smem[%c0][] : ... to memref<64x72xf16, #gpu.address_space<workgroup>>
+      %ks = memref.view %smem[%c9216][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+      ...
       nvgpu.device_async_copy %qb[...], %qs[...], 8, %n : ...
       %qf = nvgpu.ldmatrix %qs[...] {numTiles = 4 : i32, transpose = false} ...
       scf.for %t = %c0 to %tiles step %c1 iter_args(...) {

@@ -42,8 +42,11 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_kernels;
 
-/// Static workgroup memory per CTA that ptxas accepts without an opt-in.
-static constexpr int64_t kStaticSharedLimit = 48 * 1024;
+/// Dynamic shared memory a launch may ask for without the driver opt-in
+/// (cuFuncSetAttribute): 48 KiB for static and dynamic together, less the
+/// 16-byte-aligned symbol that the NVVM lowering of gpu.dynamic_shared_memory
+/// declares statically.
+static constexpr int64_t kSharedLimit = 48 * 1024 - 16;
 /// Head dims the tensor-core kernel takes.
 static constexpr int64_t kTensorCoreHeadDims[] = {32, 64, 80, 96, 128};
 
@@ -312,7 +315,7 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   // Padded rows while the tiles keep at least 32 keys, else swizzled rows
   // down to 16 keys.
   auto fits = [&] {
-    return flashSharedBytes(sizes, plan.flash) <= kStaticSharedLimit;
+    return flashSharedBytes(sizes, plan.flash) <= kSharedLimit;
   };
   while (!fits() && plan.flash.blockKV > 32)
     plan.flash.blockKV -= 16;
@@ -322,13 +325,12 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     while (!fits() && plan.flash.blockKV > 16)
       plan.flash.blockKV -= 16;
   }
-  if (int64_t bytes = flashSharedBytes(sizes, plan.flash);
-      bytes > kStaticSharedLimit)
+  if (int64_t bytes = flashSharedBytes(sizes, plan.flash); bytes > kSharedLimit)
     return op.emitOpError("convert-attn-to-gpu: the shared-memory tiles for "
                           "D = ")
            << d << ", Dv = " << dv << ", block-q = " << plan.flash.blockQ
-           << " need " << bytes << " bytes, more than the "
-           << kStaticSharedLimit << " bytes of static shared memory";
+           << " need " << bytes << " bytes, more than the " << kSharedLimit
+           << " bytes of shared memory a launch gets without opt-in";
   return plan;
 }
 
@@ -414,8 +416,6 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
         arith::ConstantIndexOp::create(rewriter, loc, blockQ));
     Value heads = arith::ConstantIndexOp::create(rewriter, loc, sdpa.hq);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Attribute workgroup = gpu::AddressSpaceAttr::get(
-        rewriter.getContext(), gpu::AddressSpace::Workgroup);
     Attribute priv = gpu::AddressSpaceAttr::get(rewriter.getContext(),
                                                 gpu::AddressSpace::Private);
     // A grid with no block is an invalid launch: with no query row or no
@@ -433,19 +433,16 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
     rewriter.setInsertionPoint(ifNonEmpty.thenBlock()->getTerminator());
     if (plan->tensorCores) {
       const FlashConfig &cfg = plan->flash;
-      SmallVector<Type> shared = {
-          MemRefType::get({cfg.blockQ, sharedRowLength(sdpa.d, cfg)}, sdpa.elt,
-                          AffineMap(), workgroup),
-          MemRefType::get({2, cfg.blockKV, sharedRowLength(sdpa.d, cfg)},
-                          sdpa.elt, AffineMap(), workgroup),
-          MemRefType::get({2, cfg.blockKV, sharedRowLength(sdpa.dv, cfg)},
-                          sdpa.elt, AffineMap(), workgroup)};
+      // The tiles live in dynamic shared memory: its base is 16-byte
+      // aligned, as cp.async and ldmatrix need (workgroup attributions are
+      // only aligned to their element type).
+      Value sharedBytes = arith::ConstantIntOp::create(
+          rewriter, loc, rewriter.getI32Type(), flashSharedBytes(sdpa, cfg));
       Value threads =
           arith::ConstantIndexOp::create(rewriter, loc, cfg.threads());
-      auto launch = gpu::LaunchOp::create(
-          rewriter, loc, rowBlocks, heads, sdpa.batch, threads, one, one,
-          /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-          ValueRange{}, shared);
+      auto launch =
+          gpu::LaunchOp::create(rewriter, loc, rowBlocks, heads, sdpa.batch,
+                                threads, one, one, sharedBytes);
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(&launch.getBody().front());
       buildFlashKernel(rewriter, sdpa, cfg, launch);

@@ -459,10 +459,27 @@ void FlashBuilder::build() {
   g = arith::DivUIOp::create(b, loc, lane, idx(4));
   t = arith::RemUIOp::create(b, loc, lane, idx(4));
   laneMod8 = arith::RemUIOp::create(b, loc, lane, idx(8));
-  ArrayRef<BlockArgument> shared = launch.getWorkgroupAttributions();
-  qs = shared[0];
-  ks = shared[1];
-  vs = shared[2];
+  // Q, K[2], V[2] one after the other in dynamic shared memory (16-byte
+  // aligned base; every tile is a multiple of 16 bytes).
+  Attribute workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value base = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                      workgroup));
+  int64_t offset = 0;
+  auto view = [&](ArrayRef<int64_t> shape) {
+    auto type = MemRefType::get(shape, sdpa.elt, AffineMap(), workgroup);
+    Value tile =
+        memref::ViewOp::create(b, loc, type, base, idx(offset), ValueRange{});
+    offset += type.getNumElements() * sdpa.elt.getIntOrFloatBitWidth() / 8;
+    return tile;
+  };
+  int64_t rowD = sharedRowLength(sdpa.d, cfg);
+  int64_t rowDv = sharedRowLength(sdpa.dv, cfg);
+  qs = view({cfg.blockQ, rowD});
+  ks = view({2, cfg.blockKV, rowD});
+  vs = view({2, cfg.blockKV, rowDv});
 
   // The key tiles this block visits: [0, ceil(keyEnd / block-kv)), keyEnd
   // the last key the block's last row sees (+1); the first `unmasked`
