@@ -84,9 +84,10 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     an empty row gives 0 and lse -inf. Tile rows are padded by 16 bytes, or
     (where padding would need tiles under 32 keys, e.g. D = 128) stored
     densely with XOR-swizzled 16-byte chunks: ldmatrix reads are free of
-    bank conflicts either way. block-kv shrinks by 16 until the buffers fit
-    the 48 KiB a launch gets without the driver's opt-in (D = 128 at
-    block-q 64: 16 keys). No launch for an empty grid (Lq or
+    bank conflicts either way. Q is staged in the V tiles where they are as
+    large (its fragments go to registers before V tile 0 is loaded).
+    block-kv shrinks by 16 until the buffers fit the 48 KiB a launch gets
+    without the driver's opt-in (D = 128 at block-q 64: 32 keys). No launch for an empty grid (Lq or
     B = 0 at run time).
 
     Causal: key tiles that the whole block cannot see are not visited (the
@@ -114,11 +115,11 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     %ob = memref.alloc() : memref<1x8x128x64xf16>
     gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c8, %gz = %c1)
                threads(%tx, %ty, %tz) in (%x = %c128, %y = %c1, %z = %c1)
-               dynamic_shared_memory_size %c46080_i32 {
+               dynamic_shared_memory_size %c36864_i32 {
       %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-      %qs = memref.view %smem[%c0][] : ... to memref<64x72xf16, #gpu.address_space<workgroup>>
-      %ks = memref.view %smem[%c9216][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
-      ...
+      %ks = memref.view %smem[%c0][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+      %vs = memref.view %smem[%c18432][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+      %qs = memref.view %smem[%c18432][] : ... to memref<64x72xf16, #gpu.address_space<workgroup>>
       nvgpu.device_async_copy %qb[...], %qs[...], 8, %n : ...
       %qf = nvgpu.ldmatrix %qs[...] {numTiles = 4 : i32, transpose = false} ...
       scf.for %t = %c0 to %tiles step %c1 iter_args(...) {

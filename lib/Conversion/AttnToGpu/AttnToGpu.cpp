@@ -60,13 +60,19 @@ int64_t gpu_kernels::sharedRowLength(int64_t cols, const FlashConfig &config) {
   return swizzle && !config.padRows ? cols : cols + 8;
 }
 
+bool gpu_kernels::stagesQueryInValueTiles(const GpuSdpa &sdpa,
+                                          const FlashConfig &config) {
+  return 2 * config.blockKV * sharedRowLength(sdpa.dv, config) >=
+         config.blockQ * sharedRowLength(sdpa.d, config);
+}
+
 int64_t gpu_kernels::flashSharedBytes(const GpuSdpa &sdpa,
                                       const FlashConfig &config) {
   int64_t bytes = sdpa.elt.getIntOrFloatBitWidth() / 8;
   int64_t d = sharedRowLength(sdpa.d, config);
   int64_t dv = sharedRowLength(sdpa.dv, config);
-  return bytes *
-         (config.blockQ * d + 2 * config.blockKV * d + 2 * config.blockKV * dv);
+  int64_t q = stagesQueryInValueTiles(sdpa, config) ? 0 : config.blockQ * d;
+  return bytes * (q + 2 * config.blockKV * d + 2 * config.blockKV * dv);
 }
 
 Value gpu_kernels::causalLastKey(OpBuilder &b, const GpuSdpa &sdpa, Value row) {

@@ -459,8 +459,9 @@ void FlashBuilder::build() {
   g = arith::DivUIOp::create(b, loc, lane, idx(4));
   t = arith::RemUIOp::create(b, loc, lane, idx(4));
   laneMod8 = arith::RemUIOp::create(b, loc, lane, idx(8));
-  // Q, K[2], V[2] one after the other in dynamic shared memory (16-byte
-  // aligned base; every tile is a multiple of 16 bytes).
+  // K[2], V[2] and, where V[2] cannot hold it, Q one after the other in
+  // dynamic shared memory (16-byte aligned base; every tile is a multiple
+  // of 16 bytes).
   Attribute workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   Value base = gpu::DynamicSharedMemoryOp::create(
@@ -468,18 +469,21 @@ void FlashBuilder::build() {
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
                       workgroup));
   int64_t offset = 0;
-  auto view = [&](ArrayRef<int64_t> shape) {
+  auto view = [&](ArrayRef<int64_t> shape, int64_t at) {
     auto type = MemRefType::get(shape, sdpa.elt, AffineMap(), workgroup);
     Value tile =
-        memref::ViewOp::create(b, loc, type, base, idx(offset), ValueRange{});
-    offset += type.getNumElements() * sdpa.elt.getIntOrFloatBitWidth() / 8;
+        memref::ViewOp::create(b, loc, type, base, idx(at), ValueRange{});
+    offset = std::max(offset, at + type.getNumElements() *
+                                       sdpa.elt.getIntOrFloatBitWidth() / 8);
     return tile;
   };
   int64_t rowD = sharedRowLength(sdpa.d, cfg);
   int64_t rowDv = sharedRowLength(sdpa.dv, cfg);
-  qs = view({cfg.blockQ, rowD});
-  ks = view({2, cfg.blockKV, rowD});
-  vs = view({2, cfg.blockKV, rowDv});
+  bool qInValueTiles = stagesQueryInValueTiles(sdpa, cfg);
+  ks = view({2, cfg.blockKV, rowD}, offset);
+  int64_t valueOffset = offset;
+  vs = view({2, cfg.blockKV, rowDv}, valueOffset);
+  qs = view({cfg.blockQ, rowD}, qInValueTiles ? valueOffset : offset);
 
   // The key tiles this block visits: [0, ceil(keyEnd / block-kv)), keyEnd
   // the last key the block's last row sees (+1); the first `unmasked`
@@ -505,13 +509,22 @@ void FlashBuilder::build() {
   needsMask = sdpa.causal || keyType.isDynamicDim(2) ||
               keyType.getDimSize(2) % cfg.blockKV != 0;
 
-  // Prologue: Q (its own group, waited for at once) and the first K/V tile.
+  // Prologue: Q (waited for at once, its fragments kept in registers) and
+  // the first K/V tile. Q staged in the V buffers: Q with K tile 0, then
+  // V tile 0 once every warp holds its Q fragments.
+  Value first = idx(0);
   copyRows(qs, std::nullopt, sdpa.query, head, qStart, sdpa.lq, cfg.blockQ,
            sdpa.d);
-  commitGroup();
-  loadKeyValueTile(idx(0), idx(0));
-  commitGroup();
-  waitGroups(1);
+  if (qInValueTiles) {
+    copyRows(ks, first, sdpa.key, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.d);
+    commitGroup();
+    waitGroups(0);
+  } else {
+    commitGroup();
+    loadKeyValueTile(first, first);
+    commitGroup();
+    waitGroups(1);
+  }
   gpu::BarrierOp::create(b, loc);
   Value lane8 = arith::RemUIOp::create(b, loc, lane, idx(8));
   Value half8 =
@@ -524,6 +537,12 @@ void FlashBuilder::build() {
     qFrags.push_back(ldmatrix(qs, std::nullopt, fragRow,
                               addConst(quarter8, 16 * kk), sdpa.d, 4,
                               /*transpose=*/false));
+  if (qInValueTiles) {
+    gpu::BarrierOp::create(b, loc);
+    copyRows(vs, first, sdpa.value, kvHead, first, sdpa.lk, cfg.blockKV,
+             sdpa.dv);
+    commitGroup();
+  }
 
   SmallVector<Value> init = {f32(kNegInf), f32(kNegInf), f32(0), f32(0)};
   for (int64_t k = 0, e = sdpa.dv / 2; k < e; ++k)
@@ -536,6 +555,8 @@ void FlashBuilder::build() {
         scf::YieldOp::create(b, loc,
                              keyTileStep(tile, state, unmasked, numTiles));
       });
+  // No copy outlives the kernel (with no key tile, tile 0's is in flight).
+  waitGroups(0);
   writeResults(loop.getResults());
 }
 

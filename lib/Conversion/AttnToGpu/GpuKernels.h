@@ -65,8 +65,13 @@ struct FlashConfig {
 /// swizzling saves the shared memory.
 int64_t sharedRowLength(int64_t cols, const FlashConfig &config);
 
-/// Bytes of workgroup memory the tensor-core kernel uses for `config`: the
-/// Q block and two K and two V tiles.
+/// Whether the Q block is staged in the (not yet used) V buffers: they hold
+/// it whenever they are as large. Q is read once, into registers, before
+/// the first V tile is loaded.
+bool stagesQueryInValueTiles(const GpuSdpa &sdpa, const FlashConfig &config);
+
+/// Bytes of workgroup memory the tensor-core kernel uses for `config`: two K
+/// and two V tiles, and the Q block where the V tiles cannot hold it.
 int64_t flashSharedBytes(const GpuSdpa &sdpa, const FlashConfig &config);
 
 /// The index of the last key that query row `row` may see under the causal

@@ -40,7 +40,7 @@
 // PTXAS-LABEL: ptx-module: f16_d64_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @f16_d64_kernel::@f16_d64_kernel {{.*}} dynamic_shared_memory_size %c46080_i32
+// HOST: gpu.launch_func @f16_d64_kernel::@f16_d64_kernel {{.*}} dynamic_shared_memory_size %c36864_i32
 func.func @f16_d64(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>)
     -> (tensor<2x8x256x64xf16>) {
   %o = attn.sdpa %q, %k, %v 
@@ -62,7 +62,7 @@ func.func @f16_d64(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: t
 // PTXAS-LABEL: ptx-module: f16_d128_causal_dynamic_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @f16_d128_causal_dynamic_kernel::@f16_d128_causal_dynamic_kernel {{.*}} dynamic_shared_memory_size %c32768_i32
+// HOST: gpu.launch_func @f16_d128_causal_dynamic_kernel::@f16_d128_causal_dynamic_kernel {{.*}} dynamic_shared_memory_size %c34816_i32
 func.func @f16_d128_causal_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>)
     -> (tensor<?x8x?x128xf16>) {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
@@ -84,7 +84,7 @@ func.func @f16_d128_causal_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x1
 // PTXAS-LABEL: ptx-module: bf16_d64_causal_br_gqa_lse_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @bf16_d64_causal_br_gqa_lse_kernel::@bf16_d64_causal_br_gqa_lse_kernel {{.*}} dynamic_shared_memory_size %c46080_i32
+// HOST: gpu.launch_func @bf16_d64_causal_br_gqa_lse_kernel::@bf16_d64_causal_br_gqa_lse_kernel {{.*}} dynamic_shared_memory_size %c36864_i32
 func.func @bf16_d64_causal_br_gqa_lse(%q: tensor<2x8x200x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>)
     -> (tensor<2x8x200x64xbf16>, tensor<2x8x200xf32>) {
   %o, %l = attn.sdpa %q, %k, %v {causal = #attn.causal<bottom_right>}
@@ -106,7 +106,7 @@ func.func @bf16_d64_causal_br_gqa_lse(%q: tensor<2x8x200x64xbf16>, %k: tensor<2x
 // PTXAS-LABEL: ptx-module: bf16_d128_bool_mask_lse_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @bf16_d128_bool_mask_lse_kernel::@bf16_d128_bool_mask_lse_kernel {{.*}} dynamic_shared_memory_size %c32768_i32
+// HOST: gpu.launch_func @bf16_d128_bool_mask_lse_kernel::@bf16_d128_bool_mask_lse_kernel {{.*}} dynamic_shared_memory_size %c34816_i32
 func.func @bf16_d128_bool_mask_lse(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x4x77x128xbf16>, %v: tensor<2x4x77x128xbf16>, %m: tensor<1x1x100x77xi1>)
     -> (tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>) {
   %o, %l = attn.sdpa %q, %k, %v mask(%m) 
@@ -128,7 +128,7 @@ func.func @bf16_d128_bool_mask_lse(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x4x
 // PTXAS-LABEL: ptx-module: f16_d64_float_mask_dynamic_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @f16_d64_float_mask_dynamic_kernel::@f16_d64_float_mask_dynamic_kernel {{.*}} dynamic_shared_memory_size %c46080_i32
+// HOST: gpu.launch_func @f16_d64_float_mask_dynamic_kernel::@f16_d64_float_mask_dynamic_kernel {{.*}} dynamic_shared_memory_size %c36864_i32
 func.func @f16_d64_float_mask_dynamic(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>, %m: tensor<?x1x?x?xf16>)
     -> (tensor<?x4x?x64xf16>) {
   %o = attn.sdpa %q, %k, %v mask(%m) {scale = 0.125 : f32}
@@ -172,7 +172,7 @@ func.func @f16_d80_f32_mask(%q: tensor<1x4x100x80xf16>, %k: tensor<1x4x100x80xf1
 // PTXAS-LABEL: ptx-module: bf16_d96_dv64_causal_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @bf16_d96_dv64_causal_kernel::@bf16_d96_dv64_causal_kernel {{.*}} dynamic_shared_memory_size %c47104_i32
+// HOST: gpu.launch_func @bf16_d96_dv64_causal_kernel::@bf16_d96_dv64_causal_kernel {{.*}} dynamic_shared_memory_size %c45056_i32
 func.func @bf16_d96_dv64_causal(%q: tensor<1x4x128x96xbf16>, %k: tensor<1x4x128x96xbf16>, %v: tensor<1x4x128x64xbf16>)
     -> (tensor<1x4x128x64xbf16>) {
   %o = attn.sdpa %q, %k, %v {causal = #attn.causal<top_left>}
@@ -194,7 +194,7 @@ func.func @bf16_d96_dv64_causal(%q: tensor<1x4x128x96xbf16>, %k: tensor<1x4x128x
 // PTXAS-LABEL: ptx-module: f16_d32_mqa_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @f16_d32_mqa_kernel::@f16_d32_mqa_kernel {{.*}} dynamic_shared_memory_size %c25600_i32
+// HOST: gpu.launch_func @f16_d32_mqa_kernel::@f16_d32_mqa_kernel {{.*}} dynamic_shared_memory_size %c20480_i32
 func.func @f16_d32_mqa(%q: tensor<4x16x64x32xf16>, %k: tensor<4x1x1024x32xf16>, %v: tensor<4x1x1024x32xf16>)
     -> (tensor<4x16x64x32xf16>) {
   %o = attn.sdpa %q, %k, %v 
@@ -216,7 +216,7 @@ func.func @f16_d32_mqa(%q: tensor<4x16x64x32xf16>, %k: tensor<4x1x1024x32xf16>, 
 // PTXAS-LABEL: ptx-module: f16_d128_float_mask_br_lse_dynamic_kernel
 // PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
-// HOST: gpu.launch_func @f16_d128_float_mask_br_lse_dynamic_kernel::@f16_d128_float_mask_br_lse_dynamic_kernel {{.*}} dynamic_shared_memory_size %c32768_i32
+// HOST: gpu.launch_func @f16_d128_float_mask_br_lse_dynamic_kernel::@f16_d128_float_mask_br_lse_dynamic_kernel {{.*}} dynamic_shared_memory_size %c34816_i32
 func.func @f16_d128_float_mask_br_lse_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %m: tensor<?x1x?x?xf32>)
     -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
   %o, %l = attn.sdpa %q, %k, %v mask(%m) {causal = #attn.causal<bottom_right>}
