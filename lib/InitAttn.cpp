@@ -23,8 +23,8 @@ void mlir::attn::registerAttnDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   // gpu-module-to-binary (the GPU pipelines) translates device code to LLVM
-  // IR inside the pass.
-  registerAllGPUToLLVMIRTranslations(registry);
+  // IR (and PTX) inside the pass: every dialect's translation, GPU included.
+  registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::attn::registerAttnPasses() {

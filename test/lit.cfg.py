@@ -62,3 +62,15 @@ if config.cuda_toolkit_dir and os.path.exists(
     config.substitutions.append(
         ("%ptxas", os.path.join(config.cuda_toolkit_dir, "bin", "ptxas"))
     )
+    config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit_dir))
+
+# Scripts of the tests (and scripts/gpu_check.py) run under the python3 that
+# CMake found at configure time (scripts/setup.sh gives it numpy); a feature
+# says whether it can import numpy.
+import subprocess
+
+if config.attn_python3 and subprocess.run(
+    [config.attn_python3, "-c", "import numpy"], capture_output=True
+).returncode == 0:
+    config.available_features.add("numpy")
+config.substitutions.append(("%attn_python", config.attn_python3 or "python3"))

@@ -55,4 +55,108 @@ def ConvertAttnToLinalg : Pass<"convert-attn-to-linalg"> {
   ];
 }
 
+def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
+  let summary = "Lower attn.sdpa on tensors to a fused FlashAttention-2 "
+                "gpu.launch (NVIDIA tensor cores for f16/bf16, FMA for f32)";
+  let description = [{
+    Rewrites every `attn.sdpa` into `bufferization.to_buffer` of its operands
+    (identity layouts), a `memref.alloc` of the output (and of the lse), one
+    `gpu.launch` whose body is the fused kernel on those buffers, and
+    `bufferization.to_tensor` of the results, so that the rest of the
+    pipeline bufferizes normally and `gpu-kernel-outlining` outlines the
+    launch.
+
+    f16 and bf16 (head dims D and Dv in {32, 64, 80, 96, 128}): the grid is
+    (ceil(Lq / block-q), Hq, B); a CTA of block-q / 16 warps owns block-q
+    query rows, 16 per warp (the M of mma m16n8k16). The Q block and
+    double-buffered K/V tiles of up to block-kv keys live in dynamic shared
+    memory (its base is 16-byte aligned, as cp.async and ldmatrix need;
+    the launch asks for the bytes), filled by `nvgpu.device_async_copy` (cp.async, zero-filled past
+    Lq/Lk) with commit/wait groups: tile j+1 is in flight while tile j is
+    computed. Fragments come from `nvgpu.ldmatrix` (transposed for V);
+    S = Q.K^T and O += P.V run on `mma.sync m16n8k16` with f32 accumulators
+    (`nvgpu.mma.sync` for f16, `nvvm.mma.sync` on i32 bitcasts for bf16).
+    The online softmax stays in registers: scale * log2(e) is folded into S,
+    row max and sum are reduced over the quad with `gpu.shuffle xor` 1 and 2,
+    `math.exp2`, the accumulator is rescaled, and P, rounded to the input
+    type, is reused in registers as the A operand of P.V (the C fragment of
+    m16n8k16 is laid out as its A fragment). One normalization at the end;
+    an empty row gives 0 and lse -inf. Tile rows are padded by 16 bytes, or
+    (where padding would need tiles under 32 keys, e.g. D = 128) stored
+    densely with XOR-swizzled 16-byte chunks: ldmatrix reads are free of
+    bank conflicts either way. Q is staged in the V tiles where they are as
+    large (its fragments go to registers before V tile 0 is loaded).
+    block-kv shrinks by 16 until the buffers fit the 48 KiB a launch gets
+    without the driver's opt-in (D = 128 at block-q 64: 32 keys). No launch for an empty grid (Lq or
+    B = 0 at run time).
+
+    Causal: key tiles that the whole block cannot see are not visited (the
+    loop bound), only tiles that straddle the diagonal or the Lk tail are
+    masked element by element; a user mask (i1 or additive, size-1 and
+    run-time-1 dims broadcast) masks every tile. GQA/MQA read key/value head
+    h / (Hq / Hkv) in place.
+
+    f32: one thread per query row walks the visible keys with the same
+    online softmax on FMAs (no TF32), the scaled query row and the
+    accumulator in private memory.
+
+    Before:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>,
+        tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %qb = bufferization.to_buffer %q : tensor<1x8x128x64xf16> to memref<1x8x128x64xf16>
+    ...
+    %ob = memref.alloc() : memref<1x8x128x64xf16>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c8, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%x = %c128, %y = %c1, %z = %c1)
+               dynamic_shared_memory_size %c36864_i32 {
+      %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %ks = memref.view %smem[%c0][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+      %vs = memref.view %smem[%c18432][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+      %qs = memref.view %smem[%c18432][] : ... to memref<64x72xf16, #gpu.address_space<workgroup>>
+      nvgpu.device_async_copy %qb[...], %qs[...], 8, %n : ...
+      %qf = nvgpu.ldmatrix %qs[...] {numTiles = 4 : i32, transpose = false} ...
+      scf.for %t = %c0 to %tiles step %c1 iter_args(...) {
+        %s = nvgpu.mma.sync(%qf, %kf, %c) {mmaShape = [16, 8, 16]} ...
+        %r = gpu.shuffle xor %mx, %c1_i32, %c32_i32 : f32
+        %p = math.exp2 ...
+        %vf = nvgpu.ldmatrix %vs[...] {numTiles = 2 : i32, transpose = true} ...
+        %acc = nvgpu.mma.sync(%pa, %vf, %acc0) {mmaShape = [16, 8, 16]} ...
+      }
+      memref.store ... %ob[...]
+      gpu.terminator
+    }
+    %o = bufferization.to_tensor %ob restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "target chip, sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async)">,
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "query rows per CTA: a multiple of 16 in [16, 128] (16 per warp)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
+           "keys per shared-memory tile (at most; a multiple of 16 in "
+           "[16, 128])">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

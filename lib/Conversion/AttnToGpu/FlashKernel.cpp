@@ -1,0 +1,567 @@
+//===- FlashKernel.cpp - FlashAttention-2 on mma.sync tensor cores --------===//
+//
+// Part of the attn project.
+//
+// The body of the gpu.launch for f16/bf16: one CTA of block-q / 16 warps per
+// block of query rows, 16 rows per warp. Per thread, with lane = 4 g + t,
+// the m16n8k16 fragments hold (PTX ISA, "mma.m16n8k16"):
+//   A (16x16): rows g, g+8 x cols 2t, 2t+1 and 2t+8, 2t+9 (4 x 2 elements),
+//   B (16x8):  rows 2t, 2t+1 and 2t+8, 2t+9 x col g (2 x 2),
+//   C (16x8):  rows g, g+8 x cols 2t, 2t+1 (2 x 2 f32).
+// Two neighbouring C fragments of S (keys 16u..16u+15) are exactly the A
+// fragment of P for the k-step u of P.V, so P never leaves registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuKernels.h"
+
+#include "attn/Dialect/Attn/Utils/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_kernels;
+
+namespace {
+
+/// Four f32 of one C fragment: (row g: col 2t, 2t+1), (row g+8: same).
+using Accum = std::array<Value, 4>;
+
+/// Builds the kernel; holds the thread's coordinates and the buffers.
+class FlashBuilder {
+public:
+  FlashBuilder(OpBuilder &b, const GpuSdpa &sdpa, const FlashConfig &cfg,
+               gpu::LaunchOp launch)
+      : b(b), loc(sdpa.loc), sdpa(sdpa), cfg(cfg), launch(launch) {}
+
+  void build();
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(float v) { return createF32Constant(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value addConst(Value x, int64_t c) { return c ? add(x, idx(c)) : x; }
+
+  void copyRows(Value dst, std::optional<Value> slot, Value src, Value head,
+                Value firstRow, Value rowLimit, int64_t rows, int64_t cols);
+  void loadKeyValueTile(Value tile, Value slot);
+  void commitGroup() { NVVM::CpAsyncCommitGroupOp::create(b, loc); }
+  void waitGroups(int32_t pending) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+  }
+
+  Value swizzledColumn(Value row, Value col, int64_t cols);
+  Value ldmatrix(Value buffer, std::optional<Value> slot, Value row, Value col,
+                 int64_t cols, int64_t tiles, bool transpose);
+  Accum mma(Value a, Value bFrag, const Accum &c);
+  Value packA(ArrayRef<Value> rowPairs);
+
+  Value quadReduce(Value x, bool isMax);
+  SmallVector<Value> maskScores(ArrayRef<Value> scores, Value keyStart);
+  SmallVector<Value> keyTileStep(Value tile, ValueRange state,
+                                 Value unmaskedTiles, Value numTiles);
+  void writeResults(ValueRange state);
+
+  OpBuilder &b;
+  Location loc;
+  const GpuSdpa &sdpa;
+  const FlashConfig &cfg;
+  gpu::LaunchOp launch;
+
+  Value batch, head, kvHead, qStart;
+  Value lane, warpRow; // lane in the warp, first row of the warp's 16
+  Value g, t;          // lane / 4, lane % 4
+  Value laneMod8;      // lane % 8: the row of an 8x8 matrix it addresses
+  Value qs, ks, vs;    // workgroup buffers
+  SmallVector<Value> qFrags;
+  bool needsMask = false; // some tile can need element masks
+};
+
+} // namespace
+
+/// cp.async of rows [firstRow, firstRow + rows) x [0, cols) of
+/// src[batch, head] into dst[slot], 16 bytes per copy; rows at or past
+/// `rowLimit` are zero-filled and read nothing.
+void FlashBuilder::copyRows(Value dst, std::optional<Value> slot, Value src,
+                            Value srcHead, Value firstRow, Value rowLimit,
+                            int64_t rows, int64_t cols) {
+  int64_t perCopy = 8; // 16 bytes of f16/bf16
+  int64_t chunksPerRow = cols / perCopy;
+  int64_t total = rows * chunksPerRow;
+  Value tid = launch.getThreadIds().x;
+  for (int64_t base = 0; base < total; base += cfg.threads()) {
+    Value chunk = addConst(tid, base);
+    auto emit = [&](OpBuilder &nb) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+      Value row = arith::DivUIOp::create(b, loc, chunk, idx(chunksPerRow));
+      Value col = mul(arith::RemUIOp::create(b, loc, chunk, idx(chunksPerRow)),
+                      idx(perCopy));
+      Value srcRow = add(firstRow, row);
+      Value inBounds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             srcRow, rowLimit);
+      Value srcElements =
+          arith::SelectOp::create(b, loc, inBounds, idx(perCopy), idx(0));
+      // An out-of-bounds row reads nothing (src-size 0); its address is
+      // still kept inside the buffer's first row.
+      srcRow = arith::SelectOp::create(b, loc, inBounds, srcRow, idx(0));
+      SmallVector<Value> dstIndices;
+      if (slot)
+        dstIndices.push_back(*slot);
+      dstIndices.append({row, swizzledColumn(row, col, cols)});
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+          dstIndices, src, ValueRange{batch, srcHead, srcRow, col},
+          b.getIndexAttr(perCopy), srcElements, UnitAttr());
+    };
+    if (base + cfg.threads() <= total) {
+      emit(b);
+      continue;
+    }
+    Value live = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunk,
+                                       idx(total));
+    auto ifLive = scf::IfOp::create(b, loc, live, /*withElseRegion=*/false);
+    OpBuilder nb = OpBuilder::atBlockTerminator(ifLive.thenBlock());
+    emit(nb);
+  }
+}
+
+/// Starts the copies of key/value tile `tile` into buffer slot `slot`.
+void FlashBuilder::loadKeyValueTile(Value tile, Value slot) {
+  Value first = mul(tile, idx(cfg.blockKV));
+  copyRows(ks, slot, sdpa.key, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.d);
+  copyRows(vs, slot, sdpa.value, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.dv);
+}
+
+/// Where column `col` (a multiple of 8) of row `row` (or of any row equal
+/// to it mod 8) of a tile with `cols`
+/// columns is stored: dense rows of 4, 8 or 16 chunks of 16 bytes swap
+/// chunk c with c ^ (the row's line among 8 consecutive 128-byte lines), so
+/// the 8 rows of one ldmatrix hit 8 distinct bank groups; padded rows
+/// (sharedRowLength) are stored as they are. Every write (cp.async) and
+/// read (ldmatrix) of a tile goes through here.
+Value FlashBuilder::swizzledColumn(Value row, Value col, int64_t cols) {
+  int64_t chunks = cols / 8;
+  if (sharedRowLength(cols, cfg) != cols)
+    return col;
+  // Rows of 4 chunks share a 128-byte line in pairs.
+  int64_t rowsPerLine = chunks < 8 ? 8 / chunks : 1;
+  Value line = arith::DivUIOp::create(b, loc, row, idx(rowsPerLine));
+  Value key =
+      arith::RemUIOp::create(b, loc, line, idx(std::min<int64_t>(chunks, 8)));
+  Value chunk = arith::DivUIOp::create(b, loc, col, idx(8));
+  return mul(arith::XOrIOp::create(b, loc, chunk, key), idx(8));
+}
+
+/// ldmatrix of `tiles` 8x8 matrices from buffer[slot], each lane giving the
+/// (logical) row and column of one matrix row.
+Value FlashBuilder::ldmatrix(Value buffer, std::optional<Value> slot, Value row,
+                             Value col, int64_t cols, int64_t tiles,
+                             bool transpose) {
+  auto type = VectorType::get(
+      {tiles, 2}, cast<MemRefType>(buffer.getType()).getElementType());
+  SmallVector<Value> indices;
+  if (slot)
+    indices.push_back(*slot);
+  // Every row a lane addresses is lane % 8 plus a multiple of 8, and the
+  // swizzle depends on the row mod 8 only: key it on lane % 8, so that the
+  // addresses of one lane differ by constants (no per-load index math).
+  indices.append({row, swizzledColumn(laneMod8, col, cols)});
+  return nvgpu::LdMatrixOp::create(b, loc, type, buffer, indices, transpose,
+                                   static_cast<uint32_t>(tiles));
+}
+
+/// An A fragment (vector<4x2xelt>) from four pairs of f32 probabilities,
+/// rounded to the element type.
+Value FlashBuilder::packA(ArrayRef<Value> values) {
+  auto type = VectorType::get({4, 2}, sdpa.elt);
+  Value frag = ub::PoisonOp::create(b, loc, type);
+  for (int64_t k = 0; k < 8; ++k) {
+    Value x = arith::TruncFOp::create(b, loc, sdpa.elt, values[k]);
+    frag = vector::InsertOp::create(b, loc, x, frag,
+                                    ArrayRef<int64_t>{k / 2, k % 2});
+  }
+  return frag;
+}
+
+/// D = A.B + C on m16n8k16 with f32 accumulation.
+Accum FlashBuilder::mma(Value a, Value bFrag, const Accum &c) {
+  Accum d;
+  if (sdpa.elt.isF16()) {
+    auto cType = VectorType::get({2, 2}, b.getF32Type());
+    Value cv = ub::PoisonOp::create(b, loc, cType);
+    for (int64_t k = 0; k < 4; ++k)
+      cv = vector::InsertOp::create(b, loc, c[k], cv,
+                                    ArrayRef<int64_t>{k / 2, k % 2});
+    Value r = nvgpu::MmaSyncOp::create(b, loc, a, bFrag, cv,
+                                       ArrayRef<int64_t>{16, 8, 16});
+    for (int64_t k = 0; k < 4; ++k)
+      d[k] =
+          vector::ExtractOp::create(b, loc, r, ArrayRef<int64_t>{k / 2, k % 2});
+    return d;
+  }
+  // bf16: nvgpu.mma.sync cannot deduce the PTX types in MLIR 22; nvvm's op
+  // takes the pairs as i32 with the multiplicand type spelled out.
+  auto asI32 = [&](Value frag, int64_t rows) {
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value pair = vector::ExtractOp::create(b, loc, frag, r);
+      regs.push_back(LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair));
+    }
+    return regs;
+  };
+  Type f32 = b.getF32Type();
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  auto op = NVVM::MmaOp::create(
+      b, loc, resultType, asI32(a, 4), asI32(bFrag, 2),
+      ValueRange{c[0], c[1], c[2], c[3]}, ArrayRef<int64_t>{16, 8, 16},
+      std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  for (int64_t k = 0; k < 4; ++k)
+    d[k] = LLVM::ExtractValueOp::create(b, loc, op.getResult(), k);
+  return d;
+}
+
+/// Reduces `x` over the four threads of a quad (lanes 4g .. 4g+3).
+Value FlashBuilder::quadReduce(Value x, bool isMax) {
+  for (int32_t offset : {1, 2}) {
+    Value other =
+        gpu::ShuffleOp::create(b, loc, x, offset, 32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    x = isMax ? arith::MaximumFOp::create(b, loc, x, other).getResult()
+              : arith::AddFOp::create(b, loc, x, other).getResult();
+  }
+  return x;
+}
+
+/// Hides (-inf) the scores of keys past Lk, past the causal diagonal or off
+/// the i1 mask, and adds the float mask. `scores` holds the tile's C
+/// fragments, 4 values per 8 keys.
+SmallVector<Value> FlashBuilder::maskScores(ArrayRef<Value> scores,
+                                            Value keyStart) {
+  SmallVector<Value> out(scores);
+  Value lastRow = arith::SubIOp::create(b, loc, sdpa.lq, idx(1));
+  Value lastKey = arith::SubIOp::create(b, loc, sdpa.lk, idx(1));
+  Value negInf = f32(kNegInf);
+  for (int64_t r = 0; r < 2; ++r) {
+    Value row = add(add(qStart, warpRow), addConst(g, 8 * r));
+    Value maskRow =
+        sdpa.mask ? arith::MinUIOp::create(b, loc, row, lastRow) : Value();
+    Value lastVisible = sdpa.causal ? causalLastKey(b, sdpa, row) : Value();
+    for (int64_t n = 0, e = cfg.blockKV / 8; n < e; ++n) {
+      for (int64_t c = 0; c < 2; ++c) {
+        Value &s = out[4 * n + 2 * r + c];
+        Value key = add(keyStart, addConst(mul(t, idx(2)), 8 * n + c));
+        Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                              key, sdpa.lk);
+        if (lastVisible)
+          visible = arith::AndIOp::create(
+              b, loc, visible,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key,
+                                    lastVisible));
+        if (sdpa.mask) {
+          Value m = readMask(b, sdpa, batch, head, maskRow,
+                             arith::MinUIOp::create(b, loc, key, lastKey));
+          if (sdpa.boolMask)
+            visible = arith::AndIOp::create(b, loc, visible, m);
+          else
+            s = arith::AddFOp::create(b, loc, s, m);
+        }
+        s = arith::SelectOp::create(b, loc, visible, s, negInf);
+      }
+    }
+  }
+  return out;
+}
+
+/// One key/value tile: S = Q.K^T, masks, online softmax, O += P.V.
+/// `state` is (m_g, m_g8, l_g, l_g8, acc...), acc in C fragments of 8
+/// value columns each. Returns the new state.
+SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
+                                             Value unmaskedTiles,
+                                             Value numTiles) {
+  // Tile+1 streams into the other slot while this one is computed; the
+  // commit is unconditional (an empty group on the last tile) so that
+  // "all but the newest group done" always means "this tile is here".
+  Value slot = arith::RemUIOp::create(b, loc, tile, idx(2));
+  Value next = addConst(tile, 1);
+  Value hasNext =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, numTiles);
+  auto ifNext = scf::IfOp::create(b, loc, hasNext, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifNext.thenBlock()->getTerminator());
+    loadKeyValueTile(next, arith::RemUIOp::create(b, loc, next, idx(2)));
+  }
+  commitGroup();
+  waitGroups(1);
+  gpu::BarrierOp::create(b, loc);
+
+  // S = Q.K^T in C fragments, 8 keys each, scaled to base 2.
+  int64_t keyTiles = cfg.blockKV / 8;
+  Value lane8 = arith::RemUIOp::create(b, loc, lane, idx(8));
+  Value half8 =
+      mul(arith::RemUIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, lane, idx(8)), idx(2)),
+          idx(8)); // 8 * ((lane / 8) % 2)
+  Value scale = f32(sdpa.scaleLog2E);
+  SmallVector<Value> scores;
+  for (int64_t n = 0; n < keyTiles; ++n) {
+    Accum c = {f32(0), f32(0), f32(0), f32(0)};
+    for (int64_t kk = 0, e = sdpa.d / 16; kk < e; ++kk) {
+      Value kFrag = ldmatrix(ks, slot, addConst(lane8, 8 * n),
+                             addConst(half8, 16 * kk), sdpa.d, 2,
+                             /*transpose=*/false);
+      c = mma(qFrags[kk], kFrag, c);
+    }
+    for (Value x : c)
+      scores.push_back(arith::MulFOp::create(b, loc, x, scale));
+  }
+
+  // Element masks where a tile can need them: every tile with a user mask,
+  // else only the tiles past the last fully visible one (causal diagonal,
+  // Lk tail).
+  Value keyStart = mul(tile, idx(cfg.blockKV));
+  if (sdpa.mask) {
+    scores = maskScores(scores, keyStart);
+  } else if (needsMask) {
+    Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         tile, unmaskedTiles);
+    SmallVector<Type> types(scores.size(), b.getF32Type());
+    auto ifMasked = scf::IfOp::create(b, loc, types, masked,
+                                      /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifMasked.thenBlock());
+      scf::YieldOp::create(b, loc, maskScores(scores, keyStart));
+      b.setInsertionPointToStart(ifMasked.elseBlock());
+      scf::YieldOp::create(b, loc, scores);
+    }
+    scores = llvm::to_vector_of<Value>(ifMasked.getResults());
+  }
+
+  // Online softmax, per row r (g or g+8) of the thread: the tile's row max
+  // over the quad, the rescale factor, P = exp2(S - m) and the thread's
+  // part of the row sum (summed over the quad once, at the end).
+  SmallVector<Value> updated(state.begin(), state.end());
+  SmallVector<Value> probs(scores.size());
+  for (int64_t r = 0; r < 2; ++r) {
+    Value tileMax = f32(kNegInf);
+    for (int64_t n = 0; n < keyTiles; ++n)
+      for (int64_t c = 0; c < 2; ++c)
+        tileMax = arith::MaximumFOp::create(b, loc, tileMax,
+                                            scores[4 * n + 2 * r + c]);
+    tileMax = quadReduce(tileMax, /*isMax=*/true);
+    auto [mNew, alpha] = updateRowMax(b, loc, state[r], tileMax);
+    Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha);
+    for (int64_t n = 0; n < keyTiles; ++n)
+      for (int64_t c = 0; c < 2; ++c) {
+        int64_t k = 4 * n + 2 * r + c;
+        probs[k] = probability(b, loc, scores[k], mNew);
+        sum = arith::AddFOp::create(b, loc, sum, probs[k]);
+      }
+    updated[r] = mNew;
+    updated[2 + r] = sum;
+    for (int64_t nd = 0, e = sdpa.dv / 8; nd < e; ++nd)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value &a = updated[4 + 4 * nd + 2 * r + c];
+        a = arith::MulFOp::create(b, loc, a, alpha);
+      }
+  }
+
+  // O += P.V: the C fragments of keys 16u..16u+15 are the A fragment of
+  // k-step u; V's B fragments come transposed from shared memory.
+  for (int64_t u = 0, e = cfg.blockKV / 16; u < e; ++u) {
+    Value pFrag = packA(ArrayRef<Value>(probs).slice(8 * u, 8));
+    for (int64_t nd = 0, ed = sdpa.dv / 8; nd < ed; ++nd) {
+      Value vFrag = ldmatrix(vs, slot, add(addConst(lane8, 16 * u), half8),
+                             idx(8 * nd), sdpa.dv, 2, /*transpose=*/true);
+      Accum c;
+      for (int64_t k = 0; k < 4; ++k)
+        c[k] = updated[4 + 4 * nd + k];
+      c = mma(pFrag, vFrag, c);
+      for (int64_t k = 0; k < 4; ++k)
+        updated[4 + 4 * nd + k] = c[k];
+    }
+  }
+  // Every warp is done with this slot before it is refilled.
+  gpu::BarrierOp::create(b, loc);
+  return updated;
+}
+
+/// out = l == 0 ? 0 : acc / l rounded to the element type, lse = (m +
+/// log2 l) ln 2 (-inf for an empty row), for the thread's rows in [0, Lq).
+void FlashBuilder::writeResults(ValueRange state) {
+  Value twoT = mul(t, idx(2));
+  Value zero = f32(0);
+  for (int64_t r = 0; r < 2; ++r) {
+    Value l = quadReduce(state[2 + r], /*isMax=*/false);
+    Value row = add(add(qStart, warpRow), addConst(g, 8 * r));
+    Value inRange =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, sdpa.lq);
+    auto ifRow = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value safeL = arith::SelectOp::create(b, loc, empty, f32(1), l);
+    Value inv = arith::DivFOp::create(b, loc, f32(1), safeL);
+    for (int64_t nd = 0, e = sdpa.dv / 8; nd < e; ++nd)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value o =
+            arith::MulFOp::create(b, loc, state[4 + 4 * nd + 2 * r + c], inv);
+        o = arith::SelectOp::create(b, loc, empty, zero, o);
+        o = arith::TruncFOp::create(b, loc, sdpa.elt, o);
+        memref::StoreOp::create(
+            b, loc, o, sdpa.out,
+            ValueRange{batch, head, row, addConst(twoT, 8 * nd + c)});
+      }
+    if (!sdpa.lse)
+      continue;
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, idx(0));
+    auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+    Value lse = arith::MulFOp::create(
+        b, loc,
+        arith::AddFOp::create(b, loc, state[r],
+                              math::Log2Op::create(b, loc, safeL)),
+        f32(float(kLn2)));
+    lse = arith::SelectOp::create(b, loc, empty, f32(kNegInf), lse);
+    memref::StoreOp::create(b, loc, lse, sdpa.lse,
+                            ValueRange{batch, head, row});
+  }
+}
+
+void FlashBuilder::build() {
+  gpu::KernelDim3 blockIds = launch.getBlockIds();
+  Value tid = launch.getThreadIds().x;
+  batch = blockIds.z;
+  head = blockIds.y;
+  kvHead = arith::DivUIOp::create(b, loc, head, idx(sdpa.group));
+  qStart = mul(blockIds.x, idx(cfg.blockQ));
+  lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  warpRow = mul(arith::DivUIOp::create(b, loc, tid, idx(32)), idx(16));
+  g = arith::DivUIOp::create(b, loc, lane, idx(4));
+  t = arith::RemUIOp::create(b, loc, lane, idx(4));
+  laneMod8 = arith::RemUIOp::create(b, loc, lane, idx(8));
+  // K[2], V[2] and, where V[2] cannot hold it, Q one after the other in
+  // dynamic shared memory (16-byte aligned base; every tile is a multiple
+  // of 16 bytes).
+  Attribute workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value base = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), AffineMap(),
+                      workgroup));
+  int64_t offset = 0;
+  auto view = [&](ArrayRef<int64_t> shape, int64_t at) {
+    auto type = MemRefType::get(shape, sdpa.elt, AffineMap(), workgroup);
+    Value tile =
+        memref::ViewOp::create(b, loc, type, base, idx(at), ValueRange{});
+    offset = std::max(offset, at + type.getNumElements() *
+                                       sdpa.elt.getIntOrFloatBitWidth() / 8);
+    return tile;
+  };
+  int64_t rowD = sharedRowLength(sdpa.d, cfg);
+  int64_t rowDv = sharedRowLength(sdpa.dv, cfg);
+  bool qInValueTiles = stagesQueryInValueTiles(sdpa, cfg);
+  ks = view({2, cfg.blockKV, rowD}, offset);
+  int64_t valueOffset = offset;
+  vs = view({2, cfg.blockKV, rowDv}, valueOffset);
+  qs = view({cfg.blockQ, rowD}, qInValueTiles ? valueOffset : offset);
+
+  // The key tiles this block visits: [0, ceil(keyEnd / block-kv)), keyEnd
+  // the last key the block's last row sees (+1); the first `unmasked`
+  // tiles are visible to every row of the block.
+  Value keyEnd = sdpa.lk;
+  Value fullTiles = arith::DivUIOp::create(b, loc, sdpa.lk, idx(cfg.blockKV));
+  Value unmasked = fullTiles;
+  if (sdpa.causal) {
+    Value rowEnd =
+        arith::MinUIOp::create(b, loc, addConst(qStart, cfg.blockQ), sdpa.lq);
+    keyEnd = arith::MinSIOp::create(
+        b, loc,
+        arith::MaxSIOp::create(b, loc, causalLastKey(b, sdpa, rowEnd), idx(0)),
+        sdpa.lk);
+    Value firstRowEnd = addConst(causalLastKey(b, sdpa, qStart), 1);
+    Value tiles =
+        arith::FloorDivSIOp::create(b, loc, firstRowEnd, idx(cfg.blockKV));
+    unmasked = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, tiles, idx(0)), fullTiles);
+  }
+  Value numTiles = arith::CeilDivUIOp::create(b, loc, keyEnd, idx(cfg.blockKV));
+  auto keyType = cast<MemRefType>(sdpa.key.getType());
+  needsMask = sdpa.causal || keyType.isDynamicDim(2) ||
+              keyType.getDimSize(2) % cfg.blockKV != 0;
+
+  // Prologue: Q (waited for at once, its fragments kept in registers) and
+  // the first K/V tile. Q staged in the V buffers: Q with K tile 0, then
+  // V tile 0 once every warp holds its Q fragments.
+  Value first = idx(0);
+  copyRows(qs, std::nullopt, sdpa.query, head, qStart, sdpa.lq, cfg.blockQ,
+           sdpa.d);
+  if (qInValueTiles) {
+    copyRows(ks, first, sdpa.key, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.d);
+    commitGroup();
+    waitGroups(0);
+  } else {
+    commitGroup();
+    loadKeyValueTile(first, first);
+    commitGroup();
+    waitGroups(1);
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value lane8 = arith::RemUIOp::create(b, loc, lane, idx(8));
+  Value half8 =
+      mul(arith::RemUIOp::create(
+              b, loc, arith::DivUIOp::create(b, loc, lane, idx(8)), idx(2)),
+          idx(8));
+  Value quarter8 = mul(arith::DivUIOp::create(b, loc, lane, idx(16)), idx(8));
+  Value fragRow = add(add(warpRow, lane8), half8);
+  for (int64_t kk = 0, e = sdpa.d / 16; kk < e; ++kk)
+    qFrags.push_back(ldmatrix(qs, std::nullopt, fragRow,
+                              addConst(quarter8, 16 * kk), sdpa.d, 4,
+                              /*transpose=*/false));
+  if (qInValueTiles) {
+    gpu::BarrierOp::create(b, loc);
+    copyRows(vs, first, sdpa.value, kvHead, first, sdpa.lk, cfg.blockKV,
+             sdpa.dv);
+    commitGroup();
+  }
+
+  SmallVector<Value> init = {f32(kNegInf), f32(kNegInf), f32(0), f32(0)};
+  for (int64_t k = 0, e = sdpa.dv / 2; k < e; ++k)
+    init.push_back(f32(0));
+  auto loop = scf::ForOp::create(
+      b, loc, idx(0), numTiles, idx(1), init,
+      [&](OpBuilder &nb, Location, Value tile, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        scf::YieldOp::create(b, loc,
+                             keyTileStep(tile, state, unmasked, numTiles));
+      });
+  // No copy outlives the kernel (with no key tile, tile 0's is in flight).
+  waitGroups(0);
+  writeResults(loop.getResults());
+}
+
+void gpu_kernels::buildFlashKernel(OpBuilder &b, const GpuSdpa &sdpa,
+                                   const FlashConfig &config,
+                                   gpu::LaunchOp launch) {
+  FlashBuilder(b, sdpa, config, launch).build();
+}

@@ -1,0 +1,50 @@
+// RUN: attn-opt %s -split-input-file -verify-diagnostics -convert-attn-to-gpu
+// Options are checked against every op; one op's diagnostic is enough.
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_75" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=gfx90a" 2>&1 | FileCheck %s --check-prefix=NOTSM
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=40" 2>&1 | FileCheck %s --check-prefix=BLOCKQ
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-kv=256" 2>&1 | FileCheck %s --check-prefix=BLOCKKV
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=128" 2>&1 | FileCheck %s --check-prefix=SHARED
+
+// CHIP: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'sm_75'
+// NOTSM: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'gfx90a'
+// BLOCKQ: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-q to be a multiple of 16 in [16, 128], got 40
+// SHARED: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 128, Dv = 128, block-q = 128 need 49152 bytes, more than the 49136 bytes of shared memory a launch gets without opt-in
+// BLOCKKV: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-kv to be a multiple of 16 in [16, 128], got 256
+
+func.func @d256(%q: tensor<1x2x64x256xf16>, %k: tensor<1x2x64x256xf16>,
+                %v: tensor<1x2x64x256xf16>) -> tensor<1x2x64x256xf16> {
+  // expected-error @below {{convert-attn-to-gpu: head dim D (256) is not supported by the 'f16' tensor-core kernel: expected 32, 64, 80, 96 or 128 (256 needs more than the 255 registers a thread has for its accumulator and Q fragments)}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x256xf16>, tensor<1x2x64x256xf16>,
+      tensor<1x2x64x256xf16> -> tensor<1x2x64x256xf16>
+  return %o : tensor<1x2x64x256xf16>
+}
+
+// -----
+
+func.func @dv48(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x2x64x64xbf16>,
+                %v: tensor<1x2x64x48xbf16>) -> tensor<1x2x64x48xbf16> {
+  // expected-error @below {{convert-attn-to-gpu: head dim Dv (48) is not supported by the 'bf16' tensor-core kernel: expected 32, 64, 80, 96 or 128}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>,
+      tensor<1x2x64x48xbf16> -> tensor<1x2x64x48xbf16>
+  return %o : tensor<1x2x64x48xbf16>
+}
+
+// -----
+
+// f32 takes any head dim (the FMA kernel).
+func.func @f32_d48(%q: tensor<1x2x64x48xf32>, %k: tensor<1x2x64x48xf32>,
+                   %v: tensor<1x2x64x24xf32>) -> tensor<1x2x64x24xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x48xf32>, tensor<1x2x64x48xf32>,
+      tensor<1x2x64x24xf32> -> tensor<1x2x64x24xf32>
+  return %o : tensor<1x2x64x24xf32>
+}
+
+// -----
+
+func.func @d128(%q: tensor<1x2x64x128xf16>, %k: tensor<1x2x64x128xf16>,
+                %v: tensor<1x2x64x128xf16>) -> tensor<1x2x64x128xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x64x128xf16>, tensor<1x2x64x128xf16>,
+      tensor<1x2x64x128xf16> -> tensor<1x2x64x128xf16>
+  return %o : tensor<1x2x64x128xf16>
+}
