@@ -52,7 +52,7 @@ constexpr int64_t kNaiveGpuRowsPerBlock = 32;
 /// materializes into a destination argument are computed in place there
 /// (empty-tensor elimination), so nothing is copied and nothing the kernel
 /// leaves unwritten goes unnoticed.
-static void addBufferization(OpPassManager &pm) {
+static void addBufferization(OpPassManager &pm, bool deallocate = true) {
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions opts;
   opts.bufferizeFunctionBoundaries = true;
@@ -69,6 +69,8 @@ static void addBufferization(OpPassManager &pm) {
   // equal subviews: CSE makes them one value and the copy folds away.
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  if (!deallocate)
+    return;
   bufferization::BufferDeallocationPipelineOptions deallocOpts;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOpts);
   // Deallocation may leave bufferization.clone (e.g. for a result written
@@ -243,6 +245,24 @@ void mlir::attn::buildNaiveGpuPipeline(OpPassManager &pm,
   buildGpuLoweringTail(pm, options);
 }
 
+void mlir::attn::buildGpuPipeline(OpPassManager &pm,
+                                  const GpuPipelineOptions &options) {
+  ConvertAttnToGpuOptions fused;
+  fused.chip = options.chip;
+  fused.blockQ = options.blockQ;
+  fused.blockKV = options.blockKV;
+  pm.addPass(createConvertAttnToGpu(fused));
+  pm.addPass(createCanonicalizerPass());
+  // Ownership-based deallocation cannot see through the kernel's NVVM ops
+  // (no memory-effect interface); the fused lowering allocates only its
+  // results, which the caller owns, so there is nothing for it to free.
+  addBufferization(pm, /*deallocate=*/false);
+  pm.addNestedPass<func::FuncOp>(createAttnGpuDeviceBuffers());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  buildGpuLoweringTail(pm, options);
+}
+
 /// Registers a GPU pipeline whose options are checked before it is built,
 /// so that a bad chip or format is an error under the pipeline's name.
 static void registerGpuPipeline(llvm::StringRef name,
@@ -282,6 +302,11 @@ void mlir::attn::registerAttnPipelines() {
                       "Lower attn.sdpa naively (score table materialized) to "
                       "NVVM kernels and LLVM host code for an NVIDIA GPU",
                       buildNaiveGpuPipeline);
+  registerGpuPipeline("attn-lower-gpu",
+                      "The fused GPU lowering: convert-attn-to-gpu "
+                      "(FlashAttention-2 on tensor cores), bufferization, "
+                      "device buffers, NVVM, gpu.binary and host code",
+                      buildGpuPipeline);
   registerGpuPipeline("attn-lower-gpu-tail",
                       "Lower bufferized gpu.launch code to gpu.binary ops and "
                       "LLVM host code (the end of every GPU pipeline)",

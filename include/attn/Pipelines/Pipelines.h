@@ -10,6 +10,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Pass/PassOptions.h"
@@ -105,12 +106,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   // does not read them.
   PassOptions::Option<int64_t> blockQ{
       *this, "block-q", llvm::cl::desc("Query rows per CTA (fused lowering)"),
-      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockQ)};
+      llvm::cl::init(ConvertAttnToGpuOptions{}.blockQ)};
   PassOptions::Option<int64_t> blockKV{
       *this, "block-kv",
-      llvm::cl::desc("Keys per block of the online-softmax loop (fused "
-                     "lowering)"),
-      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockKV)};
+      llvm::cl::desc("Keys per shared-memory tile, at most (fused lowering)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.blockKV)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or
@@ -137,6 +137,13 @@ void buildGpuLoweringTail(OpPassManager &pm, const GpuPipelineOptions &options);
 /// allocation functions must be stream-ordered or synchronizing.
 void buildNaiveGpuPipeline(OpPassManager &pm,
                            const GpuPipelineOptions &options);
+
+/// `attn-lower-gpu`: convert-attn-to-gpu (the fused FlashAttention-2 kernel
+/// for `chip`, `block-q`, `block-kv`), one-shot bufferization, buffers in
+/// device memory, then buildGpuLoweringTail. The function's memref arguments
+/// are device pointers; its results are device buffers it allocated, which
+/// the caller frees (as with buildNaiveGpuPipeline).
+void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options);
 
 /// Registers the named pipelines above with the global pass registry.
 void registerAttnPipelines();
