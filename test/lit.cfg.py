@@ -49,6 +49,14 @@ tools = [
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# attn as plugins of Debian's own mlir-opt (tools/attn-plugin).
+config.substitutions.append(
+    ("%attn_plugin", os.path.join(config.attn_obj_root, "lib", "AttnPlugin.so"))
+)
+config.substitutions.append(
+    ("%mlir_opt_stock", os.path.join(config.llvm_tools_dir, "mlir-opt"))
+)
+
 # GPU integration tests need a CUDA device; the machines CI runs on have none.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")

@@ -1,0 +1,16 @@
+// attn's op round-trips through the stock mlir-opt with the dialect plugin:
+// ops.mlir's checks, in the custom and the generic form.
+//
+// RUN: %mlir_opt_stock --load-dialect-plugin=%attn_plugin \
+// RUN:     %S/../../Dialect/Attn/ops.mlir \
+// RUN: | %mlir_opt_stock --load-dialect-plugin=%attn_plugin \
+// RUN: | FileCheck %S/../../Dialect/Attn/ops.mlir
+// RUN: %mlir_opt_stock --load-dialect-plugin=%attn_plugin \
+// RUN:     %S/../../Dialect/Attn/ops.mlir --mlir-print-op-generic \
+// RUN: | %mlir_opt_stock --load-dialect-plugin=%attn_plugin \
+// RUN: | FileCheck %S/../../Dialect/Attn/ops.mlir
+//
+// Without the plugin the stock tool does not know the dialect.
+// RUN: not %mlir_opt_stock %S/../../Dialect/Attn/ops.mlir 2>&1 \
+// RUN: | FileCheck %s
+// CHECK: Dialect `attn' not found
