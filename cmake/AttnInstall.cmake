@@ -1,0 +1,73 @@
+# The CMake package of attn: find_package(Attn CONFIG) from an install tree
+# (cmake --install BUILD --prefix DIR; DIR/lib/cmake/attn) or from the build
+# tree (BUILD/lib/cmake/attn). The libraries are added with DISABLE_INSTALL
+# (their install rules would join MLIR's own export set); they are installed
+# and exported here, in attn's.
+
+include(CMakePackageConfigHelpers)
+
+set(ATTN_EXPORTED_LIBRARIES
+  AttnDialect
+  AttnUtils
+  AttnTransforms
+  AttnConversion
+  AttnPipelines
+  AttnInit
+  )
+set(ATTN_INSTALL_PACKAGE_DIR lib${LLVM_LIBDIR_SUFFIX}/cmake/attn)
+set(ATTN_BUILD_PACKAGE_DIR ${CMAKE_BINARY_DIR}/lib${LLVM_LIBDIR_SUFFIX}/cmake/attn)
+
+foreach(lib ${ATTN_EXPORTED_LIBRARIES})
+  target_include_directories(${lib} INTERFACE
+    $<BUILD_INTERFACE:${ATTN_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${ATTN_BINARY_DIR}/include>
+    $<INSTALL_INTERFACE:include>)
+endforeach()
+
+install(TARGETS ${ATTN_EXPORTED_LIBRARIES} AttnPlugin
+  EXPORT AttnTargets
+  ARCHIVE DESTINATION lib${LLVM_LIBDIR_SUFFIX} COMPONENT attn-dev
+  LIBRARY DESTINATION lib${LLVM_LIBDIR_SUFFIX} COMPONENT attn-dev)
+install(DIRECTORY ${ATTN_SOURCE_DIR}/include/attn
+  DESTINATION include COMPONENT attn-dev
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+install(DIRECTORY ${ATTN_BINARY_DIR}/include/attn
+  DESTINATION include COMPONENT attn-dev
+  FILES_MATCHING PATTERN "*.inc" PATTERN "CMakeFiles" EXCLUDE)
+install(EXPORT AttnTargets
+  NAMESPACE Attn::
+  DESTINATION ${ATTN_INSTALL_PACKAGE_DIR}
+  COMPONENT attn-dev)
+
+# Build tree: the same targets, read from where they were built.
+export(EXPORT AttnTargets NAMESPACE Attn::
+  FILE ${ATTN_BUILD_PACKAGE_DIR}/AttnTargets.cmake)
+
+write_basic_package_version_file(
+  ${ATTN_BUILD_PACKAGE_DIR}/AttnConfigVersion.cmake
+  VERSION ${LLVM_VERSION_MAJOR}.${LLVM_VERSION_MINOR}
+  COMPATIBILITY SameMajorVersion)
+
+# One template, two configs: the build tree's include dirs are the source and
+# binary include/ (the generated .inc), the install tree's is PREFIX/include.
+set(ATTN_CONFIG_INCLUDE_DIR ${ATTN_SOURCE_DIR}/include)
+set(ATTN_CONFIG_EXTRA_INCLUDE_DIRS "\"${ATTN_BINARY_DIR}/include\"")
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/AttnConfig.cmake.in
+  ${ATTN_BUILD_PACKAGE_DIR}/AttnConfig.cmake
+  INSTALL_DESTINATION ${ATTN_BUILD_PACKAGE_DIR}
+  INSTALL_PREFIX ${CMAKE_BINARY_DIR}
+  PATH_VARS ATTN_CONFIG_INCLUDE_DIR)
+
+set(ATTN_CONFIG_INCLUDE_DIR include)
+set(ATTN_CONFIG_EXTRA_INCLUDE_DIRS "")
+configure_package_config_file(
+  ${CMAKE_CURRENT_LIST_DIR}/AttnConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/cmake/install/AttnConfig.cmake
+  INSTALL_DESTINATION ${ATTN_INSTALL_PACKAGE_DIR}
+  PATH_VARS ATTN_CONFIG_INCLUDE_DIR)
+install(FILES
+  ${CMAKE_BINARY_DIR}/cmake/install/AttnConfig.cmake
+  ${ATTN_BUILD_PACKAGE_DIR}/AttnConfigVersion.cmake
+  DESTINATION ${ATTN_INSTALL_PACKAGE_DIR}
+  COMPONENT attn-dev)
