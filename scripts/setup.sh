@@ -34,6 +34,12 @@ py_missing=()
 for m in numpy ml_dtypes pytest; do
   python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
 done
+# attn-import-onnx needs onnx (a 9 MB wheel) and its tests compare with
+# onnxruntime (28 MB); ATTN_WITH_ONNX=0 leaves both out (the tests skip).
+if [ "${ATTN_WITH_ONNX:-1}" = 1 ]; then
+  python3 -c "import onnx" 2>/dev/null || py_missing+=("onnx==1.23.2")
+  python3 -c "import onnxruntime" 2>/dev/null || py_missing+=("onnxruntime==1.32.0")
+fi
 if [ "${ATTN_WITH_TORCH:-0}" = 1 ]; then
   python3 -c "import torch" 2>/dev/null || py_missing+=("torch==2.15.0")
 fi

@@ -1,0 +1,176 @@
+"""attn-import-onnx (python/attn_onnx): ONNX Attention models built with
+onnx.helper, imported, run by attn-run (fused against naive, and the f64
+reference where the function is one sdpa) and compared with onnxruntime on
+the same inputs when it is installed. Skipped without the onnx package."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+import attn_onnx  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+IMPORTER = os.path.join(HERE, "..", "..", "tools", "attn-import-onnx",
+                        "attn-import-onnx")
+
+
+def attn_run_path():
+    candidates = []
+    if os.environ.get("ATTN_COMPILE"):
+        candidates.append(os.path.join(
+            os.path.dirname(os.environ["ATTN_COMPILE"]), "attn-run"))
+    if os.environ.get("ATTN_BUILD_DIR"):
+        candidates.append(os.path.join(os.environ["ATTN_BUILD_DIR"], "bin",
+                                       "attn-run"))
+    try:
+        import _attn_build
+
+        candidates.append(os.path.join(_attn_build.BUILD_DIR, "bin",
+                                       "attn-run"))
+    except ImportError:
+        pass
+    for c in candidates:
+        if os.path.isfile(c):
+            return c
+    pytest.skip("attn-run not built")
+
+
+F32, BOOL = TensorProto.FLOAT, TensorProto.BOOL
+
+
+def make_model(q, k, v, attrs, mask=None, past=None, present=False,
+               opset=23):
+    """One Attention node on graph inputs; shapes and dtypes given."""
+    inputs = [helper.make_tensor_value_info("Q", F32, q),
+              helper.make_tensor_value_info("K", F32, k),
+              helper.make_tensor_value_info("V", F32, v)]
+    names = ["Q", "K", "V"]
+    if mask is not None:
+        inputs.append(helper.make_tensor_value_info("M", mask[1], mask[0]))
+        names.append("M")
+    elif past is not None:
+        names.append("")
+    if past is not None:
+        inputs += [helper.make_tensor_value_info("PK", F32, past[0]),
+                   helper.make_tensor_value_info("PV", F32, past[1])]
+        names += ["PK", "PV"]
+    outputs = ["Y"] + (["PKo", "PVo"] if present else [])
+    node = helper.make_node("Attention", names, outputs, name="attn",
+                            **attrs)
+    graph = helper.make_graph(
+        [node], "g", inputs,
+        [helper.make_tensor_value_info(o, F32, None) for o in outputs])
+    return helper.make_model(graph,
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+def random_inputs(model, seed):
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for info in model.graph.input:
+        shape = [d.dim_value for d in info.type.tensor_type.shape.dim]
+        if info.type.tensor_type.elem_type == BOOL:
+            a = rng.random(shape) < 0.7
+            a[..., 0] = True  # no fully masked row: ORT differs there
+            arrays.append(a)
+        else:
+            arrays.append(rng.standard_normal(shape).astype(np.float32))
+    return arrays
+
+
+CASES = {
+    "4d-plain": dict(q=[2, 4, 5, 16], k=[2, 4, 7, 16], v=[2, 4, 7, 8],
+                     attrs={}),
+    "4d-gqa-causal-scale": dict(q=[1, 8, 6, 16], k=[1, 2, 6, 16],
+                                v=[1, 2, 6, 16],
+                                attrs=dict(is_causal=1, scale=0.2)),
+    "4d-float-mask": dict(q=[2, 2, 4, 8], k=[2, 2, 9, 8], v=[2, 2, 9, 8],
+                          attrs={}, mask=([2, 1, 4, 9], F32)),
+    "3d-gqa-bool-mask-causal": dict(q=[2, 5, 32], k=[2, 5, 16],
+                                    v=[2, 5, 8],
+                                    attrs=dict(q_num_heads=4, kv_num_heads=2,
+                                               is_causal=1),
+                                    mask=([5, 5], BOOL)),
+    "4d-past-causal": dict(q=[1, 4, 3, 8], k=[1, 2, 3, 8], v=[1, 2, 3, 8],
+                           attrs=dict(is_causal=1),
+                           past=([1, 2, 4, 8], [1, 2, 4, 8]), present=True),
+    "3d-past-bool-mask": dict(q=[1, 2, 16], k=[1, 2, 16], v=[1, 2, 16],
+                              attrs=dict(q_num_heads=2, kv_num_heads=2),
+                              mask=([1, 2, 2, 5], BOOL),
+                              past=([1, 2, 3, 8], [1, 2, 3, 8]),
+                              present=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_import_run_and_compare(name, tmp_path):
+    case = dict(CASES[name])
+    model = make_model(case.pop("q"), case.pop("k"), case.pop("v"),
+                       case.pop("attrs"), **case)
+    model_path = tmp_path / "model.onnx"
+    onnx.save(model, str(model_path))
+    mlir_path = tmp_path / "model.mlir"
+    subprocess.run([sys.executable, IMPORTER, str(model_path), "-o",
+                    str(mlir_path)], check=True)
+    text = mlir_path.read_text()
+    assert text.count("attn.sdpa") == 1, text
+
+    inputs_dir = tmp_path / "inputs"
+    inputs_dir.mkdir()
+    arrays = random_inputs(model, seed=len(name))
+    for i, a in enumerate(arrays):
+        np.save(inputs_dir / f"arg{i}.npy", a)
+    dump = tmp_path / "dump"
+    run = subprocess.run([attn_run_path(), str(mlir_path), "--inputs",
+                          str(inputs_dir), "--dump", str(dump)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    fused = np.load(dump / "fused.npy")
+
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    feeds = {info.name: a for info, a in zip(model.graph.input, arrays)}
+    expected = session.run(None, feeds)[0]
+    assert fused.shape == expected.shape
+    np.testing.assert_allclose(fused, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("attrs, outputs, message", [
+    (dict(softcap=30.0), 1, "unsupported: softcap=30.0"),
+    (dict(qk_matmul_output_mode=1), 1, "unsupported: qk_matmul_output_mode=1"),
+    ({}, 4, "unsupported: the qk_matmul_output output"),
+])
+def test_unsupported(attrs, outputs, message, tmp_path):
+    model = make_model([1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8], attrs)
+    node = model.graph.node[0]
+    node.output.extend(["", "", "QK"][: outputs - 1])
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    run = subprocess.run([sys.executable, IMPORTER, str(path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 2
+    assert run.stderr == ("attn-import-onnx: error: Attention node 'attn': "
+                          + message + "\n")
+
+
+def test_sliding_window_opset25_unsupported():
+    model = make_model([1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8],
+                       dict(left_window_size=2), opset=25)
+    with pytest.raises(attn_onnx.UnsupportedError,
+                       match="left_window_size=2 \\(sliding windows\\)"):
+        attn_onnx.import_model(model)
+
+
+def test_old_opset_refused():
+    model = make_model([1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8], {},
+                       opset=23)
+    model.opset_import[0].version = 22
+    with pytest.raises(attn_onnx.UnsupportedError, match="opset 22"):
+        attn_onnx.import_model(model)
