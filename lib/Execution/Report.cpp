@@ -130,6 +130,9 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       {"f64_row_stride", report.refRowStride},
       {"pass", report.pass},
   };
+  root["target"] = report.target;
+  if (!report.chip.empty())
+    root["chip"] = report.chip;
   if (!report.specText.empty())
     root["spec"] = report.specText;
   if (report.flops)
