@@ -52,8 +52,12 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
                        (*report.peakGflops * report.usedThreads),
                    report.usedThreads);
   }
-  os << "  (median of " << fused.runs << ", threads "
-     << threadsText(report.threads) << ")\n";
+  if (report.target == "cuda")
+    os << "  (median of " << fused.runs << ", " << report.chip
+       << ", host time around the call and a synchronization)\n";
+  else
+    os << "  (median of " << fused.runs << ", threads "
+       << threadsText(report.threads) << ")\n";
   if (report.naive) {
     os << format("  naive  %10.3f ms", report.naive->medianMs);
     if (report.flops)
