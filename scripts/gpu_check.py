@@ -5,13 +5,15 @@ Two steps, on two machines:
 
   build  (here, where attn is built): compiles every case of the grid below with
          `attn-compile` into one shared library per case (C ABI of
-         docs/c-abi.md, JSON description beside it) and writes `cases.json`,
+         docs/c-abi.md, JSON description beside it), plus one of the naive
+         lowering (`--lowering naive`) per check case, and writes `cases.json`,
          the harness (this file) and nothing else into a bundle directory that
          is small enough to carry to the GPU machine.
   run    (there, with numpy and torch, or here for the CPU dry run): loads each
          library with ctypes, runs it on seeded inputs, checks it against an f64
          reference computed by this file (docs/numerics.md's rules, `sens`
-         included) and against torch's scaled_dot_product_attention, times the
+         included), against attn's naive lowering on the same device and
+         against torch's scaled_dot_product_attention, times the
          speed cases with CUDA events beside torch SDPA's flash and cuDNN
          backends and the machine's own dense bf16 matmul rate, and writes
          results.csv and table.md.
@@ -249,9 +251,12 @@ def sensitivity(s, q, k, v, mask, out, lse, seed, trials=3):
     return best  # out rel, out abs, lse rel, lse abs
 
 
-def judge(dtype, is_out, max_abs, rel_l2, ref_max, comparator_rel, sens):
+def judge(dtype, is_out, max_abs, rel_l2, ref_max, comparator_rel, sens,
+          naive_rel=None):
     """docs/numerics.md: (pass, rule). comparator_rel: the error of torch's
-    own math path in the same precision (FlashAttention's rule), if known."""
+    own math path in the same precision (FlashAttention's rule), if known;
+    naive_rel: the error of attn's naive lowering on the same device (the
+    same rule against attn's own oracle), if it ran."""
     if is_out and dtype in ("f16", "bf16"):
         bound = 2e-3 if dtype == "f16" else 1.6e-2
         ok = rel_l2 <= bound
@@ -259,6 +264,9 @@ def judge(dtype, is_out, max_abs, rel_l2, ref_max, comparator_rel, sens):
         if comparator_rel is not None:
             ok = ok and rel_l2 <= 2 * comparator_rel + 1e-6
             rule += f" and <= 2*torch {comparator_rel:.3g} + 1e-6"
+        if naive_rel is not None:
+            ok = ok and rel_l2 <= 2 * naive_rel + 1e-6
+            rule += f" and <= 2*naive {naive_rel:.3g} + 1e-6"
         return ok, rule
     srel, sabs = sens
     bound_rel = 1e-5 + 4 * srel
@@ -442,6 +450,20 @@ def build(args):
             entry["compile_error"] = (p.stderr or p.stdout).strip()
             print(f"build: {c['name']}: attn-compile failed: "
                   f"{entry['compile_error']}", file=sys.stderr)
+        if c["kind"] == "check" and not args.no_naive:
+            # attn's own oracle on the same device: the naive lowering.
+            naive_lib = f"lib{c['kind']}-{c['name']}-naive.so"
+            naive_cmd = cmd[:cmd.index("-o")] + [
+                "--lowering", "naive", "-o",
+                os.path.join(args.out, naive_lib)] + cmd[cmd.index("-o") + 2:]
+            p = subprocess.run(naive_cmd, capture_output=True, text=True)
+            entry["naive_lib"] = naive_lib
+            entry["compile_s"] = round(time.time() - t0, 2)
+            if p.returncode != 0:
+                entry["compile_error"] = ("naive: " +
+                                          (p.stderr or p.stdout).strip())
+                print(f"build: {c['name']}: attn-compile --lowering naive "
+                      f"failed: {entry['compile_error']}", file=sys.stderr)
         manifest.append(entry)
     shutil.copy(os.path.abspath(__file__), os.path.join(args.out,
                                                         "gpu_check.py"))
@@ -461,18 +483,25 @@ def build(args):
 # ---------------------------------------------------------------------------
 
 
-def run_check(dev, kernel, c, seed):
+def run_check(dev, kernel, c, seed, naive=None):
+    """The rows of one check case; `naive`: the case's naive-lowering
+    library (attn's own oracle on the same device), if built."""
     s = sized(parse_spec(c["spec"]), c.get("sizes", {}))
     arrays = make_inputs(s, seed)
     dt = s["dtype"]
     ins = [dev.put(a) for a in arrays]
-    outs = [dev.poisoned([s["b"], s["hq"], s["lq"], s["dv"]], dt)]
-    if s["lse"]:
-        outs.append(dev.poisoned([s["b"], s["hq"], s["lq"]], "f32"))
-    kernel([dev.ptr(t) for t in ins + outs],
-           {"b": s["b"], "lq": s["lq"], "lk": s["lk"]}, dev.stream)
-    dev.sync()
-    got = [values(dev.get(t), d) for t, d in zip(outs, [dt, "f32"])]
+
+    def call(k):
+        outs = [dev.poisoned([s["b"], s["hq"], s["lq"], s["dv"]], dt)]
+        if s["lse"]:
+            outs.append(dev.poisoned([s["b"], s["hq"], s["lq"]], "f32"))
+        k([dev.ptr(t) for t in ins + outs],
+          {"b": s["b"], "lq": s["lq"], "lk": s["lk"]}, dev.stream)
+        dev.sync()
+        return [values(dev.get(t), d) for t, d in zip(outs, [dt, "f32"])]
+
+    got = call(kernel)
+    got_naive = call(naive) if naive is not None else None
     q, k, v = (values(a, dt) for a in arrays[:3])
     mask = None
     if s["mask"] == "bool":
@@ -495,22 +524,37 @@ def run_check(dev, kernel, c, seed):
             print(f"  {c['name']}: torch math SDPA failed: {e}",
                   file=sys.stderr)
     rows = []
-    for name, g, r, sn in (("out", got[0], ref_out, sens[0:2]),
-                           ("lse", got[1] if s["lse"] else None, ref_lse,
-                            sens[2:4])):
-        if g is None:
+    for i, (name, r, sn) in enumerate((("out", ref_out, sens[0:2]),
+                                       ("lse", ref_lse, sens[2:4]))):
+        if i == 1 and not s["lse"]:
             continue
-        max_abs, rel = errors(g, r)
         finite = r[np.isfinite(r)]
         ref_max = float(np.abs(finite).max()) if finite.size else 0.0
+        naive_rel = None
+        if got_naive is not None:
+            # The oracle itself, under the same rules (torch's only).
+            n_abs, naive_rel = errors(got_naive[i], r)
+            ok, rule = judge(dt, name == "out", n_abs, naive_rel, ref_max,
+                             torch_rel if name == "out" else None, sn)
+            nan = bool(np.isnan(got_naive[i]).any())
+            rows.append({"case": c["name"], "result": name + " (naive)",
+                         "max_abs": n_abs, "rel_l2": naive_rel,
+                         "sens_rel": sn[0],
+                         "torch_rel_l2": torch_rel if name == "out" else None,
+                         "naive_rel_l2": None, "nan": nan, "rule": rule,
+                         "pass": ok and not nan})
+        g = got[i]
+        max_abs, rel = errors(g, r)
         ok, rule = judge(dt, name == "out", max_abs, rel, ref_max,
-                         torch_rel if name == "out" else None, sn)
+                         torch_rel if name == "out" else None, sn,
+                         naive_rel if name == "out" else None)
         nan = bool(np.isnan(g).any())
         ok = ok and not nan
         rows.append({"case": c["name"], "result": name, "max_abs": max_abs,
                      "rel_l2": rel, "sens_rel": sn[0],
                      "torch_rel_l2": torch_rel if name == "out" else None,
-                     "nan": nan, "rule": rule, "pass": ok})
+                     "naive_rel_l2": naive_rel, "nan": nan, "rule": rule,
+                     "pass": ok})
     return rows
 
 
@@ -622,7 +666,9 @@ def run(args):
         try:
             kernel = Kernel(os.path.join(args.bundle, c["lib"]))
             if c["kind"] == "check":
-                check_rows += run_check(dev, kernel, c, args.seed)
+                naive = (Kernel(os.path.join(args.bundle, c["naive_lib"]))
+                         if c.get("naive_lib") else None)
+                check_rows += run_check(dev, kernel, c, args.seed, naive)
             else:
                 speed_rows += run_speed(dev, kernel, c, args.iters, peak)
         except Exception as e:
@@ -633,12 +679,13 @@ def run(args):
     lines = [f"device: {dev.name}" + (f", dense bf16 matmul {peak:.0f} TFLOP/s "
                                       "(measured in this run)" if peak else ""),
              "", "| case | result | max_abs | rel_l2 | sens_rel | torch rel_l2 "
-             "| rule | verdict |", "| --- | --- | --- | --- | --- | --- | --- "
-             "| --- |"]
+             "| naive rel_l2 | rule | verdict |", "| --- | --- | --- | --- "
+             "| --- | --- | --- | --- | --- |"]
     for r in check_rows:
         lines.append(f"| {r['case']} | {r['result']} | {fmt(r['max_abs'])} | "
                      f"{fmt(r['rel_l2'])} | {fmt(r['sens_rel'])} | "
-                     f"{fmt(r['torch_rel_l2'])} | {r['rule']} | "
+                     f"{fmt(r['torch_rel_l2'])} | {fmt(r['naive_rel_l2'])} | "
+                     f"{r['rule']} | "
                      f"{'PASS' if r['pass'] else 'FAIL'} |")
     if speed_rows:
         lines += ["", "| case | b | lq | attn TFLOP/s | % of bf16 matmul | "
@@ -671,6 +718,8 @@ def main():
     b.add_argument("--chip", default="sm_90")
     b.add_argument("--out", required=True)
     b.add_argument("--no-speed", action="store_true")
+    b.add_argument("--no-naive", action="store_true",
+                   help="no naive-lowering library per check case")
     b.add_argument("--shrink", type=int, default=1,
                    help="divide the speed cases' sizes by this (dry runs)")
     b.add_argument("--only", nargs="*", help="cases whose name contains one")

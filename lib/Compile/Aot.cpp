@@ -61,6 +61,10 @@ llvm::StringRef mlir::attn::compile::targetName(Target target) {
   return target == Target::Cpu ? "cpu" : "cuda";
 }
 
+llvm::StringRef mlir::attn::compile::loweringName(Lowering lowering) {
+  return lowering == Lowering::Fused ? "fused" : "naive";
+}
+
 std::string mlir::attn::compile::jsonPathFor(llvm::StringRef libraryPath) {
   llvm::SmallString<256> path(libraryPath);
   llvm::sys::path::replace_extension(path, ".json");
@@ -191,6 +195,7 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
   }
   llvm::json::Object lib{{"abi", ATTN_ABI_VERSION},
                          {"target", targetName(options.target)},
+                         {"lowering", loweringName(options.lowering)},
                          {"functions", std::move(fns)}};
   if (options.target == Target::Cuda) {
     lib["chip"] = options.chip;
@@ -207,25 +212,28 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
 
 void mlir::attn::compile::buildCudaPipelineFor(
     OpPassManager &pm, const CudaPipelineOptions &options) {
-  pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(createSCFToControlFlowPass());
-  ConvertGpuOpsToNVVMOpsOptions toNvvm;
-  toNvvm.useBarePtrCallConv = true;
-  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(toNvvm));
-  GpuNVVMAttachTargetOptions target;
-  target.chip = options.chip;
-  // sm_90 and newer need PTX 8.0 (GPU-NOTES).
-  if (llvm::StringRef(options.chip).starts_with("sm_9") ||
-      llvm::StringRef(options.chip).starts_with("sm_1"))
-    target.features = "+ptx80";
-  pm.addPass(createGpuNVVMAttachTarget(target));
-  GpuToLLVMConversionPassOptions toLlvm;
-  toLlvm.kernelBarePtrCallConv = true;
-  pm.addPass(createGpuToLLVMConversionPass(toLlvm));
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions toBinary;
-  toBinary.toolkitPath = options.toolkit;
-  pm.addPass(createGpuModuleToBinaryPass(toBinary));
+  GpuPipelineOptions gpu;
+  gpu.chip = options.chip;
+  gpu.toolkit = options.toolkit;
+  if (options.lowering == Lowering::Naive) {
+    buildNaiveGpuPipeline(pm, gpu);
+    return;
+  }
+  if (options.blockQ)
+    gpu.blockQ = *options.blockQ;
+  if (options.blockKV)
+    gpu.blockKV = *options.blockKV;
+  buildGpuPipeline(pm, gpu);
+}
+
+static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
+  CudaPipelineOptions cuda;
+  cuda.chip = options.chip;
+  cuda.toolkit = options.cudaToolkit;
+  cuda.lowering = options.lowering;
+  cuda.blockQ = options.blockQ;
+  cuda.blockKV = options.blockKV;
+  return cuda;
 }
 
 /// Clones the function's module, gives its entry the internal name and
@@ -259,26 +267,44 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       return std::move(e);
     pm.addPass(createInlinerPass());
     pm.addPass(createSymbolDCEPass());
-    CpuPipelineOptions cpu;
-    cpu.openmp = options.openmp;
-    if (options.blockQ)
-      cpu.blockQ = *options.blockQ;
-    if (options.blockKV)
-      cpu.blockKV = *options.blockKV;
-    buildCpuPipeline(pm, cpu);
+    if (options.lowering == Lowering::Naive) {
+      buildNaiveCpuPipeline(pm);
+    } else {
+      CpuPipelineOptions cpu;
+      cpu.openmp = options.openmp;
+      if (options.blockQ)
+        cpu.blockQ = *options.blockQ;
+      if (options.blockKV)
+        cpu.blockKV = *options.blockKV;
+      buildCpuPipeline(pm, cpu);
+    }
+  } else if (overTensors) {
+    // As on the cpu: a destination-passing wrapper over device buffers. The
+    // results the GPU function would allocate are materialized in the
+    // caller's buffers: bufferization writes the kernels' results there
+    // directly, or copies them on the device (attn-gpu-device-buffers turns
+    // a memref.copy into a linalg.copy kernel).
+    std::string callee = impl + "_tensors";
+    SymbolTable::setSymbolName(entry, callee);
+    if (llvm::Error e =
+            exec::buildDestinationPassingEntry(*module, entry, impl))
+      return std::move(e);
+    pm.addPass(createInlinerPass());
+    pm.addPass(createSymbolDCEPass());
+    buildCudaPipelineFor(pm, cudaPipelineOptions(options));
   } else {
     if (!type.getResults().empty() ||
         !llvm::all_of(type.getInputs(), llvm::IsaPred<MemRefType>))
       return makeError(
           "@" + function.entry +
-          ": the cuda target (until the GPU lowering of attn.sdpa lands) "
-          "needs a function over memrefs with no results");
+          ": the cuda target needs a function over tensors, or one over "
+          "memrefs with no results");
     entry->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                    UnitAttr::get(module->getContext()));
     for (auto f : module->getOps<func::FuncOp>())
       if (f != entry && !f.isDeclaration())
         f.setPrivate();
-    buildCudaPipelineFor(pm, {options.chip, options.cudaToolkit});
+    buildCudaPipelineFor(pm, cudaPipelineOptions(options));
   }
   if (failed(pm.run(*module)))
     return makeError("lowering @" + function.entry +
@@ -417,6 +443,12 @@ llvm::Error mlir::attn::compile::compileLibrary(
     const AotOptions &options, llvm::StringRef outputPath) {
   if (functions.empty())
     return makeError("nothing to compile");
+  if (options.target == Target::Cuda) {
+    GpuPipelineOptions gpu;
+    gpu.chip = options.chip;
+    if (llvm::Error e = verifyGpuPipelineOptions(gpu))
+      return makeError("--chip: " + toString(std::move(e)));
+  }
   std::vector<FunctionAbi> abis;
   for (AotFunction &f : functions) {
     if (!isCIdentifier(f.name) ||
@@ -432,13 +464,6 @@ llvm::Error mlir::attn::compile::compileLibrary(
     auto entry = f.module->lookupSymbol<func::FuncOp>(f.entry);
     if (!entry || entry.isDeclaration())
       return makeError("no function @" + f.entry + " with a body");
-    if (options.target == Target::Cuda) {
-      bool hasSdpa = false;
-      f.module->walk([&](SdpaOp) { hasSdpa = true; });
-      if (hasSdpa)
-        return makeError("the GPU lowering of attn.sdpa is not built in this "
-                         "version");
-    }
     auto abi = analyzeAbi(entry, f.name);
     if (!abi)
       return abi.takeError();

@@ -11,6 +11,7 @@
 
 #include "attn/Execution/Engine.h"
 
+#include "attn/Execution/CudaRun.h"
 #include "attn/Execution/Error.h"
 #include "attn/Execution/Npy.h"
 #include "attn/Execution/Peak.h"
@@ -335,9 +336,55 @@ static Results makeOutputs(const EntrySignature &signature) {
   return outs;
 }
 
+namespace {
+/// One compiled lowering: JIT-compiled for the CPU, or a cuda library.
+struct Kernel {
+  std::unique_ptr<JitKernel> jit;
+  std::unique_ptr<CudaKernel> cuda;
+  llvm::Error run(const std::vector<HostTensor *> &inputs,
+                  const std::vector<HostTensor *> &outputs) {
+    return jit ? jit->run(inputs, outputs) : cuda->run(inputs, outputs);
+  }
+  llvm::Expected<Timing> time(const std::vector<HostTensor *> &inputs,
+                              const std::vector<HostTensor *> &outputs,
+                              int runs) {
+    return jit ? benchmark(*jit, inputs, outputs, runs)
+               : cuda->benchmark(inputs, outputs, runs);
+  }
+};
+} // namespace
+
+/// Compiles the fused or the naive lowering of the entry for the CPU (JIT)
+/// or, with options.cuda, for the GPU (CudaRun.h).
+static llvm::Expected<Kernel> compileKernel(const RunOptions &options,
+                                            const RunReport &report,
+                                            ModuleOp module, bool naive,
+                                            const CpuPipelineOptions &cpu) {
+  Kernel kernel;
+  if (options.cuda) {
+    auto compiled =
+        CudaKernel::compile(module, report.entry, naive, report.chip);
+    if (!compiled)
+      return compiled.takeError();
+    kernel.cuda = std::move(*compiled);
+    return std::move(kernel);
+  }
+  auto compiled =
+      JitKernel::compile(module, report.entry, [&](OpPassManager &pm) {
+        if (naive)
+          buildNaiveCpuPipeline(pm);
+        else
+          buildCpuPipeline(pm, cpu);
+      });
+  if (!compiled)
+    return compiled.takeError();
+  kernel.jit = std::move(*compiled);
+  return std::move(kernel);
+}
+
 /// Runs `kernel` once into freshly NaN-poisoned outputs.
-static llvm::Error runPoisoned(JitKernel &kernel,
-                               std::vector<HostTensor> &inputs, Results &outs) {
+static llvm::Error runPoisoned(Kernel &kernel, std::vector<HostTensor> &inputs,
+                               Results &outs) {
   for (HostTensor &t : outs)
     t.fillNaN();
   std::vector<HostTensor *> ins = pointersTo(inputs),
@@ -563,6 +610,20 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     return std::move(e);
   report.blockQ = pipeline.blockQ;
   report.blockKV = pipeline.blockKV;
+  if (options.cuda) {
+    if (options.peak)
+      return makeError("--peak measures the CPU; not with --target cuda");
+    if (!StringRef(options.pipelineOptions).trim().empty())
+      return makeError("--block-q, --block-kv, --reg-block and --row-vectors "
+                       "are options of the CPU pipeline");
+    report.target = "cuda";
+    report.blockQ = report.blockKV = 0;
+    // No driver or no GPU: one line, before anything is compiled.
+    llvm::Expected<std::string> chip = probeCudaDevice();
+    if (!chip)
+      return makeError("--target cuda: " + toString(chip.takeError()));
+    report.chip = options.chip.empty() ? *chip : options.chip;
+  }
   // A --dump directory that cannot be made fails now, not after the run.
   if (!options.dumpDir.empty())
     if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
@@ -593,17 +654,13 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
 
   // Compile.
   setJitThreads(options.threads);
-  auto fused =
-      JitKernel::compile(*loaded->module, report.entry, [&](OpPassManager &pm) {
-        buildCpuPipeline(pm, pipeline);
-      });
+  auto fused = compileKernel(options, report, *loaded->module, false, pipeline);
   if (!fused)
     return makeError("fused lowering: " + toString(fused.takeError()));
-  std::unique_ptr<JitKernel> naive;
+  std::optional<Kernel> naive;
   if (plan.naive) {
-    auto compiled = JitKernel::compile(
-        *loaded->module, report.entry,
-        [](OpPassManager &pm) { buildNaiveCpuPipeline(pm); });
+    auto compiled =
+        compileKernel(options, report, *loaded->module, true, pipeline);
     if (!compiled)
       return makeError("naive lowering: " + toString(compiled.takeError()));
     naive = std::move(*compiled);
@@ -611,7 +668,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
 
   // Run, on NaN-poisoned outputs.
   Results fusedOut = makeOutputs(signature), naiveOut;
-  if (llvm::Error e = runPoisoned(**fused, *inputs, fusedOut))
+  if (llvm::Error e = runPoisoned(*fused, *inputs, fusedOut))
     return std::move(e);
   if (naive) {
     naiveOut = makeOutputs(signature);
@@ -652,14 +709,14 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     std::vector<HostTensor *> ins = pointersTo(*inputs);
     std::vector<HostTensor *> fusedPtrs = pointersTo(fusedOut);
     llvm::Expected<Timing> fusedTime =
-        benchmark(**fused, ins, fusedPtrs, options.benchRuns);
+        fused->time(ins, fusedPtrs, options.benchRuns);
     if (!fusedTime)
       return fusedTime.takeError();
     report.fused = *fusedTime;
     if (naive) {
       std::vector<HostTensor *> naivePtrs = pointersTo(naiveOut);
       llvm::Expected<Timing> naiveTime =
-          benchmark(*naive, ins, naivePtrs, options.benchRuns);
+          naive->time(ins, naivePtrs, options.benchRuns);
       if (!naiveTime)
         return naiveTime.takeError();
       report.naive = *naiveTime;

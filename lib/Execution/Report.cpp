@@ -52,8 +52,12 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
                        (*report.peakGflops * report.usedThreads),
                    report.usedThreads);
   }
-  os << "  (median of " << fused.runs << ", threads "
-     << threadsText(report.threads) << ")\n";
+  if (report.target == "cuda")
+    os << "  (median of " << fused.runs << ", " << report.chip
+       << ", host time around the call and a synchronization)\n";
+  else
+    os << "  (median of " << fused.runs << ", threads "
+       << threadsText(report.threads) << ")\n";
   if (report.naive) {
     os << format("  naive  %10.3f ms", report.naive->medianMs);
     if (report.flops)
@@ -130,6 +134,9 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       {"f64_row_stride", report.refRowStride},
       {"pass", report.pass},
   };
+  root["target"] = report.target;
+  if (!report.chip.empty())
+    root["chip"] = report.chip;
   if (!report.specText.empty())
     root["spec"] = report.specText;
   if (report.flops)

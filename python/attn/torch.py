@@ -10,8 +10,8 @@ manager that routes ``F.scaled_dot_product_attention`` to it.
 The op has a fake (meta) implementation, so torch.compile traces it as one
 opaque node of the graph. It has no autograd formula (inference only).
 CPU tensors are passed by address when contiguous (copied otherwise); CUDA
-tensors go to a cuda library on the current stream (untested: attn's GPU
-lowering of attn.sdpa is not built yet, so that path raises attn.AttnError).
+tensors go to a cuda library on the current stream (untested: it needs a
+GPU, which the machines attn is built on do not have).
 """
 
 import contextlib

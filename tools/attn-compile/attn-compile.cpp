@@ -40,6 +40,10 @@ static cl::opt<std::string>
           cl::init(""), cl::cat(category));
 static cl::opt<std::string> target("target", cl::desc("cpu | cuda"),
                                    cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    lowering("lowering",
+             cl::desc("fused (default) | naive: the naive oracle lowering"),
+             cl::init("fused"), cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::desc("cuda: sm_80 | sm_90 | ..."),
                                  cl::init("sm_80"), cl::cat(category));
 static cl::opt<std::string>
@@ -51,10 +55,13 @@ static cl::opt<bool>
     openmp("openmp",
            cl::desc("cpu: run query blocks on OpenMP threads (links libomp)"),
            cl::init(false), cl::cat(category));
-static cl::opt<int64_t> blockQ("block-q", cl::desc("cpu: query rows per block"),
-                               cl::init(0), cl::cat(category));
-static cl::opt<int64_t> blockKV("block-kv", cl::desc("cpu: keys per block"),
-                                cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    blockQ("block-q",
+           cl::desc("fused: query rows per block (cpu) or CTA (cuda)"),
+           cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    blockKV("block-kv", cl::desc("fused: keys per block (cpu) or tile (cuda)"),
+            cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),
                 cl::init("/usr/local/cuda"), cl::cat(category));
@@ -94,9 +101,17 @@ int main(int argc, char **argv) {
   if (!sdpa.empty() && !entry.empty())
     return fail("--entry names a function of FILE.mlir, not of --sdpa");
   if (options.target == compile::Target::Cuda &&
-      (openmp || blockQ || blockKV || cpu.getNumOccurrences()))
-    return fail("--openmp, --cpu, --block-q and --block-kv are for --target "
-                "cpu");
+      (openmp || cpu.getNumOccurrences()))
+    return fail("--openmp and --cpu are for --target cpu");
+  if (lowering == "fused")
+    options.lowering = compile::Lowering::Fused;
+  else if (lowering == "naive")
+    options.lowering = compile::Lowering::Naive;
+  else
+    return fail("--lowering must be fused or naive, got '" + lowering + "'");
+  if (options.lowering == compile::Lowering::Naive &&
+      (blockQ.getNumOccurrences() || blockKV.getNumOccurrences()))
+    return fail("--block-q and --block-kv are options of the fused lowering");
   for (auto [flag, value] :
        {std::pair{"block-q", &blockQ}, std::pair{"block-kv", &blockKV}})
     if (value->getNumOccurrences() && *value <= 0)

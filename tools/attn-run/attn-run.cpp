@@ -41,6 +41,8 @@ static auto sdpa =
                      "b=1,hq=8,lq=1024,d=64,causal=bottom_right",
                      "");
 static auto target = opt<std::string>("target", "cpu | cuda", "cpu");
+static auto chip = opt<std::string>(
+    "chip", "cuda: sm_80 | sm_90 | ... (default: device 0's)", "");
 static auto seed = opt<uint64_t>("seed", "Seed of the random inputs", 0);
 static auto inputs =
     opt<std::string>("inputs", "Read arg0.npy, arg1.npy, ... from DIR", "");
@@ -106,10 +108,11 @@ int main(int argc, char **argv) {
 
   if (target != "cpu" && target != "cuda")
     return badInput("--target must be cpu or cuda, got '" + target + "'");
-  if (target == "cuda")
-    return badInput("--target cuda: the GPU lowering is not built yet in "
-                    "this version of attn");
   RunOptions options;
+  options.cuda = target == "cuda";
+  if (!chip.empty() && !options.cuda)
+    return badInput("--chip goes with --target cuda");
+  options.chip = chip;
   std::optional<CheckMode> mode = parseCheckMode(check);
   if (!mode)
     return badInput("--check must be f64, naive, none or all, got '" + check +

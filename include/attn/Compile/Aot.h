@@ -38,6 +38,14 @@ enum class Target { Cpu, Cuda };
 /// "cpu" / "cuda".
 llvm::StringRef targetName(Target target);
 
+/// Which lowering of attn.sdpa a library holds: the fused one
+/// (attn-lower-cpu / attn-lower-gpu) or the naive oracle
+/// (attn-lower-naive-cpu / attn-lower-naive-gpu).
+enum class Lowering { Fused, Naive };
+
+/// "fused" / "naive".
+llvm::StringRef loweringName(Lowering lowering);
+
 /// One dim of a buffer in the ABI: a static size, or the name of a dynamic
 /// size whose value the caller passes in `dims`.
 struct AbiDim {
@@ -89,6 +97,8 @@ struct AotFunction {
 
 struct AotOptions {
   Target target = Target::Cpu;
+  /// The fused lowering or the naive oracle.
+  Lowering lowering = Lowering::Fused;
   /// cuda: the SM to compile for (sm_80, sm_90, ...).
   std::string chip = "sm_80";
   /// cpu: "native" (this machine's CPU and features), "generic", or an LLVM
@@ -97,8 +107,8 @@ struct AotOptions {
   /// cpu: run the query blocks on OpenMP threads (the library then needs
   /// libomp.so).
   bool openmp = false;
-  /// cpu: tile sizes of attn-tile-online-softmax (unset: the pass's
-  /// defaults).
+  /// Tile sizes of the fused lowering (cpu: attn-tile-online-softmax; cuda:
+  /// convert-attn-to-gpu's block-q/block-kv); unset: the pass's defaults.
   std::optional<int64_t> blockQ, blockKV;
   /// The C compiler that links the library; empty: $CC, else the one CMake
   /// found when attn was configured.
@@ -111,25 +121,20 @@ struct AotOptions {
 struct CudaPipelineOptions {
   std::string chip = "sm_80";
   std::string toolkit = "/usr/local/cuda";
+  Lowering lowering = Lowering::Fused;
+  /// The fused lowering's tile sizes; unset: convert-attn-to-gpu's.
+  std::optional<int64_t> blockQ, blockKV;
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in
-/// the LLVM dialect with the kernels embedded as a gpu.binary (the cuda
-/// counterpart of buildCpuPipeline for compileLibrary()).
-///
-/// THE HOOK FOR THE GPU PIPELINES. Until attn's GPU lowering of attn.sdpa
-/// lands, this lowers only modules whose device code is already gpu.launch
-/// (or outlined gpu.module/gpu.func) over memrefs with static shapes:
-/// gpu-kernel-outlining, convert-gpu-to-nvvm (bare pointers),
-/// nvvm-attach-target{chip, +ptx80 for sm_9x}, gpu-to-llvm (bare-pointer
-/// kernel arguments), gpu-module-to-binary{toolkit}. To switch to the GPU
-/// pipeline: (1) make this function build it (buildNaiveGpuPipeline or the
-/// fused one, with `chip` and `toolkit`), keeping gpu-module-to-binary's
-/// toolkit path and the LLVM dialect as the end state; (2) in Aot.cpp,
-/// lowerFunction()'s cuda branch, wrap tensor entries with
-/// exec::buildDestinationPassingEntry() as the cpu branch does (memref
-/// entries can stay); (3) drop the "GPU lowering of attn.sdpa is not built"
-/// check in compileLibrary().
+/// the LLVM dialect with the kernels embedded as a gpu.binary (fatbin) and
+/// host code calling the mgpu* runtime (lib/Runtime/CUDA): the GPU pipeline
+/// of `options.lowering` (buildGpuPipeline, attn-lower-gpu, or
+/// buildNaiveGpuPipeline, attn-lower-naive-gpu) for `chip` with the toolkit
+/// `toolkit`. Memref arguments of the lowered functions are device pointers.
+/// A module whose device code is already gpu.launch over memrefs goes
+/// through the same pipeline (nothing for its attn passes to do).
+/// Call verifyGpuPipelineOptions (compileLibrary() does) for the chip first.
 void buildCudaPipelineFor(OpPassManager &pm,
                           const CudaPipelineOptions &options);
 

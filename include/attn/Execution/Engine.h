@@ -68,6 +68,11 @@ struct RunOptions {
   /// Options of the fused CPU pipeline, in its own syntax ("block-q=16
   /// block-kv=32"); "" keeps every default (attn-lower-cpu's).
   std::string pipelineOptions;
+  /// Run on the GPU (attn-run --target cuda): both lowerings are compiled
+  /// ahead of time for `chip` and run on device 0 (CudaRun.h).
+  bool cuda = false;
+  /// cuda: the SM to compile for; "" takes device 0's.
+  std::string chip;
   /// Above this many GFLOP the f64 reference checks a sample of query rows.
   double refLimitGflop = 8.0;
   /// Skip the naive lowering when its score table needs more GiB than this.
@@ -99,6 +104,8 @@ struct RunReport {
   /// --threads as given (0: all), and the threads that were used.
   int threads = 0, usedThreads = 1;
   int64_t blockQ = 0, blockKV = 0;
+  /// "cpu" or "cuda", and the SM the cuda run compiled for.
+  std::string target = "cpu", chip;
   std::vector<TensorSpec> inputs;
   std::string inputsDir;
   /// 0 unless the entry is one sdpa (docs/op.md's FLOP count).

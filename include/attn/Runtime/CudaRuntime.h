@@ -33,6 +33,20 @@ void attnCudaSetError(int32_t status, const char *message);
 /// This thread's last error message ("" if none).
 const char *attnCudaLastError(void);
 
+/// Host-side helpers for a tool that drives cuda libraries (attn-run), over
+/// the same dlopen'ed driver, in the current context (else device 0's
+/// primary context, made current). Each returns an attn_status, with the
+/// message in attnCudaLastError(). The compute capability of device 0:
+int32_t attnCudaHostInit(int32_t *major, int32_t *minor);
+/// Device memory (cuMemAlloc/cuMemFree), synchronous copies and a context
+/// synchronization.
+int32_t attnCudaHostAlloc(void **ptr, uint64_t sizeBytes);
+int32_t attnCudaHostFree(void *ptr);
+int32_t attnCudaHostCopyToDevice(void *dst, const void *src,
+                                 uint64_t sizeBytes);
+int32_t attnCudaHostCopyToHost(void *dst, const void *src, uint64_t sizeBytes);
+int32_t attnCudaHostSynchronize(void);
+
 #ifdef __cplusplus
 }
 #endif

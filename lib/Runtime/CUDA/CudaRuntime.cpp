@@ -50,6 +50,11 @@ namespace {
   X(cuGetErrorName, "cuGetErrorName")                                          \
   X(cuGetErrorString, "cuGetErrorString")                                      \
   X(cuDeviceGet, "cuDeviceGet")                                                \
+  X(cuDeviceGetAttribute, "cuDeviceGetAttribute")                              \
+  X(cuCtxSynchronize, "cuCtxSynchronize")                                      \
+  X(cuMemAlloc, "cuMemAlloc_v2")                                               \
+  X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                           \
+  X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                           \
   X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")                      \
   X(cuCtxGetCurrent, "cuCtxGetCurrent")                                        \
   X(cuCtxSetCurrent, "cuCtxSetCurrent")                                        \
@@ -454,4 +459,73 @@ ATTN_EXPORT void mgpuMemset16(void *dst, unsigned short value, size_t count,
 
 ATTN_EXPORT void mgpuSetDefaultDevice(int32_t /*device*/) {
   // The device is the caller's current context's (or device 0's).
+}
+
+//===----------------------------------------------------------------------===//
+// Host-side helpers for tools that drive a cuda library (attn-run).
+//===----------------------------------------------------------------------===//
+
+ATTN_EXPORT int32_t attnCudaHostInit(int32_t *major, int32_t *minor) {
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK)
+    return status;
+  CUdevice device;
+  if (check(driver.cuDeviceGet(&device, 0), ATTN_ERROR_NO_DEVICE,
+            "cuDeviceGet") &&
+      check(driver.cuDeviceGetAttribute(
+                major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+            ATTN_ERROR_NO_DEVICE, "cuDeviceGetAttribute"))
+    check(driver.cuDeviceGetAttribute(
+              minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+          ATTN_ERROR_NO_DEVICE, "cuDeviceGetAttribute");
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostAlloc(void **ptr, uint64_t sizeBytes) {
+  *ptr = nullptr;
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK || sizeBytes == 0)
+    return status;
+  CUdeviceptr p = 0;
+  if (check(driver.cuMemAlloc(&p, sizeBytes), ATTN_ERROR_OUT_OF_MEMORY,
+            "cuMemAlloc"))
+    *ptr = reinterpret_cast<void *>(p);
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostFree(void *ptr) {
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK || !ptr)
+    return status;
+  check(driver.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)),
+        ATTN_ERROR_INTERNAL, "cuMemFree");
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostCopyToDevice(void *dst, const void *src,
+                                             uint64_t sizeBytes) {
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK || sizeBytes == 0)
+    return status;
+  check(driver.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, sizeBytes),
+        ATTN_ERROR_LAUNCH, "cuMemcpyHtoD");
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostCopyToHost(void *dst, const void *src,
+                                           uint64_t sizeBytes) {
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK || sizeBytes == 0)
+    return status;
+  check(driver.cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), sizeBytes),
+        ATTN_ERROR_LAUNCH, "cuMemcpyDtoH");
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostSynchronize(void) {
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK)
+    return status;
+  check(driver.cuCtxSynchronize(), ATTN_ERROR_LAUNCH, "cuCtxSynchronize");
+  return attnCudaEndCall();
 }

@@ -35,9 +35,69 @@ bool accessesElements(Operation *op) {
              vector::MaskedLoadOp, vector::MaskedStoreOp>(op);
 }
 
+/// Collects the users of `value` and, through memref.cast, of its casts.
+void collectUsers(Value value, SmallVectorImpl<Operation *> &users) {
+  for (Operation *user : value.getUsers()) {
+    users.push_back(user);
+    if (auto cast = dyn_cast<memref::CastOp>(user))
+      collectUsers(cast.getResult(), users);
+  }
+}
+
+/// A buffer that the function allocates, fills and then copies into one of
+/// its arguments (a result that bufferization could not write in place, as
+/// convert-attn-to-gpu allocates its results) is replaced by that argument:
+/// the kernels write the caller's buffer directly, with no allocation and no
+/// copy. Only when nothing else touches the argument and nothing but
+/// deallocations uses the buffer after the copy.
+bool forwardIntoArgument(memref::CopyOp copy, RewriterBase &rewriter) {
+  Value source = copy.getSource();
+  while (auto cast = source.getDefiningOp<memref::CastOp>())
+    source = cast.getSource();
+  auto alloc = source.getDefiningOp<memref::AllocOp>();
+  auto target = dyn_cast<BlockArgument>(copy.getTarget());
+  if (!alloc || !target || alloc->getBlock() != copy->getBlock() ||
+      copy->getBlock() != target.getOwner() ||
+      !target.getOwner()->isEntryBlock() ||
+      !isa<FunctionOpInterface>(target.getOwner()->getParentOp()) ||
+      !target.hasOneUse() ||
+      !memref::CastOp::areCastCompatible(target.getType(), alloc.getType()))
+    return false;
+  SmallVector<Operation *> users, deallocs;
+  collectUsers(alloc.getResult(), users);
+  for (Operation *user : users) {
+    if (user == copy || isa<memref::CastOp>(user))
+      continue;
+    if (isa<memref::DeallocOp>(user)) {
+      deallocs.push_back(user);
+      continue;
+    }
+    Operation *inBlock = copy->getBlock()->findAncestorOpInBlock(*user);
+    if (!inBlock || !inBlock->isBeforeInBlock(copy))
+      return false;
+  }
+  rewriter.eraseOp(copy);
+  for (Operation *dealloc : deallocs)
+    rewriter.eraseOp(dealloc);
+  rewriter.setInsertionPoint(alloc);
+  Value replacement = target;
+  if (target.getType() != alloc.getType())
+    replacement = memref::CastOp::create(rewriter, alloc.getLoc(),
+                                         alloc.getType(), target);
+  rewriter.replaceOp(alloc, replacement);
+  return true;
+}
+
 struct AttnGpuDeviceBuffers
     : public attn::impl::AttnGpuDeviceBuffersBase<AttnGpuDeviceBuffers> {
   void runOnOperation() override {
+    // Results copied into the caller's buffers are written there directly.
+    IRRewriter forwarder(&getContext());
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies)
+      (void)forwardIntoArgument(copy, forwarder);
+
     SmallVector<Operation *> hostOps;
     WalkResult walk =
         getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {

@@ -179,6 +179,10 @@ def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "func::FuncOp"> {
     statistics, results) must be device memory too, since only kernels
     touch them. Outside `gpu.launch` bodies:
 
+    - a buffer the function allocates, fills and then only copies into one
+      of its arguments that nothing else touches (a result under a
+      destination-passing entry, which convert-attn-to-gpu allocates) is
+      replaced by that argument: no allocation, no copy;
     - `memref.alloc` becomes `gpu.alloc` and `memref.dealloc` becomes
       `gpu.dealloc` (`gpu-async-region` and `gpu-to-llvm` turn them into
       `mgpuMemAlloc`/`mgpuMemFree` on the launch stream);
