@@ -88,7 +88,6 @@ struct SdpaSpec {
 /// sizes whose FLOP count overflows int64).
 llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef text);
 
-
 } // namespace mlir::attn::exec
 
 #endif // ATTN_EXECUTION_SDPASPEC_H
