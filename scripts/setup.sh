@@ -48,6 +48,11 @@ if [ ${#py_missing[@]} -gt 0 ]; then
   python3 -m pip install --quiet "${py_missing[@]}"
 fi
 
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere
+# (CI) reuses what an earlier build compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
+export CCACHE_NOHASHDIR=1
+
 LLVM_PREFIX="$(llvm-config-22 --prefix)"
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
