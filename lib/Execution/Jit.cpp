@@ -144,22 +144,28 @@ static llvm::Error checkTensor(const char *what, size_t i, RankedTensorType t,
 }
 
 llvm::Error JitKernel::run(const std::vector<HostTensor *> &inputs,
-                           const std::vector<HostTensor *> &outputs) {
+                           const std::vector<HostTensor *> &outputs,
+                           ArrayRef<void *> data) {
   if (inputs.size() != argTypes.size() || outputs.size() != resultTypes.size())
     return makeError("expected " + std::to_string(argTypes.size()) +
                      " inputs and " + std::to_string(resultTypes.size()) +
                      " outputs");
+  if (!data.empty() && data.size() != inputs.size() + outputs.size())
+    return makeError("expected one data pointer per input and output");
   std::vector<Descriptor> descs;
   descs.reserve(inputs.size() + outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (llvm::Error e = checkTensor("input", i, argTypes[i], *inputs[i]))
       return e;
-    descs.emplace_back(inputs[i]->raw(), inputs[i]->shape);
+    descs.emplace_back(data.empty() ? inputs[i]->raw() : data[i],
+                       inputs[i]->shape);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (llvm::Error e = checkTensor("output", i, resultTypes[i], *outputs[i]))
       return e;
-    descs.emplace_back(outputs[i]->raw(), outputs[i]->shape);
+    descs.emplace_back(data.empty() ? outputs[i]->raw()
+                                    : data[inputs.size() + i],
+                       outputs[i]->shape);
   }
   // The C interface takes a pointer to each descriptor; the packed call
   // takes a pointer to each of those pointers.

@@ -44,9 +44,12 @@ public:
           const std::function<void(OpPassManager &)> &buildPipeline);
 
   /// Runs the kernel once. Fails on a shape or dtype mismatch against the
-  /// function's signature or a JIT failure.
+  /// function's signature or a JIT failure. With `data` (one pointer per
+  /// input, then one per output), the kernel reads and writes there instead
+  /// of in the tensors' own bytes (attn-run --guard-pages).
   llvm::Error run(const std::vector<HostTensor *> &inputs,
-                  const std::vector<HostTensor *> &outputs);
+                  const std::vector<HostTensor *> &outputs,
+                  ArrayRef<void *> data = {});
 
   /// The LLVM-dialect module the kernel was compiled from (for --dump-ir).
   std::string llvmDialectText() const { return loweredText; }
