@@ -21,6 +21,12 @@ config.substitutions.append(
     )
 )
 config.substitutions.append(
+    (
+        "%attn_runner_utils",
+        os.path.join(config.attn_obj_root, "lib", "libattn_runner_utils" + config.shlibext),
+    )
+)
+config.substitutions.append(
     ("%libomp", os.path.join(config.llvm_lib_dir, "libomp" + config.shlibext))
 )
 config.substitutions.append(

@@ -11,6 +11,7 @@
 
 #include "attn/Execution/Engine.h"
 #include "attn/Execution/GuardedBuffer.h"
+#include "attn/Execution/Jit.h"
 #include "attn/Execution/Report.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -99,6 +100,7 @@ static void outOfHostMemory() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   std::set_new_handler(outOfHostMemory);
+  setJitAllocFailure("attn-run: error: ", 2);
   // libLLVM already registers a --threads; attn-run's contract takes it over.
   auto &registered = cl::getRegisteredOptions();
   if (auto it = registered.find("threads"); it != registered.end())
