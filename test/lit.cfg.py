@@ -57,3 +57,8 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # GPU integration tests need a CUDA device; the machines CI runs on have none.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")
+
+# scripts/sanitize.sh's build: ASan reserves terabytes of address space, so
+# tests that lower `ulimit -v` cannot run under it.
+if getattr(config, "attn_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")
