@@ -42,6 +42,11 @@ for f in sorted(root.rglob("*.mlir")):
         (out / f"seed{n}.mlir").write_text(part)
         n += 1
 PY
+# Inputs that once crashed a target (fuzz/regressions/<target>-*).
+for f in "$ROOT"/fuzz/regressions/passes-*; do cp "$f" "$SEEDS/passes/"; done
+for f in "$ROOT"/fuzz/regressions/parsers-*; do
+  [ -e "$f" ] && cp "$f" "$SEEDS/parsers/"
+done
 # Every --sdpa spec in the tests, and .npy files of each dtype and rank.
 grep -rhoE -- '--sdpa [^ ]+' "$ROOT/test" | sed 's/^--sdpa //' | sort -u |
   awk -v d="$SEEDS/parsers" '{ f = d "/spec" NR; printf "%s", $0 > f; close(f) }'
