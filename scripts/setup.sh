@@ -11,6 +11,11 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools libomp-22-dev
   cmake ninja-build ccache g++ libgtest-dev python3
 )
+# The fuzz targets (scripts/fuzz.sh, -DATTN_BUILD_FUZZERS=ON) need clang and
+# its libFuzzer runtime; the normal build does not.
+if [ "${ATTN_WITH_FUZZERS:-0}" = 1 ]; then
+  APT_PACKAGES+=(clang-22 libclang-rt-22-dev)
+fi
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -23,6 +28,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# ATTN_PACKAGES_ONLY=1: install and stop (scripts/fuzz.sh builds elsewhere).
+if [ "${ATTN_PACKAGES_ONLY:-0}" = 1 ]; then
+  exit 0
 fi
 
 # The Python package (python/, README's Python section), its tests and the

@@ -21,6 +21,12 @@ config.substitutions.append(
     )
 )
 config.substitutions.append(
+    (
+        "%attn_runner_utils",
+        os.path.join(config.attn_obj_root, "lib", "libattn_runner_utils" + config.shlibext),
+    )
+)
+config.substitutions.append(
     ("%libomp", os.path.join(config.llvm_lib_dir, "libomp" + config.shlibext))
 )
 config.substitutions.append(
@@ -82,3 +88,8 @@ if config.attn_python3 and subprocess.run(
 ).returncode == 0:
     config.available_features.add("numpy")
 config.substitutions.append(("%attn_python", config.attn_python3 or "python3"))
+
+# scripts/sanitize.sh's build: ASan reserves terabytes of address space, so
+# tests that lower `ulimit -v` cannot run under it.
+if getattr(config, "attn_sanitize", "OFF").upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("asan")

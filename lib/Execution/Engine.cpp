@@ -13,6 +13,7 @@
 
 #include "attn/Execution/CudaRun.h"
 #include "attn/Execution/Error.h"
+#include "attn/Execution/GuardedBuffer.h"
 #include "attn/Execution/Npy.h"
 #include "attn/Execution/Peak.h"
 #include "attn/InitAttn.h"
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <thread>
 
@@ -118,6 +120,9 @@ static llvm::Error checkOptions(const RunOptions &options,
   if (!(options.naiveLimitGib >= 0) || !(options.refLimitGflop >= 0))
     return makeError("--naive-limit-gib and --ref-limit-gflop must be "
                      "non-negative numbers");
+  if (options.cuda && options.guardPages)
+    return makeError("--guard-pages goes with --target cpu (device buffers "
+                     "have no host guard pages)");
   return llvm::Error::success();
 }
 
@@ -382,14 +387,46 @@ static llvm::Expected<Kernel> compileKernel(const RunOptions &options,
   return std::move(kernel);
 }
 
-/// Runs `kernel` once into freshly NaN-poisoned outputs.
+/// Runs `kernel` once into freshly NaN-poisoned outputs; with `guardPages`
+/// (CPU only), twice, on copies of the inputs and outputs in guarded buffers
+/// (flush against the end guard, then against the start guard), copying the
+/// results back after each run.
 static llvm::Error runPoisoned(Kernel &kernel, std::vector<HostTensor> &inputs,
-                               Results &outs) {
-  for (HostTensor &t : outs)
-    t.fillNaN();
+                               Results &outs, bool guardPages) {
   std::vector<HostTensor *> ins = pointersTo(inputs),
                             outPtrs = pointersTo(outs);
-  return kernel.run(ins, outPtrs);
+  if (!guardPages || !kernel.jit) {
+    for (HostTensor &t : outs)
+      t.fillNaN();
+    return kernel.run(ins, outPtrs);
+  }
+  for (GuardPlacement placement :
+       {GuardPlacement::AgainstEnd, GuardPlacement::AgainstStart}) {
+    std::vector<GuardedBuffer> buffers;
+    std::vector<void *> data;
+    for (HostTensor &t : outs)
+      t.fillNaN();
+    std::vector<HostTensor *> all = ins;
+    all.insert(all.end(), outPtrs.begin(), outPtrs.end());
+    for (HostTensor *t : all) {
+      llvm::Expected<GuardedBuffer> b =
+          GuardedBuffer::create(t->byteSize(), placement);
+      if (!b)
+        return b.takeError();
+      if (b->size())
+        std::memcpy(b->data(), t->raw(), b->size());
+      data.push_back(b->data());
+      buffers.push_back(std::move(*b));
+    }
+    if (llvm::Error e = kernel.jit->run(ins, outPtrs, data))
+      return e;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const GuardedBuffer &b = buffers[ins.size() + i];
+      if (b.size())
+        std::memcpy(outs[i].raw(), b.data(), b.size());
+    }
+  }
+  return llvm::Error::success();
 }
 
 /// The name of result `r` in the report: out and lse for one sdpa.
@@ -668,11 +705,13 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
 
   // Run, on NaN-poisoned outputs.
   Results fusedOut = makeOutputs(signature), naiveOut;
-  if (llvm::Error e = runPoisoned(*fused, *inputs, fusedOut))
+  if (llvm::Error e =
+          runPoisoned(*fused, *inputs, fusedOut, options.guardPages))
     return std::move(e);
   if (naive) {
     naiveOut = makeOutputs(signature);
-    if (llvm::Error e = runPoisoned(*naive, *inputs, naiveOut))
+    if (llvm::Error e =
+            runPoisoned(*naive, *inputs, naiveOut, options.guardPages))
       return std::move(e);
   }
 

@@ -17,11 +17,16 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <limits>
+#include <unistd.h>
 
 // From libomp (the LLVM OpenMP runtime the generated code calls into); its
 // omp.h sits among clang's builtin headers, which the host compiler must not
@@ -34,6 +39,77 @@ using namespace mlir::attn::exec;
 static constexpr const char *kEntryName = "__attn_entry";
 
 JitKernel::~JitKernel() = default;
+
+//===----------------------------------------------------------------------===//
+// The generated code's allocations
+//===----------------------------------------------------------------------===//
+
+static std::atomic<const char *> allocFailurePrefix{"error: "};
+static std::atomic<int> allocFailureStatus{2};
+
+void mlir::attn::exec::setJitAllocFailure(const char *prefix, int status) {
+  allocFailurePrefix.store(prefix);
+  allocFailureStatus.store(status);
+}
+
+/// ATTN_FAIL_ALLOC_ABOVE=N (tests only): an allocation by the generated code
+/// of more than N bytes fails as if malloc had returned NULL.
+static uint64_t failAllocAbove() {
+  static const uint64_t limit = [] {
+    const char *text = std::getenv("ATTN_FAIL_ALLOC_ABOVE");
+    uint64_t value;
+    if (!text || llvm::StringRef(text).getAsInteger(10, value))
+      return std::numeric_limits<uint64_t>::max();
+    return value;
+  }();
+  return limit;
+}
+
+/// One line and _exit: the kernel cannot go on, and it may be on an OpenMP
+/// worker thread, so the host cannot unwind it. Async-signal-safe.
+[[noreturn]] static void allocationFailed(uint64_t bytes) {
+  char line[256];
+  char *p = line;
+  for (const char *s = allocFailurePrefix.load(); *s;)
+    *p++ = *s++;
+  for (const char *s = "out of memory in the compiled code ("; *s;)
+    *p++ = *s++;
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + bytes % 10);
+    bytes /= 10;
+  } while (bytes);
+  while (n)
+    *p++ = digits[--n];
+  for (const char *s = " bytes)\n"; *s;)
+    *p++ = *s++;
+  ssize_t ignored = write(STDERR_FILENO, line, p - line);
+  (void)ignored;
+  _exit(allocFailureStatus.load());
+}
+
+static void *jitAlloc(uint64_t bytes) {
+  void *p = bytes > failAllocAbove() ? nullptr : std::malloc(bytes);
+  if (!p && bytes)
+    allocationFailed(bytes);
+  return p;
+}
+
+static void *jitAlignedAlloc(uint64_t alignment, uint64_t bytes) {
+  // aligned_alloc wants a size that is a multiple of the alignment.
+  uint64_t rounded = bytes;
+  if (alignment && bytes % alignment)
+    if (__builtin_add_overflow(bytes, alignment - bytes % alignment, &rounded))
+      allocationFailed(bytes);
+  void *p = bytes > failAllocAbove() ? nullptr
+                                     : std::aligned_alloc(alignment, rounded);
+  if (!p && bytes)
+    allocationFailed(bytes);
+  return p;
+}
+
+static void jitFree(void *p) { std::free(p); }
 
 void mlir::attn::exec::setJitThreads(int threads) {
   if (threads > 0)
@@ -70,6 +146,18 @@ mlir::attn::exec::createHostEngine(ModuleOp llvmModule) {
   auto engine = ExecutionEngine::create(llvmModule, options, std::move(*tm));
   if (!engine)
     return makeError("JIT compilation failed: " + toString(engine.takeError()));
+  // The pipelines lower memref.alloc to these (use-generic-functions).
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    auto add = [&](const char *name, auto *fn) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                 llvm::JITSymbolFlags::Exported};
+    };
+    add("_mlir_memref_to_llvm_alloc", &jitAlloc);
+    add("_mlir_memref_to_llvm_aligned_alloc", &jitAlignedAlloc);
+    add("_mlir_memref_to_llvm_free", &jitFree);
+    return symbols;
+  });
   return std::move(*engine);
 }
 
@@ -144,22 +232,28 @@ static llvm::Error checkTensor(const char *what, size_t i, RankedTensorType t,
 }
 
 llvm::Error JitKernel::run(const std::vector<HostTensor *> &inputs,
-                           const std::vector<HostTensor *> &outputs) {
+                           const std::vector<HostTensor *> &outputs,
+                           ArrayRef<void *> data) {
   if (inputs.size() != argTypes.size() || outputs.size() != resultTypes.size())
     return makeError("expected " + std::to_string(argTypes.size()) +
                      " inputs and " + std::to_string(resultTypes.size()) +
                      " outputs");
+  if (!data.empty() && data.size() != inputs.size() + outputs.size())
+    return makeError("expected one data pointer per input and output");
   std::vector<Descriptor> descs;
   descs.reserve(inputs.size() + outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (llvm::Error e = checkTensor("input", i, argTypes[i], *inputs[i]))
       return e;
-    descs.emplace_back(inputs[i]->raw(), inputs[i]->shape);
+    descs.emplace_back(data.empty() ? inputs[i]->raw() : data[i],
+                       inputs[i]->shape);
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (llvm::Error e = checkTensor("output", i, resultTypes[i], *outputs[i]))
       return e;
-    descs.emplace_back(outputs[i]->raw(), outputs[i]->shape);
+    descs.emplace_back(data.empty() ? outputs[i]->raw()
+                                    : data[inputs.size() + i],
+                       outputs[i]->shape);
   }
   // The C interface takes a pointer to each descriptor; the packed call
   // takes a pointer to each of those pointers.

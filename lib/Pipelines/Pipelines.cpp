@@ -84,7 +84,12 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // memref.alloc calls _mlir_memref_to_llvm_alloc/_free, which attn's hosts
+  // define to check for allocation failure (attn-run's JIT, the AOT shim,
+  // libattn_runner_utils.so for mlir-runner).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/Engine.h"
+#include "attn/Execution/GuardedBuffer.h"
+#include "attn/Execution/Jit.h"
 #include "attn/Execution/Report.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -72,6 +74,12 @@ static auto blockQ = opt<std::string>("block-q", "Query rows per block", "");
 static auto blockKV = opt<std::string>("block-kv", "Keys per block", "");
 static auto regBlock = opt<std::string>(
     "reg-block", "Keys or value columns per register block", "");
+static auto guardPages = opt<bool>(
+    "guard-pages",
+    "Run each lowering twice with every input and output against PROT_NONE "
+    "guard pages (after its end, then before its start); an out-of-bounds "
+    "access is an error",
+    false);
 static auto rowVectors =
     opt<std::string>("row-vectors", "Row vectors per register block", "");
 
@@ -94,6 +102,7 @@ static void outOfHostMemory() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   std::set_new_handler(outOfHostMemory);
+  setJitAllocFailure("attn-run: error: ", 2);
   // libLLVM already registers a --threads; attn-run's contract takes it over.
   auto &registered = cl::getRegisteredOptions();
   if (auto it = registered.find("threads"); it != registered.end())
@@ -140,6 +149,11 @@ int main(int argc, char **argv) {
   options.peak = peak;
   options.refLimitGflop = refLimit;
   options.naiveLimitGib = naiveLimit;
+  options.guardPages = guardPages;
+  // An out-of-bounds access is wrong generated code, like a failed numerics
+  // check: status 1, not 2 (the input was fine).
+  if (guardPages)
+    installGuardFaultHandler("attn-run: error: ", 1);
   for (cl::opt<std::string> *flag : {&blockQ, &blockKV, &regBlock, &rowVectors})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=

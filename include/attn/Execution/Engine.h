@@ -77,6 +77,11 @@ struct RunOptions {
   double refLimitGflop = 8.0;
   /// Skip the naive lowering when its score table needs more GiB than this.
   double naiveLimitGib = 4.0;
+  /// Run each lowering twice with every input and output in its own
+  /// GuardedBuffer, flush against the guard page after its end, then
+  /// against the one before its start (the caller installs the fault
+  /// handler). Timing still uses the plain tensors.
+  bool guardPages = false;
 };
 
 /// One numerics check: a result against an oracle, or the no-NaN rule.

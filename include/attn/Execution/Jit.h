@@ -44,9 +44,12 @@ public:
           const std::function<void(OpPassManager &)> &buildPipeline);
 
   /// Runs the kernel once. Fails on a shape or dtype mismatch against the
-  /// function's signature or a JIT failure.
+  /// function's signature or a JIT failure. With `data` (one pointer per
+  /// input, then one per output), the kernel reads and writes there instead
+  /// of in the tensors' own bytes (attn-run --guard-pages).
   llvm::Error run(const std::vector<HostTensor *> &inputs,
-                  const std::vector<HostTensor *> &outputs);
+                  const std::vector<HostTensor *> &outputs,
+                  ArrayRef<void *> data = {});
 
   /// The LLVM-dialect module the kernel was compiled from (for --dump-ir).
   std::string llvmDialectText() const { return loweredText; }
@@ -79,6 +82,15 @@ llvm::Expected<Timing> benchmark(JitKernel &kernel,
 
 /// Sets the number of OpenMP threads the JIT-compiled code uses.
 void setJitThreads(int threads);
+
+/// The compiled code allocates through _mlir_memref_to_llvm_alloc (the
+/// pipelines' use-generic-functions), which the JIT host defines: when the
+/// allocation fails it writes one line,
+///   <prefix>out of memory in the compiled code (N bytes)
+/// and calls _exit(status) (the kernel may be on an OpenMP worker thread and
+/// cannot be unwound). Defaults: "error: " and 2. The environment variable
+/// ATTN_FAIL_ALLOC_ABOVE=N (tests only) fails every allocation above N bytes.
+void setJitAllocFailure(const char *prefix, int status);
 
 } // namespace attn::exec
 } // namespace mlir

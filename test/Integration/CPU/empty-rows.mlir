@@ -6,11 +6,11 @@
 // Both lowerings print the same numbers.
 // RUN: attn-opt %s --attn-lower-naive-cpu \
 // RUN: | mlir-runner -e main -entry-point-result=void \
-// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%attn_runner_utils \
 // RUN: | FileCheck %s
 // RUN: attn-opt %s --attn-lower-cpu="block-q=2 block-kv=2" \
 // RUN: | mlir-runner -e main -entry-point-result=void \
-// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%attn_runner_utils,%libomp \
 // RUN: | FileCheck %s
 
 func.func private @printMemrefF32(tensor<*xf32>)
