@@ -24,7 +24,7 @@ foreach(lib ${ATTN_EXPORTED_LIBRARIES})
     $<INSTALL_INTERFACE:include>)
 endforeach()
 
-install(TARGETS ${ATTN_EXPORTED_LIBRARIES} AttnPlugin
+install(TARGETS ${ATTN_EXPORTED_LIBRARIES} AttnPlugin attn_runner_utils
   EXPORT AttnTargets
   ARCHIVE DESTINATION lib${LLVM_LIBDIR_SUFFIX} COMPONENT attn-dev
   LIBRARY DESTINATION lib${LLVM_LIBDIR_SUFFIX} COMPONENT attn-dev)

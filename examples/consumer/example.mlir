@@ -2,7 +2,7 @@
 // output row is the mean of V's rows, [2, 3].
 //
 //   attn-lower example.mlir | mlir-runner -e main -entry-point-result=void \
-//     -shared-libs=libmlir_runner_utils.so,libmlir_c_runner_utils.so,libomp.so
+//     -shared-libs=libmlir_runner_utils.so,libmlir_c_runner_utils.so,libomp.so,libattn_runner_utils.so
 func.func private @printMemrefF32(tensor<*xf32>)
 
 func.func @main() {

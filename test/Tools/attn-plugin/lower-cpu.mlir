@@ -9,13 +9,13 @@
 // RUN:     --load-pass-plugin=%attn_plugin %s \
 // RUN:     --pass-pipeline="builtin.module(attn-lower-cpu{block-q=2 block-kv=2})" \
 // RUN: | mlir-runner -e main -entry-point-result=void \
-// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%attn_runner_utils,%libomp \
 // RUN: | FileCheck %s
 // RUN: %mlir_opt_stock --load-dialect-plugin=%attn_plugin \
 // RUN:     --load-pass-plugin=%attn_plugin %s \
 // RUN:     --pass-pipeline="builtin.module(attn-lower-naive-cpu)" \
 // RUN: | mlir-runner -e main -entry-point-result=void \
-// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%attn_runner_utils \
 // RUN: | FileCheck %s
 //
 // The passes one by one, under their own names.
