@@ -13,6 +13,10 @@ QUICK=0
 [ "${1:-}" = --quick ] && QUICK=1
 
 ATTN_PACKAGES_ONLY=1 bash "$ROOT/scripts/setup.sh"
+# ccache keys relative to the checkout, as in setup.sh: a fresh clone (CI)
+# reuses what an earlier build compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
+export CCACHE_NOHASHDIR=1
 LLVM_PREFIX="$(llvm-config-22 --prefix)"
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
