@@ -236,12 +236,5 @@ CudaKernel::benchmark(const std::vector<HostTensor *> &inputs,
   }
   if (llvm::Error e = impl->download(inputs, outputs, buffers))
     return std::move(e);
-  Timing timing;
-  timing.runs = runs;
-  if (ms.empty())
-    return timing;
-  std::sort(ms.begin(), ms.end());
-  size_t n = ms.size();
-  timing.medianMs = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-  return timing;
+  return medianTiming(std::move(ms));
 }

@@ -281,8 +281,12 @@ llvm::Expected<Timing> mlir::attn::exec::benchmark(
     auto t1 = std::chrono::steady_clock::now();
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
+  return medianTiming(std::move(ms));
+}
+
+Timing mlir::attn::exec::medianTiming(std::vector<double> ms) {
   Timing timing;
-  timing.runs = runs;
+  timing.runs = static_cast<int>(ms.size());
   if (ms.empty())
     return timing;
   std::sort(ms.begin(), ms.end());

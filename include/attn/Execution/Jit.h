@@ -73,6 +73,9 @@ struct Timing {
   int runs = 0;
 };
 
+/// The median of the run times `ms` (milliseconds), with their count.
+Timing medianTiming(std::vector<double> ms);
+
 /// Runs `kernel` once to warm up, then `runs` times, and returns the median
 /// time. Every run is checked: the first failure is returned.
 llvm::Expected<Timing> benchmark(JitKernel &kernel,
