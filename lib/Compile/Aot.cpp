@@ -236,6 +236,21 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   return cuda;
 }
 
+/// Makes @`impl` a destination-passing wrapper (results written into the
+/// caller's buffers) around the tensor entry, renamed `<impl>_tensors`, and
+/// adds the inlining that folds the entry into it.
+static llvm::Error wrapInDestinationPassingEntry(ModuleOp module,
+                                                 func::FuncOp entry,
+                                                 StringRef impl,
+                                                 OpPassManager &pm) {
+  SymbolTable::setSymbolName(entry, (impl + "_tensors").str());
+  if (llvm::Error e = exec::buildDestinationPassingEntry(module, entry, impl))
+    return e;
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  return llvm::Error::success();
+}
+
 /// Clones the function's module, gives its entry the internal name and
 /// lowers it to the LLVM dialect for `options.target`.
 static llvm::Expected<OwningOpRef<ModuleOp>>
@@ -259,14 +274,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
     if (!overTensors)
       return makeError("@" + function.entry +
                        ": the cpu target needs a function over tensors");
-    // The entry itself becomes the destination-passing wrapper's callee.
-    std::string callee = impl + "_tensors";
-    SymbolTable::setSymbolName(entry, callee);
-    if (llvm::Error e =
-            exec::buildDestinationPassingEntry(*module, entry, impl))
+    if (llvm::Error e = wrapInDestinationPassingEntry(*module, entry, impl, pm))
       return std::move(e);
-    pm.addPass(createInlinerPass());
-    pm.addPass(createSymbolDCEPass());
     if (options.lowering == Lowering::Naive) {
       buildNaiveCpuPipeline(pm);
     } else {
@@ -284,13 +293,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
     // caller's buffers: bufferization writes the kernels' results there
     // directly, or copies them on the device (attn-gpu-device-buffers turns
     // a memref.copy into a linalg.copy kernel).
-    std::string callee = impl + "_tensors";
-    SymbolTable::setSymbolName(entry, callee);
-    if (llvm::Error e =
-            exec::buildDestinationPassingEntry(*module, entry, impl))
+    if (llvm::Error e = wrapInDestinationPassingEntry(*module, entry, impl, pm))
       return std::move(e);
-    pm.addPass(createInlinerPass());
-    pm.addPass(createSymbolDCEPass());
     buildCudaPipelineFor(pm, cudaPipelineOptions(options));
   } else {
     if (!type.getResults().empty() ||
