@@ -67,7 +67,13 @@ static uint64_t failAllocAbove() {
 
 /// One line and _exit: the kernel cannot go on, and it may be on an OpenMP
 /// worker thread, so the host cannot unwind it. Async-signal-safe.
+/// Several OpenMP threads may fail at once: the first reports and exits, the
+/// others wait for the exit, so the line is printed exactly once.
 [[noreturn]] static void allocationFailed(uint64_t bytes) {
+  static std::atomic_flag reported = ATOMIC_FLAG_INIT;
+  if (reported.test_and_set())
+    for (;;)
+      pause();
   char line[256];
   char *p = line;
   for (const char *s = allocFailurePrefix.load(); *s;)
