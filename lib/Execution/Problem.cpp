@@ -148,9 +148,12 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   CausalKindAttr causal;
   if (std::optional<CausalKind> kind = toCausalKind(full.causal))
     causal = CausalKindAttr::get(&context, *kind);
+  DenseI64ArrayAttr window;
+  if (full.window)
+    window = b.getDenseI64ArrayAttr({full.window->first, full.window->second});
   auto sdpa = SdpaOp::create(b, loc, resultTypes, body->getArgument(0),
                              body->getArgument(1), body->getArgument(2), mask,
-                             scale, causal);
+                             scale, causal, window);
   func::ReturnOp::create(b, loc, sdpa->getResults());
   return module;
 }
@@ -261,6 +264,9 @@ static llvm::Expected<SdpaProblem> problemOf(SdpaOp op, const DimSizes &dims) {
   p.dv = op.getValueType().getDimSize(3);
   p.scale = op.getEffectiveScale();
   p.causal = toHostCausal(op.getCausalKind());
+  if (std::optional<ArrayRef<int64_t>> window = op.getWindow();
+      window && window->size() == 2)
+    p.window = {(*window)[0], (*window)[1]};
   p.lse = static_cast<bool>(op.getLse());
   int64_t full[4] = {p.b, p.hq, p.lq, p.lk};
   if (Value mask = op.getMask()) {

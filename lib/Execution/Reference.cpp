@@ -34,7 +34,42 @@ static int64_t sumClampedDiagonal(int64_t lq, int64_t lk, int64_t c) {
   return partial + (lq - full) * lk;
 }
 
+/// The diagonal of row i that the window is aligned to: i for top_left
+/// causal, i + lk - lq otherwise (bottom_right, FlashAttention's default).
+static int64_t windowDiagonal(const SdpaProblem &p, int64_t i) {
+  return p.causal == Causal::TopLeft ? i : i + p.lk - p.lq;
+}
+
+/// Whether the window lets query row i see key j (written as differences,
+/// which cannot overflow for any window size).
+static bool windowAdmits(const SdpaProblem &p, int64_t i, int64_t j) {
+  if (!p.window)
+    return true;
+  int64_t diag = windowDiagonal(p, i);
+  auto [left, right] = *p.window;
+  return (left < 0 || diag - j <= left) && (right < 0 || j - diag <= right);
+}
+
+/// The admitted pairs with a window, one row at a time (O(lq)).
+static int64_t windowPairs(const SdpaProblem &p) {
+  const int64_t big = int64_t(1) << 62;
+  auto [left, right] = *p.window;
+  int64_t pairs = 0;
+  for (int64_t i = 0; i < p.lq; ++i) {
+    int64_t diag = windowDiagonal(p, i);
+    int64_t lo = left < 0 ? 0 : std::max<int64_t>(0, diag - std::min(left, big));
+    int64_t hi = right < 0 ? p.lk - 1 : diag + std::min(right, big);
+    if (p.causal != Causal::None)
+      hi = std::min(hi, p.causal == Causal::TopLeft ? i : i + p.lk - p.lq);
+    hi = std::min(hi, p.lk - 1);
+    pairs += std::max<int64_t>(0, hi - lo + 1);
+  }
+  return pairs;
+}
+
 int64_t SdpaProblem::flops() const {
+  if (window)
+    return 2 * b * hq * (d + dv) * windowPairs(*this);
   int64_t pairs = lq * lk;
   switch (causal) {
   case Causal::None:
@@ -91,6 +126,11 @@ llvm::Error SdpaProblem::validate() const {
   if (!f)
     return makeError(sizes +
                      ": the FLOP count 2*b*hq*(d+dv)*lq*lk overflows int64");
+  if (window && (window->first < -1 || window->second < -1))
+    return makeError("expected window sides to be -1 (unbounded) or "
+                     "non-negative, got " +
+                     std::to_string(window->first) + ":" +
+                     std::to_string(window->second));
   if (mask == MaskKind::None)
     return llvm::Error::success();
   if (maskShape.size() != 4)
@@ -261,7 +301,8 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
             s += noiseScale * std::sqrt(normSq) *
                  scoreNoise(*scoreNoiseSeed, b, h, i, j);
           }
-          bool allowed = causalAdmits(p.causal, i, j, p.lq, p.lk);
+          bool allowed = causalAdmits(p.causal, i, j, p.lq, p.lk) &&
+                         windowAdmits(p, i, j);
           if (p.mask != MaskKind::None) {
             const std::vector<int64_t> &ms = p.maskShape;
             int64_t mIndex =

@@ -230,6 +230,12 @@ llvm::Error SdpaSpec::validate() const {
     return makeError(sizes +
                      ": the FLOP count 2*b*hq*(d+dv)*lq*lk overflows int64");
 
+  if (s.window && (s.window->first < -1 || s.window->second < -1))
+    return makeError("window=" + std::to_string(s.window->first) + ":" +
+                     std::to_string(s.window->second) +
+                     ": expected each side to be -1 (unbounded) or "
+                     "non-negative");
+
   if (s.scale) {
     double v = *s.scale;
     std::string given = "scale=" + formatDoubleRoundTrip(v);
@@ -267,6 +273,7 @@ SdpaProblem SdpaSpec::toProblem() const {
   p.dv = s.dv;
   p.scale = s.effectiveScale();
   p.causal = s.causal;
+  p.window = s.window;
   p.mask = s.mask;
   p.maskShape = s.maskShape;
   p.lse = s.lse;
@@ -280,7 +287,11 @@ std::string SdpaSpec::toString() const {
       ",hkv=" + std::to_string(s.hkv) + ",lq=" + std::to_string(s.lq) +
       ",lk=" + std::to_string(s.lk) + ",d=" + std::to_string(s.d) +
       ",dv=" + std::to_string(s.dv) + ",dtype=" + dtypeName(s.dtype) +
-      ",causal=" + causalName(s.causal) + ",mask=" + maskName(s.mask);
+      ",causal=" + causalName(s.causal);
+  if (s.window)
+    out += ",window=" + std::to_string(s.window->first) + ":" +
+           std::to_string(s.window->second);
+  out += std::string(",mask=") + maskName(s.mask);
   if (s.mask != MaskKind::None)
     out += ",mask_shape=" + joinDims(s.maskShape);
   if (s.scale)
@@ -331,13 +342,15 @@ enum class Key {
   Scale,
   Lse,
   Dynamic,
+  Window,
   NumKeys
 };
 } // namespace
 
 static const char *const kKeyNames[] = {
     "b",     "hq",     "hkv",  "lq",         "lk",    "d",   "dv",
-    "dtype", "causal", "mask", "mask_shape", "scale", "lse", "dynamic"};
+    "dtype", "causal", "mask", "mask_shape", "scale", "lse", "dynamic",
+    "window"};
 static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
                   static_cast<size_t>(Key::NumKeys),
               "one name per key");
@@ -450,6 +463,16 @@ static llvm::Error parseValue(Key key, const std::string &name,
     return parseFlag(spec.lse);
   case Key::Dynamic:
     return parseFlag(spec.dynamic);
+  case Key::Window: {
+    size_t colon = value.find(':');
+    int64_t left = 0, right = 0;
+    if (colon == std::string::npos || !parseInt(value.substr(0, colon), left) ||
+        !parseInt(value.substr(colon + 1), right))
+      return makeError(given + ": expected LEFT:RIGHT (integers, -1 for "
+                               "unbounded)");
+    spec.window = {left, right};
+    return llvm::Error::success();
+  }
   case Key::NumKeys:
     break;
   }
@@ -483,7 +506,7 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
         return makeError(
             "unknown key '" + name + "' in '" + item +
             "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
-            "mask_shape, scale, lse or dynamic)");
+            "mask_shape, scale, lse, dynamic or window)");
       size_t index = static_cast<size_t>(key);
       if (seen[index])
         return makeError("duplicate key '" + name + "' in '" + item + "'");

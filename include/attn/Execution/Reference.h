@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace mlir::attn::exec {
@@ -32,6 +33,9 @@ struct SdpaProblem {
   /// Multiplies Q.K^T; the caller picks it (1/sqrt(d) is the op's default).
   double scale = 0;
   Causal causal = Causal::None;
+  /// (left, right): key j visible to query i iff d - left <= j <= d + right,
+  /// d = i for top_left causal, else i + lk - lq; -1 is unbounded.
+  std::optional<std::pair<int64_t, int64_t>> window;
   MaskKind mask = MaskKind::None;
   /// Rank 4; each dim equals the matching one of [b, hq, lq, lk], or 1.
   /// Ignored when mask is MaskKind::None.
@@ -39,7 +43,7 @@ struct SdpaProblem {
   bool lse = false;
 
   /// 2 * b * hq * (d + dv) * P, with P the exact number of (i, j) pairs the
-  /// causal rule admits (lq * lk without one).
+  /// causal and window rules admit (lq * lk without either).
   int64_t flops() const;
   /// Success if the problem is well formed, else an error saying what is
   /// wrong.

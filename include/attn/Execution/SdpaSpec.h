@@ -32,6 +32,8 @@ struct SdpaSpec {
   /// Element type of query, key, value and out: F32, F16 or BF16.
   DType dtype = DType::F32;
   Causal causal = Causal::None;
+  /// Key `window=L:R`: the op's window attribute [L, R] (-1 unbounded).
+  std::optional<std::pair<int64_t, int64_t>> window;
   MaskKind mask = MaskKind::None;
   /// Rank 4, each dim 1 or the matching dim of [b, hq, lq, lk]; empty means
   /// the full [b, hq, lq, lk]. Ignored without a mask.
@@ -58,8 +60,8 @@ struct SdpaSpec {
   /// The problem for referenceSdpa(), with scale = effectiveScale().
   SdpaProblem toProblem() const;
   /// Canonical spelling, e.g. "b=1,hq=8,hkv=8,lq=128,lk=128,d=64,dv=64,
-  /// dtype=f32,causal=none,mask=none,lse=0" (no spaces), with
-  /// ",mask_shape=AxBxCxD" after mask when there is a mask, ",scale=S" after
+  /// dtype=f32,causal=none,mask=none,lse=0" (no spaces), with ",window=L:R"
+  /// after causal when set, ",mask_shape=AxBxCxD" after mask when there is a mask, ",scale=S" after
   /// that when set (shortest decimal that reads back as the same double) and
   /// ",dynamic=1" at the end when set. parseSdpaSpec() reads it back to an
   /// equal spec (with the defaults filled).
@@ -78,7 +80,8 @@ struct SdpaSpec {
 /// Parses docs/attn-run.md's comma-separated `key=value` string into `spec`
 /// with the defaults filled (hkv = hq, lk = lq, dv = d, full mask shape).
 /// Keys: b, hq, hkv, lq, lk, d, dv, dtype (f32|f16|bf16), causal
-/// (none|top_left|bottom_right), mask (none|bool|float), mask_shape (AxBxCxD),
+/// (none|top_left|bottom_right), window (L:R, each -1 or >= 0), mask
+/// (none|bool|float), mask_shape (AxBxCxD),
 /// scale (a float), lse (0|1), dynamic (0|1); hq, lq and d are required.
 /// Whitespace around keys and values is ignored. An error has a one-line
 /// message naming the key and the value (unknown or duplicate key, empty item,

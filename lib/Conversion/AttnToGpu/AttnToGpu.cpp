@@ -283,6 +283,11 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: expected chip sm_XX with XX "
                           ">= 80 (mma.sync, ldmatrix, cp.async), got '")
            << options.chip << "'";
+  // The attention variants are lowered by the CPU and naive lowerings only.
+  if (op.getWindow())
+    return op.emitOpError("convert-attn-to-gpu: the window attribute is not "
+                          "supported by the gpu kernels (attn-lower-naive-gpu "
+                          "lowers it)");
   if (options.blockQ < 16 || options.blockQ > 128 || options.blockQ % 16)
     return op.emitOpError("convert-attn-to-gpu: expected block-q to be a "
                           "multiple of 16 in [16, 128], got ")

@@ -12,6 +12,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -63,8 +64,8 @@ static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
   return generic.getResult(0);
 }
 
-/// Applies scale, the mask and the causal rule to the scores; hidden entries
-/// become -inf.
+/// Applies scale, the mask and the causal and window rules to the scores;
+/// hidden entries become -inf.
 static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                      Value scores, const SdpaDims &dims) {
   MLIRContext *context = b.getContext();
@@ -92,14 +93,14 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   }
   maps.push_back(id4);
 
-  // Bottom-right causal alignment shifts the diagonal by Lk - Lq.
-  std::optional<CausalKind> causal = op.getCausalKind();
+  // The causal and window rules: a band around the diagonal, which the
+  // bottom-right alignment shifts by Lk - Lq.
+  std::optional<VisibleBand> band = getVisibleBand(op);
   Value diagShift;
-  if (causal == CausalKind::BottomRight) {
-    Value lq = getValueOrCreateConstantIndexOp(b, loc, dims.lq);
-    Value lk = getValueOrCreateConstantIndexOp(b, loc, dims.lk);
-    diagShift = arith::SubIOp::create(b, loc, lk, lq);
-  }
+  if (band)
+    diagShift = buildDiagonalShift(
+        b, loc, *band, getValueOrCreateConstantIndexOp(b, loc, dims.lq),
+        getValueOrCreateConstantIndexOp(b, loc, dims.lk));
   float scale = op.getEffectiveScale();
   bool boolMask = op.hasBoolMask();
   Value init = tensor::EmptyOp::create(
@@ -126,15 +127,11 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                    /*isUnsignedCast=*/false));
         if (mask && boolMask)
           s = arith::SelectOp::create(nb, nloc, m, s, negInf);
-        if (causal) {
+        if (band) {
           Value i = linalg::IndexOp::create(nb, nloc, 2);
           Value j = linalg::IndexOp::create(nb, nloc, 3);
-          Value diag =
-              diagShift
-                  ? arith::AddIOp::create(nb, nloc, i, diagShift).getResult()
-                  : i;
-          Value visible = arith::CmpIOp::create(
-              nb, nloc, arith::CmpIPredicate::sle, j, diag);
+          Value diag = arith::AddIOp::create(nb, nloc, i, diagShift);
+          Value visible = buildBandPredicate(nb, nloc, *band, diag, j);
           s = arith::SelectOp::create(nb, nloc, visible, s, negInf);
         }
         linalg::YieldOp::create(nb, nloc, s);

@@ -48,3 +48,12 @@ func.func @d128(%q: tensor<1x2x64x128xf16>, %k: tensor<1x2x64x128xf16>,
       tensor<1x2x64x128xf16> -> tensor<1x2x64x128xf16>
   return %o : tensor<1x2x64x128xf16>
 }
+
+// -----
+
+func.func @window(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
+  // expected-error @below {{convert-attn-to-gpu: the window attribute is not supported by the gpu kernels (attn-lower-naive-gpu lowers it)}}
+  %o = attn.sdpa %q, %q, %q {window = array<i64: 16, 0>} : tensor<1x2x64x64xf16>, tensor<1x2x64x64xf16>,
+      tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
+  return %o : tensor<1x2x64x64xf16>
+}

@@ -118,6 +118,46 @@ func.func @causal_bottom_right(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>)
 
 // -----
 
+// A sliding window without causal is aligned bottom-right: key j is visible
+// to query i iff i + 2 - 3 <= j <= i + 2 + 1 (Lk - Lq = 2).
+// CHECK-LABEL: func.func @window_bottom_right
+// CHECK-DAG: %[[SHIFT:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[LEFT:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[RIGHT:.*]] = arith.constant 1 : index
+// CHECK: %[[I:.*]] = linalg.index 2 : index
+// CHECK: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[DIAG:.*]] = arith.addi %[[I]], %[[SHIFT]] : index
+// CHECK: %[[LOW:.*]] = arith.subi %[[DIAG]], %[[LEFT]] : index
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[J]], %[[LOW]] : index
+// CHECK: %[[HIGH:.*]] = arith.addi %[[DIAG]], %[[RIGHT]] : index
+// CHECK: %[[LE:.*]] = arith.cmpi sle, %[[J]], %[[HIGH]] : index
+// CHECK: %[[VIS:.*]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK: arith.select %[[VIS]]
+func.func @window_bottom_right(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %k, %k {window = array<i64: 3, 1>} : tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// With causal top_left, the window shares its diagonal d = i, and the
+// causal rule bounds the right side: i - 2 <= j <= i.
+// CHECK-LABEL: func.func @window_causal_top_left
+// CHECK-DAG: %[[LEFT:.*]] = arith.constant 2 : index
+// CHECK: %[[I:.*]] = linalg.index 2 : index
+// CHECK: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[LOW:.*]] = arith.subi %[[I]], %[[LEFT]] : index
+// CHECK: %[[GE:.*]] = arith.cmpi sge, %[[J]], %[[LOW]] : index
+// CHECK: %[[LE:.*]] = arith.cmpi sle, %[[J]], %[[I]] : index
+// CHECK: %[[VIS:.*]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK: arith.select %[[VIS]]
+func.func @window_causal_top_left(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>, window = array<i64: 2, 5>} : tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
 // lse = m + log(l), and -inf where l == 0.
 // CHECK-LABEL: func.func @lse
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32

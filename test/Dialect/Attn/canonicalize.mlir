@@ -58,3 +58,37 @@ func.func @dead(%q: tensor<1x1x2x64xf32>) {
   %a = attn.sdpa %q, %q, %q : tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32>, tensor<1x1x2x64xf32> -> tensor<1x1x2x64xf32>
   return
 }
+
+// -----
+
+// A window unbounded on both sides hides nothing: it is dropped.
+// CHECK-LABEL: func.func @unbounded_window
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK-NOT: window
+func.func @unbounded_window(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %o = attn.sdpa %q, %q, %q {window = array<i64: -1, -1>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Under causal, the window's right side hides nothing more than the causal
+// diagonal: it becomes -1, and a window left with no bound is dropped.
+// CHECK-LABEL: func.func @causal_window
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<bottom_right>, window = array<i64: 4, -1>} :
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>} :
+func.func @causal_window(%q: tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  %a = attn.sdpa %q, %q, %q {causal = #attn.causal<bottom_right>, window = array<i64: 4, 2>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %b = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>, window = array<i64: -1, 0>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %a, %b : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// A window that bounds both sides without causal stays.
+// CHECK-LABEL: func.func @window_kept
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {window = array<i64: 4, 2>} :
+func.func @window_kept(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %o = attn.sdpa %q, %q, %q {window = array<i64: 4, 2>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}

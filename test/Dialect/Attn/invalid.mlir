@@ -331,3 +331,19 @@ func.func @tile_role_unknown(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
   %r = linalg.fill {attn.tile = #attn.tile<softmax>} ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @window_not_two(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected window to hold 2 values (left, right), but got 3}}
+  %o = attn.sdpa %q, %q, %q {window = array<i64: 4, 0, 1>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @window_negative(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected window right (-2) to be -1 (unbounded) or non-negative}}
+  %o = attn.sdpa %q, %q, %q {window = array<i64: 4, -2>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}

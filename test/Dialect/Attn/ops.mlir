@@ -52,3 +52,13 @@ func.func @tile_role(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
   %r = linalg.fill {attn.tile = #attn.tile<init_row_max>} ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// Sliding window, alone (unbounded right side) and with causal.
+// CHECK-LABEL: func.func @window
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {window = array<i64: 64, -1>} :
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>, window = array<i64: 16, 0>} :
+func.func @window(%q: tensor<1x2x128x32xf32>) -> (tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>) {
+  %a = attn.sdpa %q, %q, %q {window = array<i64: 64, -1>} : tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32> -> tensor<1x2x128x32xf32>
+  %b = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>, window = array<i64: 16, 0>} : tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32> -> tensor<1x2x128x32xf32>
+  return %a, %b : tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>
+}

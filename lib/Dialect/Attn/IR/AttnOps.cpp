@@ -193,6 +193,19 @@ LogicalResult SdpaOp::verify() {
     }
   }
 
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    if (window->size() != 2)
+      return emitOpError() << "expected window to hold 2 values (left, "
+                              "right), but got "
+                           << window->size();
+    const char *sides[2] = {"left", "right"};
+    for (unsigned i = 0; i < 2; ++i)
+      if ((*window)[i] < -1)
+        return emitOpError() << "expected window " << sides[i] << " ("
+                             << (*window)[i]
+                             << ") to be -1 (unbounded) or non-negative";
+  }
+
   if (std::optional<APFloat> s = getScale()) {
     if (!s->isFiniteNonZero())
       return emitOpError() << "expected scale to be finite and non-zero, but "
@@ -272,9 +285,36 @@ struct DropDefaultScale : public OpRewritePattern<SdpaOp> {
   }
 };
 
+/// A window side that bounds nothing becomes -1: the right side under
+/// `causal` (which already hides every key past the shared diagonal). A
+/// window left with both sides -1 is dropped.
+struct SimplifyWindow : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<ArrayRef<int64_t>> window = op.getWindow();
+    if (!window || window->size() != 2)
+      return rewriter.notifyMatchFailure(op, "no window");
+    int64_t left = (*window)[0], right = (*window)[1];
+    if (op.getCausalKind() && right > -1)
+      right = -1;
+    if (left == -1 && right == -1) {
+      rewriter.modifyOpInPlace(op, [&] { op.removeWindowAttr(); });
+      return success();
+    }
+    if (right == (*window)[1])
+      return rewriter.notifyMatchFailure(op, "window bounds both sides");
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setWindow(ArrayRef<int64_t>{left, right});
+    });
+    return success();
+  }
+};
+
 } // namespace
 
 void SdpaOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<DropTrivialMask, DropDefaultScale>(context);
+  results.add<DropTrivialMask, DropDefaultScale, SimplifyWindow>(context);
 }

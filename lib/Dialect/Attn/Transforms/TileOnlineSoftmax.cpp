@@ -48,11 +48,11 @@ Value dimIndex(OpBuilder &b, Location loc, Value t, int64_t dim) {
 }
 
 /// One step of the online softmax over the key block starting at kStart.
-/// `validKeys` is set for a padded tail block; `causal` asks for the
-/// diagonal's element mask.
+/// `validKeys` is set for a padded tail block; `banded` asks for the
+/// causal / window band's element mask.
 SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
                          const QueryBlock &qb, Value qTile, Value kStart,
-                         Value kTile, Value vTile, Value validKeys, bool causal,
+                         Value kTile, Value vTile, Value validKeys, bool banded,
                          const SoftmaxState &state) {
   // The ops come in the order a target can fuse neighbours in: the row max
   // right after the scores (its init before them), the row sum right after
@@ -62,8 +62,8 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
   Value s = emitScoreTile(b, sdpa, qTile, kTile);
   if (sdpa.op.getMask())
     s = applyUserMask(b, sdpa, qb, kStart, s);
-  if (causal || validKeys)
-    s = applyElementMask(b, sdpa, qb, kStart, validKeys, causal, s);
+  if (banded || validKeys)
+    s = applyElementMask(b, sdpa, qb, kStart, validKeys, banded, s);
   auto [mNew, alpha] =
       updateRowMax(b, sdpa, computeRowMax(b, sdpa, s, rowMaxInit), state.m);
   Value lScaled = rescaleRows(b, sdpa, state.l, alpha);
@@ -77,7 +77,7 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
 /// A loop over the full key blocks [lb, ub) (block indices); tiles are views.
 SoftmaxState emitKvLoop(OpBuilder &b, const TiledSdpa &sdpa,
                         const QueryBlock &qb, Value qTile, Value lb, Value ub,
-                        bool causal, const SoftmaxState &init) {
+                        bool banded, const SoftmaxState &init) {
   Location loc = sdpa.loc;
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, indexConstant(b, loc, 1), init.asValues(),
@@ -91,7 +91,7 @@ SoftmaxState emitKvLoop(OpBuilder &b, const TiledSdpa &sdpa,
                                 qb.kvHead, kStart, len);
         SoftmaxState next = emitKvBlock(
             nb, sdpa, qb, qTile, kStart, kTile, vTile,
-            /*validKeys=*/Value(), causal, SoftmaxState::from(iterArgs));
+            /*validKeys=*/Value(), banded, SoftmaxState::from(iterArgs));
         scf::YieldOp::create(nb, nloc, next.asValues());
       });
   return SoftmaxState::from(loop.getResults());
@@ -116,7 +116,7 @@ SoftmaxState emitKvTail(OpBuilder &b, const TiledSdpa &sdpa,
     Value vTile = paddedRows(b, loc, sdpa.op.getValue(), qb.batch, qb.kvHead,
                              kStart, len, sdpa.bk);
     SoftmaxState next = emitKvBlock(b, sdpa, qb, qTile, kStart, kTile, vTile,
-                                    len, sdpa.causal.has_value(), state);
+                                    len, sdpa.band.has_value(), state);
     scf::YieldOp::create(b, loc, next.asValues());
     b.setInsertionPointToStart(ifOp.elseBlock());
     scf::YieldOp::create(b, loc, values);
@@ -159,41 +159,74 @@ QueryBlock locateQueryBlock(OpBuilder &b, const TiledSdpa &sdpa,
 }
 
 /// The key blocks (of bk keys) that a query block visits, as block indices:
-/// [first, unmaskedEnd) are visible to every row of the block (no element
-/// mask), [unmaskedEnd, fullEnd) cross the causal diagonal, and the keys
-/// [fullEnd * bk, keyEnd) form one partial tail block.
+/// [first, unmaskedBegin) cross the lower edge of the window band,
+/// [unmaskedBegin, unmaskedEnd) are visible to every row of the block (no
+/// element mask), [unmaskedEnd, fullEnd) cross the upper edge (the causal
+/// diagonal or the window's right side), and the keys [fullEnd * bk, keyEnd)
+/// form one partial tail block.
 struct KeyBlocks {
   Value blockSize; // bk, as an index value
-  Value first, unmaskedEnd, fullEnd;
+  Value first, unmaskedBegin, unmaskedEnd, fullEnd;
   Value keyEnd;
 };
 
-/// With causal structure, blocks that every row of the query block must
-/// ignore are never visited.
+/// With a causal or window band, blocks that every row of the query block
+/// must ignore are never visited: the cost grows with the band's width, not
+/// with Lk.
 KeyBlocks computeKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
                            const QueryBlock &qb) {
   Location loc = sdpa.loc;
   KeyBlocks keys;
-  keys.first = indexConstant(b, loc, 0);
+  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+  keys.first = zero;
   keys.blockSize = indexConstant(b, loc, sdpa.bk);
-  // The keys this block can see at all: [0, keyEnd).
+  // The keys this block can see at all: [first * bk or more, keyEnd).
   keys.keyEnd = sdpa.lk;
-  if (sdpa.causal) {
-    Value lastDiag = arith::AddIOp::create(b, loc, qb.qEnd, sdpa.diagShift);
-    keys.keyEnd =
-        minIndex(b, loc, maxIndex(b, loc, lastDiag, keys.first), sdpa.lk);
+  const std::optional<VisibleBand> &band = sdpa.band;
+  Value firstDiag, lastDiag;
+  if (band) {
+    firstDiag = arith::AddIOp::create(b, loc, qb.qFirst, sdpa.diagShift);
+    lastDiag = arith::SubIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, qb.qEnd, sdpa.diagShift), one);
+  }
+  if (band && band->right) {
+    // keys <= lastDiag + right.
+    Value end = arith::AddIOp::create(
+        b, loc, lastDiag, indexConstant(b, loc, *band->right + 1));
+    keys.keyEnd = minIndex(b, loc, maxIndex(b, loc, end, zero), sdpa.lk);
   }
   keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
-  // Blocks that the block's first row already sees whole need no element
-  // mask: keys < qFirst + shift + 1.
-  keys.unmaskedEnd = keys.fullEnd;
-  if (sdpa.causal) {
-    Value firstEnd = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, qb.qFirst, sdpa.diagShift),
-        indexConstant(b, loc, 1));
-    Value n = arith::FloorDivSIOp::create(b, loc, firstEnd, keys.blockSize);
-    keys.unmaskedEnd =
+  if (band && band->left) {
+    // keys >= firstDiag - left.
+    Value begin = maxIndex(
+        b, loc,
+        arith::SubIOp::create(b, loc, firstDiag,
+                              indexConstant(b, loc, *band->left)),
+        zero);
+    keys.first = minIndex(
+        b, loc, arith::DivUIOp::create(b, loc, begin, keys.blockSize),
+        keys.fullEnd);
+  }
+  // Blocks that every row sees whole need no element mask: keys >= lastDiag
+  // - left (the last row's lower edge) and keys <= firstDiag + right (the
+  // first row's upper edge).
+  keys.unmaskedBegin = keys.first;
+  if (band && band->left) {
+    Value n = arith::CeilDivSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, lastDiag,
+                              indexConstant(b, loc, *band->left)),
+        keys.blockSize);
+    keys.unmaskedBegin =
         minIndex(b, loc, maxIndex(b, loc, n, keys.first), keys.fullEnd);
+  }
+  keys.unmaskedEnd = keys.fullEnd;
+  if (band && band->right) {
+    Value firstEnd = arith::AddIOp::create(
+        b, loc, firstDiag, indexConstant(b, loc, *band->right + 1));
+    Value n = arith::FloorDivSIOp::create(b, loc, firstEnd, keys.blockSize);
+    keys.unmaskedEnd = minIndex(
+        b, loc, maxIndex(b, loc, n, keys.unmaskedBegin), keys.fullEnd);
   }
   return keys;
 }
@@ -208,16 +241,20 @@ SoftmaxState initSoftmaxState(OpBuilder &b, const TiledSdpa &sdpa) {
 }
 
 /// The online softmax over every key block the query block sees: the
-/// unmasked blocks, the diagonal blocks, then the tail.
+/// blocks on the band's lower edge, the unmasked blocks, the blocks on its
+/// upper edge (the causal diagonal), then the tail.
 SoftmaxState attendToKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
                                const QueryBlock &qb, Value qTile,
                                const KeyBlocks &keys, SoftmaxState state) {
   Location loc = sdpa.loc;
-  state = emitKvLoop(b, sdpa, qb, qTile, keys.first, keys.unmaskedEnd,
-                     /*causal=*/false, state);
-  if (sdpa.causal)
+  if (sdpa.band && sdpa.band->left)
+    state = emitKvLoop(b, sdpa, qb, qTile, keys.first, keys.unmaskedBegin,
+                       /*banded=*/true, state);
+  state = emitKvLoop(b, sdpa, qb, qTile, keys.unmaskedBegin, keys.unmaskedEnd,
+                     /*banded=*/false, state);
+  if (sdpa.band && sdpa.band->right)
     state = emitKvLoop(b, sdpa, qb, qTile, keys.unmaskedEnd, keys.fullEnd,
-                       /*causal=*/true, state);
+                       /*banded=*/true, state);
   Value tailStart = arith::MulIOp::create(b, loc, keys.fullEnd, keys.blockSize);
   Value tailLen = arith::SubIOp::create(b, loc, keys.keyEnd, tailStart);
   return emitKvTail(b, sdpa, qb, qTile, tailStart, tailLen, state);
@@ -328,7 +365,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   sdpa.dv = op.getValueType().getDimSize(3);
   sdpa.group = op.getGroupSize();
   sdpa.elt = qType.getElementType();
-  sdpa.causal = op.getCausalKind();
+  sdpa.band = getVisibleBand(op);
   sdpa.qScale =
       static_cast<float>(static_cast<double>(op.getEffectiveScale()) * kLog2E);
   // Blocks never exceed a static sequence length (rounded up to
@@ -364,10 +401,9 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   sdpa.batchSize = dimIndex(b, loc, op.getQuery(), 0);
   sdpa.lq = dimIndex(b, loc, op.getQuery(), 2);
   sdpa.lk = dimIndex(b, loc, op.getKey(), 2);
-  if (sdpa.causal == CausalKind::BottomRight)
-    sdpa.diagShift = arith::SubIOp::create(b, loc, sdpa.lk, sdpa.lq);
-  else
-    sdpa.diagShift = indexConstant(b, loc, 0);
+  sdpa.diagShift = sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band,
+                                                   sdpa.lq, sdpa.lk)
+                             : indexConstant(b, loc, 0);
   return sdpa;
 }
 

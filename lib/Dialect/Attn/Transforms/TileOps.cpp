@@ -241,12 +241,12 @@ Value mlir::attn::detail::applyUserMask(OpBuilder &b, const TiledSdpa &sdpa,
       .getResult(0);
 }
 
-/// Hides the scores that causality hides (key kStart + j is visible to
-/// query qStart + i iff kStart + j <= qStart + i + shift) and, for a padded
-/// tail block, the keys j >= validKeys.
+/// Hides the scores that the causal and window band hides (key kStart + j is
+/// visible to query qStart + i iff it lies in the band around the diagonal
+/// qStart + i + shift) and, for a padded tail block, the keys j >= validKeys.
 Value mlir::attn::detail::applyElementMask(OpBuilder &b, const TiledSdpa &sdpa,
                                            const QueryBlock &qb, Value kStart,
-                                           Value validKeys, bool causal,
+                                           Value validKeys, bool banded,
                                            Value scores) {
   Location loc = sdpa.loc;
   auto id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
@@ -257,12 +257,11 @@ Value mlir::attn::detail::applyElementMask(OpBuilder &b, const TiledSdpa &sdpa,
         Value j = linalg::IndexOp::create(nb, nloc, 0);
         Value i = linalg::IndexOp::create(nb, nloc, 1);
         Value visible;
-        if (causal) {
+        if (banded) {
           Value key = arith::AddIOp::create(nb, nloc, kStart, j);
           Value query = rowToQuery(nb, nloc, sdpa, qb, i).second;
           Value diag = arith::AddIOp::create(nb, nloc, query, sdpa.diagShift);
-          visible = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sle,
-                                          key, diag);
+          visible = buildBandPredicate(nb, nloc, *sdpa.band, diag, key);
         }
         if (validKeys) {
           Value inRange = arith::CmpIOp::create(

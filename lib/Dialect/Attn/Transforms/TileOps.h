@@ -14,6 +14,7 @@
 #define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_TILEOPS_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -33,7 +34,7 @@ struct TiledSdpa {
   Location loc;
   int64_t bq, bk, d, dv, group;
   Type elt;
-  std::optional<CausalKind> causal;
+  std::optional<VisibleBand> band; // the causal and window rules
   Value batchSize, lq, lk; // index values (constants when static)
   Value diagShift;         // Lk - Lq for bottom_right, 0 for top_left
   float qScale;            // scale * log2(e), applied to the query tile
@@ -99,11 +100,11 @@ Value emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa, Value qTile,
 Value applyUserMask(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,
                     Value kStart, Value scores);
 
-/// -inf where causality hides a score (if `causal`) and for keys j >=
-/// validKeys (if set).
+/// -inf where the causal and window band hides a score (if `banded`) and
+/// for keys j >= validKeys (if set).
 Value applyElementMask(OpBuilder &b, const TiledSdpa &sdpa,
                        const QueryBlock &qb, Value kStart, Value validKeys,
-                       bool causal, Value scores);
+                       bool banded, Value scores);
 
 /// r[i] = max(init[i], max_j St[j, i]).
 Value computeRowMax(OpBuilder &b, const TiledSdpa &sdpa, Value scores,

@@ -169,3 +169,26 @@ func.func @tile_roles(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x100x8xf32>) -> te
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x16x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x100x8xf32> -> tensor<1x1x16x8xf32>
   return %o : tensor<1x1x16x8xf32>
 }
+
+// -----
+
+// A sliding window: blocks on the band's lower edge (element mask), blocks
+// inside it (none), blocks on its upper edge (element mask), then the tail;
+// blocks outside the band are never visited.
+// ROLES-LABEL: func.func @window_roles
+// ROLES: scf.for
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
+// ROLES: scf.for
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES-NOT: #attn.tile<element_mask>
+// ROLES:   attrs = {attn.tile = #attn.tile<pv>}
+// ROLES: scf.for
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
+// ROLES: scf.if
+// ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
+func.func @window_roles(%q: tensor<1x1x256x8xf32>, %k: tensor<1x1x256x8xf32>) -> tensor<1x1x256x8xf32> {
+  %o = attn.sdpa %q, %k, %k {window = array<i64: 100, 30>} : tensor<1x1x256x8xf32>, tensor<1x1x256x8xf32>, tensor<1x1x256x8xf32> -> tensor<1x1x256x8xf32>
+  return %o : tensor<1x1x256x8xf32>
+}

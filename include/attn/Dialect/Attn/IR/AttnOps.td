@@ -40,6 +40,12 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     - `causal` (optional): `#attn.causal<top_left>` (key `j` visible to query
       `i` iff `j <= i`) or `#attn.causal<bottom_right>` (iff
       `j <= i + Lk - Lq`).
+    - `window` (optional): `array<i64: left, right>`, a sliding window: key
+      `j` visible to query `i` iff `d - left <= j <= d + right`, with `d`
+      the diagonal of the causal alignment (`d = i` top_left,
+      `d = i + Lk - Lq` bottom_right; bottom_right without `causal`, as in
+      FlashAttention). `-1` leaves that side unbounded. Composes with
+      `causal` (both rules apply).
     - Results: `out` `[B, Hq, Lq, Dv]` of the query's element type and, if
       asked for, `lse` `[B, Hq, Lq]` f32, the natural-log log-sum-exp of the
       visible scaled scores (`-inf` for a row with nothing visible, whose
@@ -65,7 +71,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     AnyRankedTensor:$value,
     Optional<AnyRankedTensor>:$mask,
     OptionalAttr<F32Attr>:$scale,
-    OptionalAttr<Attn_CausalAttr>:$causal
+    OptionalAttr<Attn_CausalAttr>:$causal,
+    OptionalAttr<DenseI64ArrayAttr>:$window
   );
   let results = (outs
     AnyRankedTensor:$out,
