@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Times attn's attention variants against the dense op of the same shape.
+
+Each variant runs through `attn-run --sdpa SPEC --check none --bench N --json`
+right after the dense run of the same shape, in the same session, and the
+table reports the time ratio variant / dense: on a shared machine the ratio,
+not the absolute time, is what holds. Variants that skip key blocks (sliding
+window, per-sequence key lengths) should cost about the fraction of keys
+they keep; the others (softcap) cost a little more than dense.
+
+    python3 bench/variants.py [--attn-run PATH] [--lq 32768] [--threads 2]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+# (name, extra spec keys, fraction of the dense (i, j) pairs it keeps as a
+# function of L): what the variant should cost relative to dense.
+VARIANTS = [
+    ("window 512:0", ",window=512:0", lambda L: min(1.0, 513 / L)),
+]
+
+
+def run(attn_run, spec, threads, runs):
+    cmd = [attn_run, "--sdpa", spec, "--check", "none", "--bench", str(runs),
+           "--threads", str(threads), "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.splitlines()[0] if out.stdout.startswith("{")
+                      else out.stdout[out.stdout.index("{"):])
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--attn-run", default=os.environ.get(
+        "ATTN_RUN", str(REPO / "build" / "bin" / "attn-run")))
+    p.add_argument("--lq", type=int, default=32768)
+    p.add_argument("--d", type=int, default=64)
+    p.add_argument("--hq", type=int, default=8)
+    p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    p.add_argument("--runs", type=int, default=3,
+                   help="timed runs of each variant (median)")
+    p.add_argument("--dense-runs", type=int, default=1,
+                   help="timed runs of the dense op (median)")
+    a = p.parse_args(argv)
+    base = f"b=1,hq={a.hq},lq={a.lq},d={a.d}"
+    dense = run(a.attn_run, base, a.threads, a.dense_runs)
+    print(f"shape {base}, {a.threads} threads; dense "
+          f"{dense['fused_ms']:.1f} ms ({dense['fused_gflops']:.1f} GFLOP/s)")
+    print()
+    print("| variant | ms | GFLOP/s | time / dense | kept pairs / dense |")
+    print("| --- | --- | --- | --- | --- |")
+    for name, extra, kept in VARIANTS:
+        r = run(a.attn_run, base + extra, a.threads, a.runs)
+        print(f"| {name} | {r['fused_ms']:.1f} | {r['fused_gflops']:.1f} | "
+              f"{r['fused_ms'] / dense['fused_ms']:.4f} | "
+              f"{kept(a.lq):.4f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
