@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 # function of L): what the variant should cost relative to dense.
 VARIANTS = [
     ("window 512:0", ",window=512:0", lambda L: min(1.0, 513 / L)),
+    ("softcap 30", ",softcap=30", lambda L: 1.0),
 ]
 
 

@@ -151,9 +151,12 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   DenseI64ArrayAttr window;
   if (full.window)
     window = b.getDenseI64ArrayAttr({full.window->first, full.window->second});
+  FloatAttr softcap;
+  if (full.softcap)
+    softcap = b.getF32FloatAttr(static_cast<float>(*full.softcap));
   auto sdpa = SdpaOp::create(b, loc, resultTypes, body->getArgument(0),
                              body->getArgument(1), body->getArgument(2), mask,
-                             scale, causal, window);
+                             scale, causal, window, softcap);
   func::ReturnOp::create(b, loc, sdpa->getResults());
   return module;
 }
@@ -267,6 +270,8 @@ static llvm::Expected<SdpaProblem> problemOf(SdpaOp op, const DimSizes &dims) {
   if (std::optional<ArrayRef<int64_t>> window = op.getWindow();
       window && window->size() == 2)
     p.window = {(*window)[0], (*window)[1]};
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    p.softcap = cap->convertToDouble();
   p.lse = static_cast<bool>(op.getLse());
   int64_t full[4] = {p.b, p.hq, p.lq, p.lk};
   if (Value mask = op.getMask()) {

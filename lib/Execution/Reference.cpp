@@ -131,6 +131,9 @@ llvm::Error SdpaProblem::validate() const {
                      "non-negative, got " +
                      std::to_string(window->first) + ":" +
                      std::to_string(window->second));
+  if (softcap && !(std::isfinite(*softcap) && *softcap > 0))
+    return makeError("expected softcap to be finite and positive, got " +
+                     std::to_string(*softcap));
   if (mask == MaskKind::None)
     return llvm::Error::success();
   if (maskShape.size() != 4)
@@ -301,6 +304,8 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
             s += noiseScale * std::sqrt(normSq) *
                  scoreNoise(*scoreNoiseSeed, b, h, i, j);
           }
+          if (p.softcap)
+            s = *p.softcap * std::tanh(s / *p.softcap);
           bool allowed = causalAdmits(p.causal, i, j, p.lq, p.lk) &&
                          windowAdmits(p, i, j);
           if (p.mask != MaskKind::None) {

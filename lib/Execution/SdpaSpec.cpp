@@ -236,6 +236,15 @@ llvm::Error SdpaSpec::validate() const {
                      ": expected each side to be -1 (unbounded) or "
                      "non-negative");
 
+  if (s.softcap) {
+    std::string given = "softcap=" + formatDoubleRoundTrip(*s.softcap);
+    float f = static_cast<float>(*s.softcap);
+    if (!std::isfinite(*s.softcap) || !(*s.softcap > 0) || !std::isfinite(f) ||
+        f == 0)
+      return makeError(given + ": expected a positive number that is finite "
+                               "and non-zero as an f32");
+  }
+
   if (s.scale) {
     double v = *s.scale;
     std::string given = "scale=" + formatDoubleRoundTrip(v);
@@ -274,6 +283,8 @@ SdpaProblem SdpaSpec::toProblem() const {
   p.scale = s.effectiveScale();
   p.causal = s.causal;
   p.window = s.window;
+  if (s.softcap) // The attribute is an f32: the reference uses its value.
+    p.softcap = static_cast<double>(static_cast<float>(*s.softcap));
   p.mask = s.mask;
   p.maskShape = s.maskShape;
   p.lse = s.lse;
@@ -291,6 +302,8 @@ std::string SdpaSpec::toString() const {
   if (s.window)
     out += ",window=" + std::to_string(s.window->first) + ":" +
            std::to_string(s.window->second);
+  if (s.softcap)
+    out += ",softcap=" + formatDoubleRoundTrip(*s.softcap);
   out += std::string(",mask=") + maskName(s.mask);
   if (s.mask != MaskKind::None)
     out += ",mask_shape=" + joinDims(s.maskShape);
@@ -343,6 +356,7 @@ enum class Key {
   Lse,
   Dynamic,
   Window,
+  Softcap,
   NumKeys
 };
 } // namespace
@@ -350,7 +364,7 @@ enum class Key {
 static const char *const kKeyNames[] = {
     "b",     "hq",     "hkv",  "lq",         "lk",    "d",   "dv",
     "dtype", "causal", "mask", "mask_shape", "scale", "lse", "dynamic",
-    "window"};
+    "window", "softcap"};
 static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
                   static_cast<size_t>(Key::NumKeys),
               "one name per key");
@@ -463,6 +477,13 @@ static llvm::Error parseValue(Key key, const std::string &name,
     return parseFlag(spec.lse);
   case Key::Dynamic:
     return parseFlag(spec.dynamic);
+  case Key::Softcap: {
+    double v = 0;
+    if (!parseDouble(value, v))
+      return makeError(given + ": malformed number '" + value + "'");
+    spec.softcap = v;
+    return llvm::Error::success();
+  }
   case Key::Window: {
     size_t colon = value.find(':');
     int64_t left = 0, right = 0;
@@ -506,7 +527,7 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
         return makeError(
             "unknown key '" + name + "' in '" + item +
             "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
-            "mask_shape, scale, lse, dynamic or window)");
+            "mask_shape, scale, lse, dynamic, window or softcap)");
       size_t index = static_cast<size_t>(key);
       if (seen[index])
         return makeError("duplicate key '" + name + "' in '" + item + "'");

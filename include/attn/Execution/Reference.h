@@ -36,6 +36,8 @@ struct SdpaProblem {
   /// (left, right): key j visible to query i iff d - left <= j <= d + right,
   /// d = i for top_left causal, else i + lk - lq; -1 is unbounded.
   std::optional<std::pair<int64_t, int64_t>> window;
+  /// s <- softcap * tanh(s / softcap) on the scaled score, before the mask.
+  std::optional<double> softcap;
   MaskKind mask = MaskKind::None;
   /// Rank 4; each dim equals the matching one of [b, hq, lq, lk], or 1.
   /// Ignored when mask is MaskKind::None.

@@ -34,6 +34,8 @@ struct SdpaSpec {
   Causal causal = Causal::None;
   /// Key `window=L:R`: the op's window attribute [L, R] (-1 unbounded).
   std::optional<std::pair<int64_t, int64_t>> window;
+  /// Key `softcap=C`: the op's softcap attribute (an f32 > 0).
+  std::optional<double> softcap;
   MaskKind mask = MaskKind::None;
   /// Rank 4, each dim 1 or the matching dim of [b, hq, lq, lk]; empty means
   /// the full [b, hq, lq, lk]. Ignored without a mask.
@@ -61,7 +63,8 @@ struct SdpaSpec {
   SdpaProblem toProblem() const;
   /// Canonical spelling, e.g. "b=1,hq=8,hkv=8,lq=128,lk=128,d=64,dv=64,
   /// dtype=f32,causal=none,mask=none,lse=0" (no spaces), with ",window=L:R"
-  /// after causal when set, ",mask_shape=AxBxCxD" after mask when there is a mask, ",scale=S" after
+  /// after causal when set, ",softcap=C" after that when set (shortest
+  /// decimal), ",mask_shape=AxBxCxD" after mask when there is a mask, ",scale=S" after
   /// that when set (shortest decimal that reads back as the same double) and
   /// ",dynamic=1" at the end when set. parseSdpaSpec() reads it back to an
   /// equal spec (with the defaults filled).
@@ -80,7 +83,8 @@ struct SdpaSpec {
 /// Parses docs/attn-run.md's comma-separated `key=value` string into `spec`
 /// with the defaults filled (hkv = hq, lk = lq, dv = d, full mask shape).
 /// Keys: b, hq, hkv, lq, lk, d, dv, dtype (f32|f16|bf16), causal
-/// (none|top_left|bottom_right), window (L:R, each -1 or >= 0), mask
+/// (none|top_left|bottom_right), window (L:R, each -1 or >= 0), softcap (a
+/// float > 0), mask
 /// (none|bool|float), mask_shape (AxBxCxD),
 /// scale (a float), lse (0|1), dynamic (0|1); hq, lq and d are required.
 /// Whitespace around keys and values is ignored. An error has a one-line

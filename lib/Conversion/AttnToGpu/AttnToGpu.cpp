@@ -288,6 +288,10 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: the window attribute is not "
                           "supported by the gpu kernels (attn-lower-naive-gpu "
                           "lowers it)");
+  if (op.getSoftcap())
+    return op.emitOpError("convert-attn-to-gpu: the softcap attribute is not "
+                          "supported by the gpu kernels (attn-lower-naive-gpu "
+                          "lowers it)");
   if (options.blockQ < 16 || options.blockQ > 128 || options.blockQ % 16)
     return op.emitOpError("convert-attn-to-gpu: expected block-q to be a "
                           "multiple of 16 in [16, 128], got ")

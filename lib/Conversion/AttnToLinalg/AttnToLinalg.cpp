@@ -64,8 +64,8 @@ static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
   return generic.getResult(0);
 }
 
-/// Applies scale, the mask and the causal and window rules to the scores;
-/// hidden entries become -inf.
+/// Applies scale, the softcap, the mask and the causal and window rules to
+/// the scores; hidden entries become -inf.
 static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                      Value scores, const SdpaDims &dims) {
   MLIRContext *context = b.getContext();
@@ -102,6 +102,9 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
         b, loc, *band, getValueOrCreateConstantIndexOp(b, loc, dims.lq),
         getValueOrCreateConstantIndexOp(b, loc, dims.lk));
   float scale = op.getEffectiveScale();
+  std::optional<float> softcap;
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    softcap = cap->convertToFloat();
   bool boolMask = op.hasBoolMask();
   Value init = tensor::EmptyOp::create(
       b, loc, ArrayRef<OpFoldResult>{dims.batch, dims.hq, dims.lq, dims.lk},
@@ -112,6 +115,8 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
         Value negInf = createF32Constant(nb, nloc, kNegInf);
         Value s = arith::MulFOp::create(nb, nloc, args[0],
                                         createF32Constant(nb, nloc, scale));
+        if (softcap)
+          s = buildSoftcap(nb, nloc, s, *softcap);
         Value m = mask && !maskInBody ? args[1] : Value();
         if (maskInBody) {
           SmallVector<Value> idx;

@@ -57,3 +57,12 @@ func.func @window(%q: tensor<1x2x64x64xf16>) -> tensor<1x2x64x64xf16> {
       tensor<1x2x64x64xf16> -> tensor<1x2x64x64xf16>
   return %o : tensor<1x2x64x64xf16>
 }
+
+// -----
+
+func.func @softcap(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
+  // expected-error @below {{convert-attn-to-gpu: the softcap attribute is not supported by the gpu kernels (attn-lower-naive-gpu lowers it)}}
+  %o = attn.sdpa %q, %q, %q {softcap = 30.0 : f32} : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>,
+      tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
+  return %o : tensor<1x2x64x64xbf16>
+}

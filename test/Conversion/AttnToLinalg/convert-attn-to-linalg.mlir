@@ -158,6 +158,24 @@ func.func @window_causal_top_left(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf3
 
 // -----
 
+// Softcap: c * tanh(s / c) on the scaled score, before the mask.
+// CHECK-LABEL: func.func @softcap
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 0.353553385 : f32
+// CHECK-DAG: %[[INV:.*]] = arith.constant 2.000000e-01 : f32
+// CHECK-DAG: %[[CAP:.*]] = arith.constant 5.000000e+00 : f32
+// CHECK: ^bb0(%[[S:.*]]: f32, %[[M:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SS:.*]] = arith.mulf %[[S]], %[[SCALE]] : f32
+// CHECK: %[[X:.*]] = arith.mulf %[[SS]], %[[INV]] : f32
+// CHECK: %[[T:.*]] = math.tanh %[[X]] : f32
+// CHECK: %[[C:.*]] = arith.mulf %[[T]], %[[CAP]] : f32
+// CHECK: arith.addf %[[C]], %[[M]] : f32
+func.func @softcap(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %m: tensor<1x1x4x6xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %k, %k mask(%m) {softcap = 5.0 : f32} : tensor<1x1x4x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x6x8xf32>, tensor<1x1x4x6xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}
+
+// -----
+
 // lse = m + log(l), and -inf where l == 0.
 // CHECK-LABEL: func.func @lse
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32

@@ -326,7 +326,7 @@ func.func @tile_role_not_enum(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
 // -----
 
 func.func @tile_role_unknown(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
-  // expected-error @+2 {{expected ::mlir::attn::TileRole to be one of: init_query, init_scores, init_row_max, init_max, init_sum, init_acc, scores, element_mask, row_max, max_update, rescale, probs, row_sum, pv}}
+  // expected-error @+2 {{expected ::mlir::attn::TileRole to be one of: init_query, init_scores, init_row_max, init_max, init_sum, init_acc, scores, element_mask, row_max, max_update, rescale, probs, row_sum, pv, softcap}}
   // expected-error @+1 {{failed to parse Attn_TileRoleAttr parameter 'value'}}
   %r = linalg.fill {attn.tile = #attn.tile<softmax>} ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
@@ -345,5 +345,13 @@ func.func @window_not_two(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 func.func @window_negative(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'attn.sdpa' op expected window right (-2) to be -1 (unbounded) or non-negative}}
   %o = attn.sdpa %q, %q, %q {window = array<i64: 4, -2>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @softcap_negative(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected softcap to be finite and positive, but got -3.000000e+00 : f32}}
+  %o = attn.sdpa %q, %q, %q {softcap = -3.0 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }

@@ -62,3 +62,11 @@ func.func @window(%q: tensor<1x2x128x32xf32>) -> (tensor<1x2x128x32xf32>, tensor
   %b = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>, window = array<i64: 16, 0>} : tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32> -> tensor<1x2x128x32xf32>
   return %a, %b : tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>
 }
+
+// Softcap.
+// CHECK-LABEL: func.func @softcap
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<top_left>, softcap = 5.000000e+01 : f32} :
+func.func @softcap(%q: tensor<1x2x128x32xf32>) -> tensor<1x2x128x32xf32> {
+  %o = attn.sdpa %q, %q, %q {softcap = 50.0 : f32, causal = #attn.causal<top_left>} : tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32> -> tensor<1x2x128x32xf32>
+  return %o : tensor<1x2x128x32xf32>
+}

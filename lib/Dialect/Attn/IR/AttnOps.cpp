@@ -206,6 +206,13 @@ LogicalResult SdpaOp::verify() {
                              << ") to be -1 (unbounded) or non-negative";
   }
 
+  if (std::optional<APFloat> cap = getSoftcap()) {
+    if (!cap->isFiniteNonZero() || cap->isNegative())
+      return emitOpError() << "expected softcap to be finite and positive, "
+                              "but got "
+                           << getSoftcapAttr();
+  }
+
   if (std::optional<APFloat> s = getScale()) {
     if (!s->isFiniteNonZero())
       return emitOpError() << "expected scale to be finite and non-zero, but "

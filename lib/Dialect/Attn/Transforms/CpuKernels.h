@@ -168,6 +168,15 @@ void emitRescale(KernelBuilder &kernel, Value alpha, Value x);
 /// false, building nothing, if the body holds anything else.
 bool emitElementwise(KernelBuilder &kernel, linalg::GenericOp op);
 
+/// tanh(x) of an f32 vector from arithmetic and exp2 (no libm call): the
+/// softcap's (CpuScoreModifiers.cpp).
+Value emitTanh(KernelBuilder &kernel, Value x);
+
+/// The softcap tile op, St = c * tanh(St / c), vectorized like the element
+/// mask with math.tanh replaced by emitTanh. False, building nothing, if
+/// emitElementwise does not take the op.
+bool emitSoftcap(KernelBuilder &kernel, linalg::GenericOp op);
+
 } // namespace mlir::attn::detail
 
 #endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H

@@ -186,6 +186,8 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
     return rewriteRowSum(rewrite);
   case TileRole::PV:
     return rewritePV(rewrite);
+  case TileRole::Softcap:
+    return emitSoftcap(rewrite.kernel, rewrite.op);
   // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
   case TileRole::InitQuery:
   case TileRole::InitScores:

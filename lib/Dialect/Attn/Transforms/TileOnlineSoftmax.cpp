@@ -60,6 +60,8 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
   Value rowMaxInit =
       filledTile(b, sdpa.loc, {sdpa.bq}, kNegInf, TileRole::InitRowMax);
   Value s = emitScoreTile(b, sdpa, qTile, kTile);
+  if (sdpa.softcap)
+    s = applySoftcap(b, sdpa, s);
   if (sdpa.op.getMask())
     s = applyUserMask(b, sdpa, qb, kStart, s);
   if (banded || validKeys)
@@ -366,6 +368,8 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   sdpa.group = op.getGroupSize();
   sdpa.elt = qType.getElementType();
   sdpa.band = getVisibleBand(op);
+  if (std::optional<APFloat> cap = op.getSoftcap())
+    sdpa.softcap = static_cast<float>(cap->convertToDouble() * kLog2E);
   sdpa.qScale =
       static_cast<float>(static_cast<double>(op.getEffectiveScale()) * kLog2E);
   // Blocks never exceed a static sequence length (rounded up to

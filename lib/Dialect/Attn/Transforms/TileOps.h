@@ -38,6 +38,7 @@ struct TiledSdpa {
   Value batchSize, lq, lk; // index values (constants when static)
   Value diagShift;         // Lk - Lq for bottom_right, 0 for top_left
   float qScale;            // scale * log2(e), applied to the query tile
+  std::optional<float> softcap; // the op's softcap * log2(e) (log2 units)
   /// Grouped rows: one block holds every query row of the Hq/Hkv heads that
   /// share a key/value head (row r is head hkv * group + r / lq, query
   /// r % lq), so K and V are read once per group. Used when Lq is static and
@@ -95,6 +96,10 @@ Value emitScaledQueryTile(OpBuilder &b, const TiledSdpa &sdpa,
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
 Value emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa, Value qTile,
                     Value kTile);
+
+/// St = c * tanh(St / c), c = sdpa.softcap (log2 units): the softcap tile op
+/// (TileScoreModifiers.cpp).
+Value applySoftcap(OpBuilder &b, const TiledSdpa &sdpa, Value scores);
 
 /// The user's mask applied to the score tile of keys from kStart.
 Value applyUserMask(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,

@@ -7,6 +7,7 @@
 #include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 #include <algorithm>
 
@@ -74,4 +75,14 @@ Value mlir::attn::buildBandPredicate(OpBuilder &b, Location loc,
     both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key, high));
   }
   return visible;
+}
+
+Value mlir::attn::buildSoftcap(OpBuilder &b, Location loc, Value s,
+                               float cap) {
+  Value capValue = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(cap));
+  Value inv =
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / cap));
+  Value t = math::TanhOp::create(b, loc,
+                                 arith::MulFOp::create(b, loc, s, inv));
+  return arith::MulFOp::create(b, loc, t, capValue);
 }

@@ -192,3 +192,22 @@ func.func @window_roles(%q: tensor<1x1x256x8xf32>, %k: tensor<1x1x256x8xf32>) ->
   %o = attn.sdpa %q, %k, %k {window = array<i64: 100, 30>} : tensor<1x1x256x8xf32>, tensor<1x1x256x8xf32>, tensor<1x1x256x8xf32> -> tensor<1x1x256x8xf32>
   return %o : tensor<1x1x256x8xf32>
 }
+
+// -----
+
+// Softcap: a tile op of its own right after the scores, before the user's
+// mask, in every key block.
+// ROLES-LABEL: func.func @softcap_roles
+// ROLES: scf.for
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.tile = #attn.tile<softcap>}
+// ROLES:   math.tanh
+// ROLES:   tensor.extract
+// ROLES:   attrs = {attn.tile = #attn.tile<row_max>}
+// ROLES: scf.if
+// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.tile = #attn.tile<softcap>}
+func.func @softcap_roles(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x100x8xf32>, %m: tensor<1x1x16x100xi1>) -> tensor<1x1x16x8xf32> {
+  %o = attn.sdpa %q, %k, %k mask(%m) {softcap = 20.0 : f32} : tensor<1x1x16x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x16x100xi1> -> tensor<1x1x16x8xf32>
+  return %o : tensor<1x1x16x8xf32>
+}

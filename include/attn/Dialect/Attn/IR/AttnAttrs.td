@@ -48,7 +48,9 @@ def Attn_TileRole : I32EnumAttr<"TileRole",
       I32EnumAttrCase<"Rescale", 10, "rescale">,          // l or acc *= alpha
       I32EnumAttrCase<"Probs", 11, "probs">,              // Pt = exp2(St - m)
       I32EnumAttrCase<"RowSum", 12, "row_sum">,           // l += sum_j Pt
-      I32EnumAttrCase<"PV", 13, "pv">                     // acct += V^T . Pt
+      I32EnumAttrCase<"PV", 13, "pv">,                    // acct += V^T . Pt
+      // Score modifiers (attention variants), right after the scores.
+      I32EnumAttrCase<"Softcap", 14, "softcap">           // St = c tanh(St / c)
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;

@@ -46,6 +46,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
       `d = i + Lk - Lq` bottom_right; bottom_right without `causal`, as in
       FlashAttention). `-1` leaves that side unbounded. Composes with
       `causal` (both rules apply).
+    - `softcap` (optional, f32 > 0): `s <- softcap * tanh(s / softcap)` on
+      the scaled score, before the mask (Gemma 2, Grok).
     - Results: `out` `[B, Hq, Lq, Dv]` of the query's element type and, if
       asked for, `lse` `[B, Hq, Lq]` f32, the natural-log log-sum-exp of the
       visible scaled scores (`-inf` for a row with nothing visible, whose
@@ -72,7 +74,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     Optional<AnyRankedTensor>:$mask,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
-    OptionalAttr<DenseI64ArrayAttr>:$window
+    OptionalAttr<DenseI64ArrayAttr>:$window,
+    OptionalAttr<F32Attr>:$softcap
   );
   let results = (outs
     AnyRankedTensor:$out,

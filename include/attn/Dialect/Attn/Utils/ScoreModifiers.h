@@ -2,11 +2,13 @@
 //
 // Part of the attn project.
 //
-// The attention variants of attn.sdpa that change which keys a query sees
-// (causal, sliding window) as both lowerings read them: one band of visible
-// keys around the diagonal, and the predicate that tests a key against it.
-// The naive lowering applies the predicate to every score; the fused one
-// also uses the band to skip key blocks that no row of a query block sees.
+// The attention variants of attn.sdpa as both lowerings read them. Those
+// that change which keys a query sees (causal, sliding window): one band of
+// visible keys around the diagonal, and the predicate that tests a key
+// against it; the naive lowering applies the predicate to every score, the
+// fused one also uses the band to skip key blocks that no row of a query
+// block sees. Those that change a score's value (softcap): one scalar
+// builder, applied to each score.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +51,10 @@ Value buildDiagonalShift(OpBuilder &b, Location loc, const VisibleBand &band,
 /// (index values; scalars or vectors of index alike).
 Value buildBandPredicate(OpBuilder &b, Location loc, const VisibleBand &band,
                          Value diag, Value key);
+
+/// cap * tanh(s / cap) for the f32 score `s` (math.tanh: a target expands
+/// it as it sees fit).
+Value buildSoftcap(OpBuilder &b, Location loc, Value s, float cap);
 
 } // namespace mlir::attn
 
