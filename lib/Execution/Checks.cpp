@@ -97,7 +97,8 @@ mlir::attn::exec::detail::Reference mlir::attn::exec::detail::computeReference(
     const std::vector<HostTensor> &inputs, int64_t rowStride, bool needSens,
     bool inputsNonFinite) {
   Reference ref;
-  const HostTensor *mask = inputs.size() > 3 ? &inputs[3] : nullptr;
+  const HostTensor *mask =
+      problem.mask != MaskKind::None ? &inputs[3] : nullptr;
   referenceSdpa(problem, inputs[0], inputs[1], inputs[2], mask, ref.out,
                 problem.lse ? &ref.lse : nullptr, rowStride);
   if (inputsNonFinite)

@@ -176,6 +176,8 @@ makeInputs(const RunOptions &options, const EntrySignature &signature) {
     uint64_t seed = options.seed * 1000003 + i;
     if (spec.dtype == DType::Bool)
       fillRandomBool(tensor, seed, 0.8);
+    else if (spec.dtype == DType::I32) // Key lengths, in [0, Lk].
+      fillRandomInt(tensor, seed, 0, signature.args[1].shape[2]);
     else
       fillRandomNormal(tensor, seed);
     inputs.push_back(std::move(tensor));
@@ -469,7 +471,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     return loaded.takeError();
   SourceMgrDiagnosticHandler diagnostics(*loaded->sourceMgr, &context);
   const EntrySignature &signature = loaded->signature;
-  const std::optional<SdpaProblem> &problem = signature.problem;
+  std::optional<SdpaProblem> problem = signature.problem;
   report.entry = loaded->entry.getSymName().str();
   report.inputs = signature.args;
   report.flops = problem ? problem->flops() : 0;
@@ -482,6 +484,10 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       makeInputs(options, signature);
   if (!inputs)
     return inputs.takeError();
+  if (problem && problem->keyLengths) {
+    setKeyLengthValues(*problem, *inputs);
+    report.flops = problem->flops();
+  }
   if (problem && inputs->size() >= 3)
     report.kvBytes =
         static_cast<double>((*inputs)[1].byteSize() + (*inputs)[2].byteSize());

@@ -32,6 +32,8 @@ size_t dtypeSize(DType dtype) {
     return 1;
   case DType::F64:
     return 8;
+  case DType::I32:
+    return 4;
   }
   return 0;
 }
@@ -48,6 +50,8 @@ const char *dtypeName(DType dtype) {
     return "i1";
   case DType::F64:
     return "f64";
+  case DType::I32:
+    return "i32";
   }
   return "?";
 }
@@ -63,6 +67,8 @@ std::optional<DType> parseDType(llvm::StringRef s) {
     return DType::F64;
   if (s == "i1" || s == "bool")
     return DType::Bool;
+  if (s == "i32")
+    return DType::I32;
   return std::nullopt;
 }
 
@@ -259,6 +265,11 @@ double HostTensor::getAsDouble(int64_t flatIndex) const {
     std::memcpy(&d, p, sizeof(d));
     return d;
   }
+  case DType::I32: {
+    int32_t i;
+    std::memcpy(&i, p, sizeof(i));
+    return i;
+  }
   }
   return std::numeric_limits<double>::quiet_NaN();
 }
@@ -287,11 +298,23 @@ void HostTensor::setFromDouble(int64_t flatIndex, double v) {
   case DType::F64:
     std::memcpy(p, &v, sizeof(v));
     return;
+  case DType::I32: {
+    // Saturating, and 0 for NaN: an integer has no NaN to poison with.
+    int32_t i = 0;
+    if (v >= 2147483647.0)
+      i = 2147483647;
+    else if (v <= -2147483648.0)
+      i = -2147483647 - 1;
+    else if (v == v)
+      i = static_cast<int32_t>(v);
+    std::memcpy(p, &i, sizeof(i));
+    return;
+  }
   }
 }
 
 void HostTensor::fillNaN() {
-  if (dtype == DType::Bool)
+  if (dtype == DType::Bool || dtype == DType::I32)
     return;
   int64_t n = static_cast<int64_t>(data.size() / dtypeSize(dtype));
   for (int64_t i = 0; i < n; ++i)
@@ -331,6 +354,15 @@ void fillRandomNormal(HostTensor &t, uint64_t seed) {
     if (i + 1 < n)
       t.setFromDouble(i + 1, r * std::sin(twoPi * u2));
   }
+}
+
+void fillRandomInt(HostTensor &t, uint64_t seed, int64_t lo, int64_t hi) {
+  std::mt19937_64 gen(seed);
+  int64_t n = static_cast<int64_t>(t.data.size() / dtypeSize(t.dtype));
+  uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  for (int64_t i = 0; i < n; ++i)
+    t.setFromDouble(i, static_cast<double>(lo + static_cast<int64_t>(
+                                                    gen() % span)));
 }
 
 void fillRandomBool(HostTensor &t, uint64_t seed, double pTrue) {

@@ -206,6 +206,8 @@ static llvm::Expected<DType> descrToDType(const std::string &descr) {
     return DType::Bool;
   if (descr == "<f8")
     return DType::F64;
+  if (descr == "<i4")
+    return DType::I32;
   if (!descr.empty() && descr[0] == '>')
     return makeError("big-endian dtype '" + descr +
                      "' is not supported (only little-endian '<f4', '<f2', "
@@ -226,6 +228,8 @@ static const char *dtypeToDescr(DType dtype) {
     return "|b1";
   case DType::F64:
     return "<f8";
+  case DType::I32:
+    return "<i4";
   }
   return "?";
 }

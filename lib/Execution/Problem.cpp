@@ -27,6 +27,8 @@ std::optional<DType> mlir::attn::exec::dtypeOf(Type elementType) {
     return DType::Bool;
   if (elementType.isF64())
     return DType::F64;
+  if (elementType.isInteger(32))
+    return DType::I32;
   return std::nullopt;
 }
 
@@ -43,6 +45,8 @@ Type mlir::attn::exec::elementTypeOf(MLIRContext &context, DType dtype) {
     return b.getI1Type();
   case DType::F64:
     return b.getF64Type();
+  case DType::I32:
+    return b.getI32Type();
   }
   llvm_unreachable("unknown DType");
 }
@@ -122,9 +126,12 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   SmallVector<Type> argTypes, resultTypes;
   for (auto [i, arg] : llvm::enumerate(signature.args)) {
     SmallVector<bool> dynamicDims = batchAndSeq;
-    if (i == 3) // The mask: its B, Lq and Lk dims unless broadcast.
+    bool isMask = i == 3 && full.mask != MaskKind::None;
+    if (isMask) // The mask: its B, Lq and Lk dims unless broadcast.
       for (auto [d, size] : llvm::enumerate(arg.shape))
         dynamicDims[d] = dynamic && d != 1 && size != 1;
+    else if (i >= 3) // The key lengths: [B].
+      dynamicDims = {dynamic};
     argTypes.push_back(tensorTypeOf(context, arg, dynamicDims));
   }
   for (const TensorSpec &result : signature.results)
@@ -142,6 +149,8 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value mask = full.mask != MaskKind::None ? body->getArgument(3) : Value();
+  Value keyLengths =
+      full.keyLengths ? body->getArgument(mask ? 4 : 3) : Value();
   FloatAttr scale;
   if (full.scale)
     scale = b.getF32FloatAttr(static_cast<float>(*full.scale));
@@ -156,7 +165,7 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
     softcap = b.getF32FloatAttr(static_cast<float>(*full.softcap));
   auto sdpa = SdpaOp::create(b, loc, resultTypes, body->getArgument(0),
                              body->getArgument(1), body->getArgument(2), mask,
-                             scale, causal, window, softcap);
+                             keyLengths, scale, causal, window, softcap);
   func::ReturnOp::create(b, loc, sdpa->getResults());
   return module;
 }
@@ -272,6 +281,7 @@ static llvm::Expected<SdpaProblem> problemOf(SdpaOp op, const DimSizes &dims) {
     p.window = {(*window)[0], (*window)[1]};
   if (std::optional<APFloat> cap = op.getSoftcap())
     p.softcap = cap->convertToDouble();
+  p.keyLengths = static_cast<bool>(op.getKeyLengths());
   p.lse = static_cast<bool>(op.getLse());
   int64_t full[4] = {p.b, p.hq, p.lq, p.lk};
   if (Value mask = op.getMask()) {
@@ -319,6 +329,8 @@ mlir::attn::exec::analyzeEntry(func::FuncOp entry, const DimSizes &dims) {
                     {{p.b, p.hkv, p.lk, p.dv}, dtypeOfValue(op.getValue())}};
   if (Value mask = op.getMask())
     signature.args.push_back({p.maskShape, dtypeOfValue(mask)});
+  if (op.getKeyLengths())
+    signature.args.push_back({{p.b}, DType::I32});
   signature.results = {{{p.b, p.hq, p.lq, p.dv}, dtypeOfValue(op.getOut())}};
   if (p.lse)
     signature.results.push_back({{p.b, p.hq, p.lq}, DType::F32});

@@ -34,42 +34,69 @@ static int64_t sumClampedDiagonal(int64_t lq, int64_t lk, int64_t c) {
   return partial + (lq - full) * lk;
 }
 
-/// The diagonal of row i that the window is aligned to: i for top_left
-/// causal, i + lk - lq otherwise (bottom_right, FlashAttention's default).
-static int64_t windowDiagonal(const SdpaProblem &p, int64_t i) {
-  return p.causal == Causal::TopLeft ? i : i + p.lk - p.lq;
+/// The keys batch b sees: its key length clamped to [0, lk], or lk.
+static int64_t keyLengthOf(const SdpaProblem &p, int64_t b) {
+  if (!p.keyLengths || static_cast<size_t>(b) >= p.keyLengthValues.size())
+    return p.lk;
+  return std::min(std::max<int64_t>(0, p.keyLengthValues[b]), p.lk);
+}
+
+/// The diagonal of row i that the window is aligned to, for a batch with
+/// `lk` keys: i for top_left causal, i + lk - lq otherwise (bottom_right,
+/// FlashAttention's default).
+static int64_t windowDiagonal(const SdpaProblem &p, int64_t i, int64_t lk) {
+  return p.causal == Causal::TopLeft ? i : i + lk - p.lq;
 }
 
 /// Whether the window lets query row i see key j (written as differences,
 /// which cannot overflow for any window size).
-static bool windowAdmits(const SdpaProblem &p, int64_t i, int64_t j) {
+static bool windowAdmits(const SdpaProblem &p, int64_t i, int64_t j,
+                         int64_t lk) {
   if (!p.window)
     return true;
-  int64_t diag = windowDiagonal(p, i);
+  int64_t diag = windowDiagonal(p, i, lk);
   auto [left, right] = *p.window;
   return (left < 0 || diag - j <= left) && (right < 0 || j - diag <= right);
 }
 
-/// The admitted pairs with a window, one row at a time (O(lq)).
-static int64_t windowPairs(const SdpaProblem &p) {
+/// The admitted pairs of one batch with `lk` keys under a window or key
+/// lengths, one row at a time (O(lq)).
+static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
   const int64_t big = int64_t(1) << 62;
-  auto [left, right] = *p.window;
+  auto [left, right] = p.window.value_or(std::pair<int64_t, int64_t>{-1, -1});
   int64_t pairs = 0;
   for (int64_t i = 0; i < p.lq; ++i) {
-    int64_t diag = windowDiagonal(p, i);
+    int64_t diag = windowDiagonal(p, i, lk);
     int64_t lo = left < 0 ? 0 : std::max<int64_t>(0, diag - std::min(left, big));
-    int64_t hi = right < 0 ? p.lk - 1 : diag + std::min(right, big);
+    int64_t hi = right < 0 ? lk - 1 : diag + std::min(right, big);
     if (p.causal != Causal::None)
-      hi = std::min(hi, p.causal == Causal::TopLeft ? i : i + p.lk - p.lq);
-    hi = std::min(hi, p.lk - 1);
+      hi = std::min(hi, p.causal == Causal::TopLeft ? i : i + lk - p.lq);
+    hi = std::min(hi, lk - 1);
     pairs += std::max<int64_t>(0, hi - lo + 1);
   }
   return pairs;
 }
 
+void setKeyLengthValues(SdpaProblem &p,
+                        const std::vector<HostTensor> &inputs) {
+  p.keyLengthValues.clear();
+  size_t index = p.mask != MaskKind::None ? 4 : 3;
+  if (!p.keyLengths || inputs.size() <= index)
+    return;
+  for (int64_t i = 0, n = inputs[index].numel(); i < n; ++i)
+    p.keyLengthValues.push_back(
+        static_cast<int64_t>(inputs[index].getAsDouble(i)));
+}
+
 int64_t SdpaProblem::flops() const {
+  if (keyLengths) {
+    int64_t pairs = 0;
+    for (int64_t batch = 0; batch < b; ++batch)
+      pairs += bandPairs(*this, keyLengthOf(*this, batch));
+    return 2 * hq * (d + dv) * pairs;
+  }
   if (window)
-    return 2 * b * hq * (d + dv) * windowPairs(*this);
+    return 2 * b * hq * (d + dv) * bandPairs(*this, lk);
   int64_t pairs = lq * lk;
   switch (causal) {
   case Causal::None:
@@ -149,7 +176,9 @@ llvm::Error SdpaProblem::validate() const {
   return llvm::Error::success();
 }
 
-static bool isFloatType(DType dtype) { return dtype != DType::Bool; }
+static bool isFloatType(DType dtype) {
+  return dtype != DType::Bool && dtype != DType::I32;
+}
 
 static llvm::Error checkShape(const char *name, const HostTensor &t,
                               const std::vector<int64_t> &expected) {
@@ -275,6 +304,7 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                             std::fabs(p.scale);
 
   for (int64_t b = 0; b < p.b; ++b) {
+    const int64_t keyLen = keyLengthOf(p, b);
     for (int64_t h = 0; h < p.hq; ++h) {
       const int64_t hk = h / group;
       for (int64_t i = 0; i < p.lq; ++i) {
@@ -306,8 +336,9 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
           }
           if (p.softcap)
             s = *p.softcap * std::tanh(s / *p.softcap);
-          bool allowed = causalAdmits(p.causal, i, j, p.lq, p.lk) &&
-                         windowAdmits(p, i, j);
+          bool allowed = j < keyLen &&
+                         causalAdmits(p.causal, i, j, p.lq, keyLen) &&
+                         windowAdmits(p, i, j, keyLen);
           if (p.mask != MaskKind::None) {
             const std::vector<int64_t> &ms = p.maskShape;
             int64_t mIndex =

@@ -283,6 +283,7 @@ SdpaProblem SdpaSpec::toProblem() const {
   p.scale = s.effectiveScale();
   p.causal = s.causal;
   p.window = s.window;
+  p.keyLengths = s.keyLengths;
   if (s.softcap) // The attribute is an f32: the reference uses its value.
     p.softcap = static_cast<double>(static_cast<float>(*s.softcap));
   p.mask = s.mask;
@@ -309,6 +310,8 @@ std::string SdpaSpec::toString() const {
     out += ",mask_shape=" + joinDims(s.maskShape);
   if (s.scale)
     out += ",scale=" + formatDoubleRoundTrip(*s.scale);
+  if (s.keyLengths)
+    out += ",key_lengths=1";
   out += s.lse ? ",lse=1" : ",lse=0";
   if (s.dynamic)
     out += ",dynamic=1";
@@ -324,6 +327,8 @@ std::vector<TensorSpec> SdpaSpec::argSpecs() const {
     specs.push_back({s.maskShape, DType::Bool});
   else if (s.mask == MaskKind::Float)
     specs.push_back({s.maskShape, s.dtype});
+  if (s.keyLengths)
+    specs.push_back({{s.b}, DType::I32});
   return specs;
 }
 
@@ -357,6 +362,7 @@ enum class Key {
   Dynamic,
   Window,
   Softcap,
+  KeyLengths,
   NumKeys
 };
 } // namespace
@@ -364,7 +370,7 @@ enum class Key {
 static const char *const kKeyNames[] = {
     "b",     "hq",     "hkv",  "lq",         "lk",    "d",   "dv",
     "dtype", "causal", "mask", "mask_shape", "scale", "lse", "dynamic",
-    "window", "softcap"};
+    "window", "softcap", "key_lengths"};
 static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
                   static_cast<size_t>(Key::NumKeys),
               "one name per key");
@@ -477,6 +483,8 @@ static llvm::Error parseValue(Key key, const std::string &name,
     return parseFlag(spec.lse);
   case Key::Dynamic:
     return parseFlag(spec.dynamic);
+  case Key::KeyLengths:
+    return parseFlag(spec.keyLengths);
   case Key::Softcap: {
     double v = 0;
     if (!parseDouble(value, v))
@@ -527,7 +535,7 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
         return makeError(
             "unknown key '" + name + "' in '" + item +
             "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
-            "mask_shape, scale, lse, dynamic, window or softcap)");
+            "mask_shape, scale, lse, dynamic, window, softcap or key_lengths)");
       size_t index = static_cast<size_t>(key);
       if (seen[index])
         return makeError("duplicate key '" + name + "' in '" + item + "'");

@@ -21,9 +21,9 @@
 
 namespace mlir::attn::exec {
 
-enum class DType { F32, F16, BF16, Bool, F64 };
+enum class DType { F32, F16, BF16, Bool, F64, I32 };
 
-/// Bytes per element: 4, 2, 2, 1, 8.
+/// Bytes per element: 4, 2, 2, 1, 8, 4.
 size_t dtypeSize(DType dtype);
 /// MLIR spelling of the element type: "f32", "f16", "bf16", "i1", "f64".
 const char *dtypeName(DType dtype);
@@ -99,6 +99,8 @@ struct HostTensor {
 void fillRandomNormal(HostTensor &t, uint64_t seed);
 /// Fills `t` with true (1) with probability `pTrue`, else false (0).
 void fillRandomBool(HostTensor &t, uint64_t seed, double pTrue);
+/// Fills `t` with integers uniform in [lo, hi] from `seed`.
+void fillRandomInt(HostTensor &t, uint64_t seed, int64_t lo, int64_t hi);
 
 } // namespace mlir::attn::exec
 

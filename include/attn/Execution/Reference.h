@@ -38,6 +38,13 @@ struct SdpaProblem {
   std::optional<std::pair<int64_t, int64_t>> window;
   /// s <- softcap * tanh(s / softcap) on the scaled score, before the mask.
   std::optional<double> softcap;
+  /// Whether the op takes per-sequence key lengths (an i32 [b] argument
+  /// after the mask): batch b sees keys j < keyLengthValues[b] (clamped to
+  /// [0, lk]), and its bottom-right diagonal sits at that length. The values
+  /// come with the inputs (Checks.cpp fills them in before the reference
+  /// runs); an empty list means lk for every batch.
+  bool keyLengths = false;
+  std::vector<int64_t> keyLengthValues;
   MaskKind mask = MaskKind::None;
   /// Rank 4; each dim equals the matching one of [b, hq, lq, lk], or 1.
   /// Ignored when mask is MaskKind::None.
@@ -82,6 +89,10 @@ llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// that depends only on (seed, b, h, i, j): the same for a row whatever
 /// rowStride, loop order or thread computes it. This is the perturbed
 /// reference behind docs/numerics.md's `sens`.
+/// Sets p.keyLengthValues from the key lengths argument of `inputs` (query,
+/// key, value, the mask if p.mask, then the key lengths) when p.keyLengths.
+void setKeyLengthValues(SdpaProblem &p, const std::vector<HostTensor> &inputs);
+
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                    const HostTensor &k, const HostTensor &v,
                    const HostTensor *mask, std::vector<double> &out,

@@ -36,6 +36,9 @@ struct SdpaSpec {
   std::optional<std::pair<int64_t, int64_t>> window;
   /// Key `softcap=C`: the op's softcap attribute (an f32 > 0).
   std::optional<double> softcap;
+  /// Key `key_lengths=1`: the op takes per-sequence key lengths, an i32 [b]
+  /// argument after the mask (generated uniform in [0, lk] from the seed).
+  bool keyLengths = false;
   MaskKind mask = MaskKind::None;
   /// Rank 4, each dim 1 or the matching dim of [b, hq, lq, lk]; empty means
   /// the full [b, hq, lq, lk]. Ignored without a mask.
@@ -64,7 +67,8 @@ struct SdpaSpec {
   /// Canonical spelling, e.g. "b=1,hq=8,hkv=8,lq=128,lk=128,d=64,dv=64,
   /// dtype=f32,causal=none,mask=none,lse=0" (no spaces), with ",window=L:R"
   /// after causal when set, ",softcap=C" after that when set (shortest
-  /// decimal), ",mask_shape=AxBxCxD" after mask when there is a mask, ",scale=S" after
+  /// decimal), ",mask_shape=AxBxCxD" after mask, ",key_lengths=1" before lse
+  /// when set when there is a mask, ",scale=S" after
   /// that when set (shortest decimal that reads back as the same double) and
   /// ",dynamic=1" at the end when set. parseSdpaSpec() reads it back to an
   /// equal spec (with the defaults filled).
@@ -72,7 +76,8 @@ struct SdpaSpec {
 
   /// The function's arguments in order: query [b, hq, lq, d], key
   /// [b, hkv, lk, d] and value [b, hkv, lk, dv] of `dtype`, then the mask if
-  /// there is one (maskShape; Bool for mask=bool, `dtype` for mask=float).
+  /// there is one (maskShape; Bool for mask=bool, `dtype` for mask=float),
+  /// then the key lengths (I32 [b]) if there are.
   /// Always the concrete sizes, also with `dynamic`.
   std::vector<TensorSpec> argSpecs() const;
   /// The function's results: out [b, hq, lq, dv] of `dtype`, then lse

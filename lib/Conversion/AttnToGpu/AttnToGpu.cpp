@@ -288,6 +288,10 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: the window attribute is not "
                           "supported by the gpu kernels (attn-lower-naive-gpu "
                           "lowers it)");
+  if (op.getKeyLengths())
+    return op.emitOpError("convert-attn-to-gpu: the key_lengths operand is "
+                          "not supported by the gpu kernels "
+                          "(attn-lower-naive-gpu lowers it)");
   if (op.getSoftcap())
     return op.emitOpError("convert-attn-to-gpu: the softcap attribute is not "
                           "supported by the gpu kernels (attn-lower-naive-gpu "

@@ -64,8 +64,8 @@ static Value computeScores(OpBuilder &b, Location loc, SdpaOp op,
   return generic.getResult(0);
 }
 
-/// Applies scale, the softcap, the mask and the causal and window rules to
-/// the scores; hidden entries become -inf.
+/// Applies scale, the softcap, the mask, the causal and window rules and the
+/// key lengths to the scores; hidden entries become -inf.
 static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                      Value scores, const SdpaDims &dims) {
   MLIRContext *context = b.getContext();
@@ -96,11 +96,14 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   // The causal and window rules: a band around the diagonal, which the
   // bottom-right alignment shifts by Lk - Lq.
   std::optional<VisibleBand> band = getVisibleBand(op);
+  Value lqValue = getValueOrCreateConstantIndexOp(b, loc, dims.lq);
+  Value lkValue = getValueOrCreateConstantIndexOp(b, loc, dims.lk);
   Value diagShift;
   if (band)
-    diagShift = buildDiagonalShift(
-        b, loc, *band, getValueOrCreateConstantIndexOp(b, loc, dims.lq),
-        getValueOrCreateConstantIndexOp(b, loc, dims.lk));
+    diagShift = buildDiagonalShift(b, loc, *band, lqValue, lkValue);
+  // Per-sequence key lengths: keys past the batch's length are hidden, and
+  // the bottom-right diagonal sits at that length instead of Lk.
+  Value keyLengths = op.getKeyLengths();
   float scale = op.getEffectiveScale();
   std::optional<float> softcap;
   if (std::optional<APFloat> cap = op.getSoftcap())
@@ -132,12 +135,27 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                    /*isUnsignedCast=*/false));
         if (mask && boolMask)
           s = arith::SelectOp::create(nb, nloc, m, s, negInf);
+        Value length;
+        if (keyLengths)
+          length = buildKeyLength(nb, nloc, keyLengths,
+                                  linalg::IndexOp::create(nb, nloc, 0),
+                                  lkValue);
         if (band) {
           Value i = linalg::IndexOp::create(nb, nloc, 2);
           Value j = linalg::IndexOp::create(nb, nloc, 3);
-          Value diag = arith::AddIOp::create(nb, nloc, i, diagShift);
+          Value shift = diagShift;
+          if (length && band->alignment == CausalKind::BottomRight)
+            shift = arith::SubIOp::create(nb, nloc, length, lqValue);
+          Value diag = arith::AddIOp::create(nb, nloc, i, shift);
           Value visible = buildBandPredicate(nb, nloc, *band, diag, j);
           s = arith::SelectOp::create(nb, nloc, visible, s, negInf);
+        }
+        if (length) {
+          Value inRange =
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
+                                    linalg::IndexOp::create(nb, nloc, 3),
+                                    length);
+          s = arith::SelectOp::create(nb, nloc, inRange, s, negInf);
         }
         linalg::YieldOp::create(nb, nloc, s);
       });

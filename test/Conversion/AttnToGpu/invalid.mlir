@@ -66,3 +66,12 @@ func.func @softcap(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
       tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
   return %o : tensor<1x2x64x64xbf16>
 }
+
+// -----
+
+func.func @key_lengths(%q: tensor<2x2x64x64xf16>, %kl: tensor<2xi32>) -> tensor<2x2x64x64xf16> {
+  // expected-error @below {{convert-attn-to-gpu: the key_lengths operand is not supported by the gpu kernels (attn-lower-naive-gpu lowers it)}}
+  %o = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<2xi32>) : tensor<2x2x64x64xf16>, tensor<2x2x64x64xf16>,
+      tensor<2x2x64x64xf16> -> tensor<2x2x64x64xf16>
+  return %o : tensor<2x2x64x64xf16>
+}

@@ -176,6 +176,32 @@ func.func @softcap(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x6x8xf32>, %m: tensor<
 
 // -----
 
+// Key lengths: keys j >= clamp(key_lengths[b], 0, Lk) are hidden, and the
+// bottom-right diagonal sits at that length: i + len - Lq.
+// CHECK-LABEL: func.func @key_lengths
+// CHECK-SAME: %{{[^:]*}}: tensor<2x1x6x8xf32>, %[[KL:[^:]*]]: tensor<2xi32>
+// CHECK-DAG: %[[LQ:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[LK:.*]] = arith.constant 6 : index
+// CHECK: %[[B:.*]] = linalg.index 0 : index
+// CHECK: %[[L32:.*]] = tensor.extract %[[KL]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[L:.*]] = arith.index_cast %[[L32]] : i32 to index
+// CHECK: %[[LMAX:.*]] = arith.maxsi %[[L]], %{{.*}} : index
+// CHECK: %[[LEN:.*]] = arith.minsi %[[LMAX]], %[[LK]] : index
+// CHECK: %[[I:.*]] = linalg.index 2 : index
+// CHECK: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[SHIFT:.*]] = arith.subi %[[LEN]], %[[LQ]] : index
+// CHECK: %[[DIAG:.*]] = arith.addi %[[I]], %[[SHIFT]] : index
+// CHECK: arith.cmpi sle, %[[J]], %[[DIAG]] : index
+// CHECK: %[[J2:.*]] = linalg.index 3 : index
+// CHECK: %[[IN:.*]] = arith.cmpi slt, %[[J2]], %[[LEN]] : index
+// CHECK: arith.select %[[IN]]
+func.func @key_lengths(%q: tensor<2x1x4x8xf32>, %k: tensor<2x1x6x8xf32>, %kl: tensor<2xi32>) -> tensor<2x1x4x8xf32> {
+  %o = attn.sdpa %q, %k, %k key_lengths(%kl : tensor<2xi32>) {causal = #attn.causal<bottom_right>} : tensor<2x1x4x8xf32>, tensor<2x1x6x8xf32>, tensor<2x1x6x8xf32> -> tensor<2x1x4x8xf32>
+  return %o : tensor<2x1x4x8xf32>
+}
+
+// -----
+
 // lse = m + log(l), and -inf where l == 0.
 // CHECK-LABEL: func.func @lse
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32

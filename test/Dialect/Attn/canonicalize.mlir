@@ -92,3 +92,25 @@ func.func @window_kept(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   %o = attn.sdpa %q, %q, %q {window = array<i64: 4, 2>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// Constant key lengths that are all at least Lk hide nothing: dropped.
+// CHECK-LABEL: func.func @full_key_lengths
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} {causal = #attn.causal<bottom_right>} :
+func.func @full_key_lengths(%q: tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32> {
+  %kl = arith.constant dense<[8, 12]> : tensor<2xi32>
+  %o = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<2xi32>) {causal = #attn.causal<bottom_right>} : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}
+
+// -----
+
+// A key length below Lk hides keys: kept.
+// CHECK-LABEL: func.func @short_key_lengths
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} key_lengths(%{{.*}} : tensor<2xi32>) :
+func.func @short_key_lengths(%q: tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32> {
+  %kl = arith.constant dense<[8, 7]> : tensor<2xi32>
+  %o = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<2xi32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}

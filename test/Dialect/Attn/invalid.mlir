@@ -355,3 +355,19 @@ func.func @softcap_negative(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   %o = attn.sdpa %q, %q, %q {softcap = -3.0 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
   return %o : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+func.func @key_lengths_type(%q: tensor<2x2x8x16xf32>, %kl: tensor<2xi64>) -> tensor<2x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected key_lengths to be a rank-1 tensor of i32, but got 'tensor<2xi64>'}}
+  %o = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<2xi64>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}
+
+// -----
+
+func.func @key_lengths_batch(%q: tensor<2x2x8x16xf32>, %kl: tensor<3xi32>) -> tensor<2x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected key_lengths dim 0 (3) to equal query dim 0 (2)}}
+  %o = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<3xi32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}

@@ -70,3 +70,12 @@ func.func @softcap(%q: tensor<1x2x128x32xf32>) -> tensor<1x2x128x32xf32> {
   %o = attn.sdpa %q, %q, %q {softcap = 50.0 : f32, causal = #attn.causal<top_left>} : tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32>, tensor<1x2x128x32xf32> -> tensor<1x2x128x32xf32>
   return %o : tensor<1x2x128x32xf32>
 }
+
+// Per-sequence key lengths, with a mask.
+// CHECK-LABEL: func.func @key_lengths
+// CHECK-SAME: %[[M:[^:]*]]: tensor<2x1x128x128xi1>, %[[KL:.*]]: tensor<2xi32>
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} mask(%[[M]]) key_lengths(%[[KL]] : tensor<2xi32>) {causal = #attn.causal<bottom_right>} : tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x1x128x128xi1> -> tensor<2x2x128x32xf32>
+func.func @key_lengths(%q: tensor<2x2x128x32xf32>, %m: tensor<2x1x128x128xi1>, %kl: tensor<2xi32>) -> tensor<2x2x128x32xf32> {
+  %o = attn.sdpa %q, %q, %q mask(%m) key_lengths(%kl : tensor<2xi32>) {causal = #attn.causal<bottom_right>} : tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x1x128x128xi1> -> tensor<2x2x128x32xf32>
+  return %o : tensor<2x2x128x32xf32>
+}

@@ -193,6 +193,16 @@ LogicalResult SdpaOp::verify() {
     }
   }
 
+  if (Value lengths = getKeyLengths()) {
+    auto t = cast<RankedTensorType>(lengths.getType());
+    if (t.getRank() != 1 || !t.getElementType().isInteger(32))
+      return emitOpError() << "expected key_lengths to be a rank-1 tensor of "
+                              "i32, but got "
+                           << t;
+    if (failed(verifyDimsMatch(*this, "key_lengths", t, 0, "query", q, 0)))
+      return failure();
+  }
+
   if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
     if (window->size() != 2)
       return emitOpError() << "expected window to hold 2 values (left, "
@@ -292,6 +302,27 @@ struct DropDefaultScale : public OpRewritePattern<SdpaOp> {
   }
 };
 
+/// Key lengths that are a constant at least Lk (static) hide nothing and
+/// move no diagonal: they are dropped.
+struct DropFullKeyLengths : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Value lengths = op.getKeyLengths();
+    int64_t lk = op.getKeyType().getDimSize(2);
+    DenseIntElementsAttr attr;
+    if (!lengths || ShapedType::isDynamic(lk) ||
+        !matchPattern(lengths, m_Constant(&attr)))
+      return rewriter.notifyMatchFailure(op, "no constant key lengths");
+    for (const APInt &length : attr.getValues<APInt>())
+      if (length.getSExtValue() < lk)
+        return rewriter.notifyMatchFailure(op, "a key length hides keys");
+    rewriter.modifyOpInPlace(op, [&] { op.getKeyLengthsMutable().clear(); });
+    return success();
+  }
+};
+
 /// A window side that bounds nothing becomes -1: the right side under
 /// `causal` (which already hides every key past the shared diagonal). A
 /// window left with both sides -1 is dropped.
@@ -323,5 +354,6 @@ struct SimplifyWindow : public OpRewritePattern<SdpaOp> {
 
 void SdpaOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
-  results.add<DropTrivialMask, DropDefaultScale, SimplifyWindow>(context);
+  results.add<DropTrivialMask, DropDefaultScale, SimplifyWindow,
+              DropFullKeyLengths>(context);
 }

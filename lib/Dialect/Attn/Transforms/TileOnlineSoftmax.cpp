@@ -160,6 +160,20 @@ QueryBlock locateQueryBlock(OpBuilder &b, const TiledSdpa &sdpa,
   return qb;
 }
 
+/// The keys of the block's batch: Lk, or with per-sequence key lengths the
+/// batch's own (clamped to [0, Lk]), which also places the bottom-right
+/// diagonal. Keys past it are never visited.
+void locateKeys(OpBuilder &b, const TiledSdpa &sdpa, QueryBlock &qb) {
+  qb.keyLen = sdpa.lk;
+  qb.diagShift = sdpa.diagShift;
+  Value keyLengths = sdpa.op.getKeyLengths();
+  if (!keyLengths)
+    return;
+  qb.keyLen = buildKeyLength(b, sdpa.loc, keyLengths, qb.batch, sdpa.lk);
+  if (sdpa.band && sdpa.band->alignment == CausalKind::BottomRight)
+    qb.diagShift = arith::SubIOp::create(b, sdpa.loc, qb.keyLen, sdpa.lq);
+}
+
 /// The key blocks (of bk keys) that a query block visits, as block indices:
 /// [first, unmaskedBegin) cross the lower edge of the window band,
 /// [unmaskedBegin, unmaskedEnd) are visible to every row of the block (no
@@ -183,19 +197,19 @@ KeyBlocks computeKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
   keys.first = zero;
   keys.blockSize = indexConstant(b, loc, sdpa.bk);
   // The keys this block can see at all: [first * bk or more, keyEnd).
-  keys.keyEnd = sdpa.lk;
+  keys.keyEnd = qb.keyLen;
   const std::optional<VisibleBand> &band = sdpa.band;
   Value firstDiag, lastDiag;
   if (band) {
-    firstDiag = arith::AddIOp::create(b, loc, qb.qFirst, sdpa.diagShift);
+    firstDiag = arith::AddIOp::create(b, loc, qb.qFirst, qb.diagShift);
     lastDiag = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, qb.qEnd, sdpa.diagShift), one);
+        b, loc, arith::AddIOp::create(b, loc, qb.qEnd, qb.diagShift), one);
   }
   if (band && band->right) {
     // keys <= lastDiag + right.
     Value end = arith::AddIOp::create(
         b, loc, lastDiag, indexConstant(b, loc, *band->right + 1));
-    keys.keyEnd = minIndex(b, loc, maxIndex(b, loc, end, zero), sdpa.lk);
+    keys.keyEnd = minIndex(b, loc, maxIndex(b, loc, end, zero), qb.keyLen);
   }
   keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
   if (band && band->left) {
@@ -332,6 +346,7 @@ void writeBlockResults(OpBuilder &b, const TiledSdpa &sdpa,
 /// The body of the scf.forall for one query block.
 void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
   QueryBlock qb = locateQueryBlock(b, sdpa, forall.getInductionVars());
+  locateKeys(b, sdpa, qb);
   Value qTile = emitScaledQueryTile(b, sdpa, qb);
   KeyBlocks keys = computeKeyBlocks(b, sdpa, qb);
   SoftmaxState state =

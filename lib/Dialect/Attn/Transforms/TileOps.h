@@ -36,7 +36,7 @@ struct TiledSdpa {
   Type elt;
   std::optional<VisibleBand> band; // the causal and window rules
   Value batchSize, lq, lk; // index values (constants when static)
-  Value diagShift;         // Lk - Lq for bottom_right, 0 for top_left
+  Value diagShift; // Lk - Lq for bottom_right, 0 for top_left (see QueryBlock)
   float qScale;            // scale * log2(e), applied to the query tile
   std::optional<float> softcap; // the op's softcap * log2(e) (log2 units)
   /// Grouped rows: one block holds every query row of the Hq/Hkv heads that
@@ -53,6 +53,10 @@ struct TiledSdpa {
 struct QueryBlock {
   Value batch, head, kvHead, qStart, qLen;
   Value qFirst, qEnd;
+  /// The keys the block's batch has (Lk, or its key length clamped to
+  /// [0, Lk]) and the diagonal's shift for it (Lk - Lq with that Lk for
+  /// bottom_right, else 0).
+  Value keyLen, diagShift;
 };
 
 /// The running state of the online softmax: row max m, row sum l (both

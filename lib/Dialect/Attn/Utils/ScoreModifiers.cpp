@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <algorithm>
 
@@ -85,4 +86,15 @@ Value mlir::attn::buildSoftcap(OpBuilder &b, Location loc, Value s,
   Value t = math::TanhOp::create(b, loc,
                                  arith::MulFOp::create(b, loc, s, inv));
   return arith::MulFOp::create(b, loc, t, capValue);
+}
+
+Value mlir::attn::buildKeyLength(OpBuilder &b, Location loc, Value keyLengths,
+                                 Value batch, Value lk) {
+  Value length = tensor::ExtractOp::create(b, loc, keyLengths, batch);
+  Value index =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return arith::MinSIOp::create(b, loc,
+                                arith::MaxSIOp::create(b, loc, index, zero),
+                                lk);
 }

@@ -17,7 +17,7 @@ class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
 
 def Attn_SdpaOp : Attn_Op<"sdpa", [
-    Pure,
+    Pure, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                               ["reifyResultShapes"]>]> {
   let summary = "scaled dot-product attention";
@@ -46,6 +46,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
       `d = i + Lk - Lq` bottom_right; bottom_right without `causal`, as in
       FlashAttention). `-1` leaves that side unbounded. Composes with
       `causal` (both rules apply).
+    - `key_lengths` (optional operand, i32 `[B]`): keys `j >= key_lengths[b]`
+      (clamped to `[0, Lk]`) are invisible to batch `b`, and bottom_right
+      alignment (causal or window) uses that length for `Lk`.
     - `softcap` (optional, f32 > 0): `s <- softcap * tanh(s / softcap)` on
       the scaled score, before the mask (Gemma 2, Grok).
     - Results: `out` `[B, Hq, Lq, Dv]` of the query's element type and, if
@@ -72,6 +75,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     AnyRankedTensor:$key,
     AnyRankedTensor:$value,
     Optional<AnyRankedTensor>:$mask,
+    Optional<AnyRankedTensor>:$key_lengths,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -83,7 +87,8 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
   );
 
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)? attr-dict `:`
+    $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)? attr-dict `:`
     type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
     `->` type($out) (`,` type($lse)^)?
   }];

@@ -52,6 +52,11 @@ Value buildDiagonalShift(OpBuilder &b, Location loc, const VisibleBand &band,
 Value buildBandPredicate(OpBuilder &b, Location loc, const VisibleBand &band,
                          Value diag, Value key);
 
+/// key_lengths[batch] as an index clamped to [0, lk]: the keys batch `batch`
+/// sees (the rest are invisible).
+Value buildKeyLength(OpBuilder &b, Location loc, Value keyLengths, Value batch,
+                     Value lk);
+
 /// cap * tanh(s / cap) for the f32 score `s` (math.tanh: a target expands
 /// it as it sees fit).
 Value buildSoftcap(OpBuilder &b, Location loc, Value s, float cap);
