@@ -6,7 +6,10 @@ right after the dense run of the same shape, in the same session, and the
 table reports the time ratio variant / dense: on a shared machine the ratio,
 not the absolute time, is what holds. Variants that skip key blocks (sliding
 window, per-sequence key lengths) should cost about the fraction of keys
-they keep; the others (softcap) cost a little more than dense.
+they keep (attn-run's FLOP count is the pairs a variant admits, so the
+kept fraction is the ratio of the two FLOP counts); the others (softcap)
+cost a little more than dense. Key lengths are drawn uniform in [0, lk] from
+the seed (one per batch).
 
     python3 bench/variants.py [--attn-run PATH] [--lq 32768] [--threads 2]
 """
@@ -20,17 +23,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# (name, extra spec keys, fraction of the dense (i, j) pairs it keeps as a
-# function of L): what the variant should cost relative to dense.
+# (name, extra spec keys).
 VARIANTS = [
-    ("window 512:0", ",window=512:0", lambda L: min(1.0, 513 / L)),
-    ("softcap 30", ",softcap=30", lambda L: 1.0),
+    ("window 512:0", ",window=512:0"),
+    ("softcap 30", ",softcap=30"),
+    ("key_lengths", ",key_lengths=1"),
 ]
 
 
-def run(attn_run, spec, threads, runs):
+def run(attn_run, spec, threads, runs, seed):
     cmd = [attn_run, "--sdpa", spec, "--check", "none", "--bench", str(runs),
-           "--threads", str(threads), "--json"]
+           "--threads", str(threads), "--seed", str(seed), "--json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout.splitlines()[0] if out.stdout.startswith("{")
                       else out.stdout[out.stdout.index("{"):])
@@ -43,24 +46,26 @@ def main(argv):
     p.add_argument("--lq", type=int, default=32768)
     p.add_argument("--d", type=int, default=64)
     p.add_argument("--hq", type=int, default=8)
+    p.add_argument("--b", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     p.add_argument("--runs", type=int, default=3,
                    help="timed runs of each variant (median)")
     p.add_argument("--dense-runs", type=int, default=1,
                    help="timed runs of the dense op (median)")
     a = p.parse_args(argv)
-    base = f"b=1,hq={a.hq},lq={a.lq},d={a.d}"
-    dense = run(a.attn_run, base, a.threads, a.dense_runs)
+    base = f"b={a.b},hq={a.hq},lq={a.lq},d={a.d}"
+    dense = run(a.attn_run, base, a.threads, a.dense_runs, a.seed)
     print(f"shape {base}, {a.threads} threads; dense "
           f"{dense['fused_ms']:.1f} ms ({dense['fused_gflops']:.1f} GFLOP/s)")
     print()
     print("| variant | ms | GFLOP/s | time / dense | kept pairs / dense |")
     print("| --- | --- | --- | --- | --- |")
-    for name, extra, kept in VARIANTS:
-        r = run(a.attn_run, base + extra, a.threads, a.runs)
+    for name, extra in VARIANTS:
+        r = run(a.attn_run, base + extra, a.threads, a.runs, a.seed)
         print(f"| {name} | {r['fused_ms']:.1f} | {r['fused_gflops']:.1f} | "
               f"{r['fused_ms'] / dense['fused_ms']:.4f} | "
-              f"{kept(a.lq):.4f} |")
+              f"{r['flops'] / dense['flops']:.4f} |")
     return 0
 
 

@@ -24,9 +24,12 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     - the query tile is read once, extended to f32 and multiplied by
       `scale * log2(e)`, so that the loop uses `exp2` and never multiplies a
       score by the scale;
-    - the key/value range is computed per block: with causal structure,
-      blocks that every row of the query block must ignore are never
-      visited;
+    - the key/value range is computed per block: with causal structure, a
+      sliding `window` or `key_lengths`, blocks that every row of the query
+      block must ignore are never visited (blocks on an edge of the window
+      band get the element mask too);
+    - a `softcap` is a tile op of its own (`softcap`) right after the
+      scores;
     - the visited blocks come in three loops: blocks fully visible (no
       element mask), blocks on the causal diagonal (element mask from the
       indices), and one tail block shorter than `block-kv` (zero-padded,
@@ -43,7 +46,8 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     maps the `scf.forall` to blocks. Each tile op, and each `linalg.fill`
     that starts one of its buffers, carries its role as the discardable
     attribute `attn.tile = #attn.tile<role>` (`scores`, `element_mask`,
-    `row_max`, `max_update`, `rescale`, `probs`, `row_sum`, `pv`; fills
+    `row_max`, `max_update`, `rescale`, `probs`, `row_sum`, `pv`,
+    `softcap`; fills
     `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
     `init_acc`), so that a target pass can swap in its own kernel for it.
 
@@ -118,8 +122,10 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     - `probs`: `exp2` by a degree-7 polynomial on the fraction and an
       exponent built in the integer unit, never one libm call per element;
       hidden scores (`-inf`) give exactly 0 and NaN stays NaN.
-    - `element_mask` (causal diagonal, padded tail): vectorized op by op
-      along the rows.
+    - `element_mask` (causal diagonal, window edges, padded tail):
+      vectorized op by op along the rows.
+    - `softcap`: vectorized op by op, with `math.tanh` built from arithmetic
+      and the polynomial `exp2` (no libm call; max relative error 1.6e-7).
 
     Tile ops it cannot handle (a user mask, a row dim that is not a multiple
     of the width) are left alone and lower as loops.
