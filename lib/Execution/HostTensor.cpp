@@ -361,8 +361,8 @@ void fillRandomInt(HostTensor &t, uint64_t seed, int64_t lo, int64_t hi) {
   int64_t n = static_cast<int64_t>(t.data.size() / dtypeSize(t.dtype));
   uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
   for (int64_t i = 0; i < n; ++i)
-    t.setFromDouble(i, static_cast<double>(lo + static_cast<int64_t>(
-                                                    gen() % span)));
+    t.setFromDouble(
+        i, static_cast<double>(lo + static_cast<int64_t>(gen() % span)));
 }
 
 void fillRandomBool(HostTensor &t, uint64_t seed, double pTrue) {

@@ -67,7 +67,8 @@ static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
   int64_t pairs = 0;
   for (int64_t i = 0; i < p.lq; ++i) {
     int64_t diag = windowDiagonal(p, i, lk);
-    int64_t lo = left < 0 ? 0 : std::max<int64_t>(0, diag - std::min(left, big));
+    int64_t lo =
+        left < 0 ? 0 : std::max<int64_t>(0, diag - std::min(left, big));
     int64_t hi = right < 0 ? lk - 1 : diag + std::min(right, big);
     if (p.causal != Causal::None)
       hi = std::min(hi, p.causal == Causal::TopLeft ? i : i + lk - p.lq);
@@ -77,8 +78,7 @@ static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
   return pairs;
 }
 
-void setKeyLengthValues(SdpaProblem &p,
-                        const std::vector<HostTensor> &inputs) {
+void setKeyLengthValues(SdpaProblem &p, const std::vector<HostTensor> &inputs) {
   p.keyLengthValues.clear();
   size_t index = p.mask != MaskKind::None ? 4 : 3;
   if (!p.keyLengths || inputs.size() <= index)

@@ -368,9 +368,9 @@ enum class Key {
 } // namespace
 
 static const char *const kKeyNames[] = {
-    "b",     "hq",     "hkv",  "lq",         "lk",    "d",   "dv",
-    "dtype", "causal", "mask", "mask_shape", "scale", "lse", "dynamic",
-    "window", "softcap", "key_lengths"};
+    "b",   "hq",      "hkv",    "lq",      "lk",         "d",
+    "dv",  "dtype",   "causal", "mask",    "mask_shape", "scale",
+    "lse", "dynamic", "window", "softcap", "key_lengths"};
 static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
                   static_cast<size_t>(Key::NumKeys),
               "one name per key");

@@ -186,7 +186,8 @@ TEST(SdpaSpecTest, MessagesAreExact) {
   // attn-run prints these after "--sdpa: "; test/Tools/attn-run matches them.
   EXPECT_EQ(parseError("hq=2,lq=8,d=16,foo=1"),
             "unknown key 'foo' in 'foo=1' (expected b, hq, hkv, lq, lk, d, dv, "
-            "dtype, causal, mask, mask_shape, scale, lse, dynamic, window, softcap or key_lengths)");
+            "dtype, causal, mask, mask_shape, scale, lse, dynamic, window, "
+            "softcap or key_lengths)");
   EXPECT_EQ(parseError("hq=2,lq=8,d=16,dtype=f64"),
             "dtype=f64: expected f32, f16 or bf16");
   EXPECT_EQ(parseError("hq=6,hkv=4,lq=8,d=16"),

@@ -137,9 +137,9 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
           s = arith::SelectOp::create(nb, nloc, m, s, negInf);
         Value length;
         if (keyLengths)
-          length = buildKeyLength(nb, nloc, keyLengths,
-                                  linalg::IndexOp::create(nb, nloc, 0),
-                                  lkValue);
+          length =
+              buildKeyLength(nb, nloc, keyLengths,
+                             linalg::IndexOp::create(nb, nloc, 0), lkValue);
         if (band) {
           Value i = linalg::IndexOp::create(nb, nloc, 2);
           Value j = linalg::IndexOp::create(nb, nloc, 3);
@@ -151,10 +151,9 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
           s = arith::SelectOp::create(nb, nloc, visible, s, negInf);
         }
         if (length) {
-          Value inRange =
-              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
-                                    linalg::IndexOp::create(nb, nloc, 3),
-                                    length);
+          Value inRange = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::slt,
+              linalg::IndexOp::create(nb, nloc, 3), length);
           s = arith::SelectOp::create(nb, nloc, inRange, s, negInf);
         }
         linalg::YieldOp::create(nb, nloc, s);

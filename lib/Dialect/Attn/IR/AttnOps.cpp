@@ -211,9 +211,9 @@ LogicalResult SdpaOp::verify() {
     const char *sides[2] = {"left", "right"};
     for (unsigned i = 0; i < 2; ++i)
       if ((*window)[i] < -1)
-        return emitOpError() << "expected window " << sides[i] << " ("
-                             << (*window)[i]
-                             << ") to be -1 (unbounded) or non-negative";
+        return emitOpError()
+               << "expected window " << sides[i] << " (" << (*window)[i]
+               << ") to be -1 (unbounded) or non-negative";
   }
 
   if (std::optional<APFloat> cap = getSoftcap()) {

@@ -50,10 +50,13 @@ Value mlir::attn::detail::emitTanh(KernelBuilder &kernel, Value x) {
   Value a = math::AbsFOp::create(b, loc, x);
   Value a2 = arith::MulFOp::create(b, loc, a, a);
   // Coefficients of a^15, a^13, ..., a^3 in tanh's Taylor series.
-  static const double coeffs[] = {
-      -929569.0 / 638512875.0, 21844.0 / 6081075.0, -1382.0 / 155925.0,
-      62.0 / 2835.0,           -17.0 / 315.0,       2.0 / 15.0,
-      -1.0 / 3.0};
+  static const double coeffs[] = {-929569.0 / 638512875.0,
+                                  21844.0 / 6081075.0,
+                                  -1382.0 / 155925.0,
+                                  62.0 / 2835.0,
+                                  -17.0 / 315.0,
+                                  2.0 / 15.0,
+                                  -1.0 / 3.0};
   Value p = kernel.splat(static_cast<float>(coeffs[0]));
   for (double coeff : ArrayRef<double>(coeffs).drop_front())
     p = vector::FMAOp::create(b, loc, p, a2,
@@ -64,9 +67,9 @@ Value mlir::attn::detail::emitTanh(KernelBuilder &kernel, Value x) {
   Value e = kernel.exp2(arith::MulFOp::create(
       b, loc, a, kernel.splat(static_cast<float>(-2.0 * 1.4426950408889634))));
   Value one = kernel.splat(1.0f);
-  Value large = arith::DivFOp::create(b, loc,
-                                      arith::SubFOp::create(b, loc, one, e),
-                                      arith::AddFOp::create(b, loc, one, e));
+  Value large =
+      arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, one, e),
+                            arith::AddFOp::create(b, loc, one, e));
   Value isSmall = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a,
                                         kernel.splat(0.55f));
   Value t = arith::SelectOp::create(b, loc, isSmall, small, large);

@@ -207,21 +207,21 @@ KeyBlocks computeKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
   }
   if (band && band->right) {
     // keys <= lastDiag + right.
-    Value end = arith::AddIOp::create(
-        b, loc, lastDiag, indexConstant(b, loc, *band->right + 1));
+    Value end = arith::AddIOp::create(b, loc, lastDiag,
+                                      indexConstant(b, loc, *band->right + 1));
     keys.keyEnd = minIndex(b, loc, maxIndex(b, loc, end, zero), qb.keyLen);
   }
   keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
   if (band && band->left) {
     // keys >= firstDiag - left.
-    Value begin = maxIndex(
-        b, loc,
-        arith::SubIOp::create(b, loc, firstDiag,
-                              indexConstant(b, loc, *band->left)),
-        zero);
-    keys.first = minIndex(
-        b, loc, arith::DivUIOp::create(b, loc, begin, keys.blockSize),
-        keys.fullEnd);
+    Value begin =
+        maxIndex(b, loc,
+                 arith::SubIOp::create(b, loc, firstDiag,
+                                       indexConstant(b, loc, *band->left)),
+                 zero);
+    keys.first =
+        minIndex(b, loc, arith::DivUIOp::create(b, loc, begin, keys.blockSize),
+                 keys.fullEnd);
   }
   // Blocks that every row sees whole need no element mask: keys >= lastDiag
   // - left (the last row's lower edge) and keys <= firstDiag + right (the
@@ -241,8 +241,8 @@ KeyBlocks computeKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
     Value firstEnd = arith::AddIOp::create(
         b, loc, firstDiag, indexConstant(b, loc, *band->right + 1));
     Value n = arith::FloorDivSIOp::create(b, loc, firstEnd, keys.blockSize);
-    keys.unmaskedEnd = minIndex(
-        b, loc, maxIndex(b, loc, n, keys.unmaskedBegin), keys.fullEnd);
+    keys.unmaskedEnd =
+        minIndex(b, loc, maxIndex(b, loc, n, keys.unmaskedBegin), keys.fullEnd);
   }
   return keys;
 }
@@ -420,9 +420,9 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   sdpa.batchSize = dimIndex(b, loc, op.getQuery(), 0);
   sdpa.lq = dimIndex(b, loc, op.getQuery(), 2);
   sdpa.lk = dimIndex(b, loc, op.getKey(), 2);
-  sdpa.diagShift = sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band,
-                                                   sdpa.lq, sdpa.lk)
-                             : indexConstant(b, loc, 0);
+  sdpa.diagShift =
+      sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, sdpa.lk)
+                : indexConstant(b, loc, 0);
   return sdpa;
 }
 

@@ -35,9 +35,9 @@ struct TiledSdpa {
   int64_t bq, bk, d, dv, group;
   Type elt;
   std::optional<VisibleBand> band; // the causal and window rules
-  Value batchSize, lq, lk; // index values (constants when static)
+  Value batchSize, lq, lk;         // index values (constants when static)
   Value diagShift; // Lk - Lq for bottom_right, 0 for top_left (see QueryBlock)
-  float qScale;            // scale * log2(e), applied to the query tile
+  float qScale;    // scale * log2(e), applied to the query tile
   std::optional<float> softcap; // the op's softcap * log2(e) (log2 units)
   /// Grouped rows: one block holds every query row of the Hq/Hkv heads that
   /// share a key/value head (row r is head hkv * group + r / lq, query

@@ -30,8 +30,7 @@ Value mlir::attn::detail::applySoftcap(OpBuilder &b, const TiledSdpa &sdpa,
       b, sdpa.loc, scores.getType(), ValueRange{}, scores,
       ArrayRef<AffineMap>{id2}, getIteratorTypes(2, 0),
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        linalg::YieldOp::create(nb, nloc,
-                                buildSoftcap(nb, nloc, args[0], cap));
+        linalg::YieldOp::create(nb, nloc, buildSoftcap(nb, nloc, args[0], cap));
       });
   setTileRole(generic, TileRole::Softcap);
   return generic.getResult(0);

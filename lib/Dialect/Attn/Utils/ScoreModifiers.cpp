@@ -67,34 +67,28 @@ Value mlir::attn::buildBandPredicate(OpBuilder &b, Location loc,
     both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key, low));
   }
   if (band.right) {
-    Value high =
-        *band.right == 0
-            ? diag
-            : arith::AddIOp::create(b, loc, diag,
-                                    indexLike(b, loc, diag, *band.right))
-                  .getResult();
+    Value high = *band.right == 0
+                     ? diag
+                     : arith::AddIOp::create(
+                           b, loc, diag, indexLike(b, loc, diag, *band.right))
+                           .getResult();
     both(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key, high));
   }
   return visible;
 }
 
-Value mlir::attn::buildSoftcap(OpBuilder &b, Location loc, Value s,
-                               float cap) {
+Value mlir::attn::buildSoftcap(OpBuilder &b, Location loc, Value s, float cap) {
   Value capValue = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(cap));
-  Value inv =
-      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / cap));
-  Value t = math::TanhOp::create(b, loc,
-                                 arith::MulFOp::create(b, loc, s, inv));
+  Value inv = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f / cap));
+  Value t = math::TanhOp::create(b, loc, arith::MulFOp::create(b, loc, s, inv));
   return arith::MulFOp::create(b, loc, t, capValue);
 }
 
 Value mlir::attn::buildKeyLength(OpBuilder &b, Location loc, Value keyLengths,
                                  Value batch, Value lk) {
   Value length = tensor::ExtractOp::create(b, loc, keyLengths, batch);
-  Value index =
-      arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  return arith::MinSIOp::create(b, loc,
-                                arith::MaxSIOp::create(b, loc, index, zero),
-                                lk);
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, index, zero), lk);
 }

@@ -1,4 +1,4 @@
-//===- ScoreModifiers.h - attention variants shared by lowerings -*- C++ -*-===//
+//===- ScoreModifiers.h - attention variants for the lowerings --*- C++ -*-===//
 //
 // Part of the attn project.
 //
