@@ -43,7 +43,7 @@ def default_threads():
 
 def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
          enable_gqa=False, *, causal="top_left", return_lse=False,
-         threads=None, dropout_p=0.0):
+         threads=None, dropout_p=0.0, window=None, softcap=None):
     """Scaled dot-product attention, fused, compiled by attn.
 
     Arguments as torch.nn.functional.scaled_dot_product_attention's (a bool
@@ -54,6 +54,10 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         j <= i) or "bottom_right" (j <= i + S - L, KV-cache decoding); used
         when is_causal is true. A mask and is_causal may be combined.
     return_lse: also return the natural-log log-sum-exp ``[..., Hq, L]`` (f32).
+    window: ``(left, right)``, a sliding window (the op's ``window``; -1 is
+        unbounded): key j visible to query i iff d - left <= j <= d + right,
+        d = i with is_causal and causal="top_left", else i + S - L.
+    softcap: ``c > 0``: scores become c * tanh(s / c) before the mask.
     threads: CPU threads (default: torch's setting when torch is imported,
         else $OMP_NUM_THREADS, else all CPUs). threads > 1 uses a library
         compiled with OpenMP.
@@ -66,6 +70,16 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     backend = _tensors.backend_of(query)
     if dropout_p:
         raise ValueError(f"attn.sdpa: dropout_p must be 0, got {dropout_p}")
+    if window is not None:
+        window = tuple(int(w) for w in window)
+        if len(window) != 2 or min(window) < -1:
+            raise ValueError(f"attn.sdpa: window must be (left, right), each "
+                             f"-1 or >= 0, got {window!r}")
+    if softcap is not None:
+        softcap = float(softcap)
+        if not (0 < softcap < float("inf")):
+            raise ValueError(f"attn.sdpa: softcap must be finite and "
+                             f"positive, got {softcap!r}")
     if causal not in _CAUSAL:
         raise ValueError(f"attn.sdpa: causal must be 'top_left' or "
                          f"'bottom_right', got {causal!r}")
@@ -200,7 +214,8 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         threads, openmp = None, False
         chip = "sm_%d%d" % backend.torch.cuda.get_device_capability(q.device)
     ckey = ("sdpa", target, dt, b, hq, hkv, lq, lk, d, dv, mask_kind,
-            mask_shape, c, scale, bool(return_lse), openmp, chip)
+            mask_shape, c, scale, bool(return_lse), openmp, chip, window,
+            softcap)
     kernel = _kernel._memory.get(ckey)
     if kernel is not None:
         _kernel._stats["hits"] += 1
@@ -209,6 +224,10 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
                 f"dtype={dt},causal={c},mask={mask_kind}")
         if mask_shape is not None:
             spec += ",mask_shape=" + "x".join(map(str, mask_shape))
+        if window is not None:
+            spec += f",window={window[0]}:{window[1]}"
+        if softcap is not None:
+            spec += f",softcap={softcap!r}"
         if scale is not None:
             spec += f",scale={scale!r}"
         if return_lse:

@@ -225,3 +225,38 @@ def test_threads_start_openmp_workers():
                            os.path.dirname(__file__), "..")))
     one, three = map(int, r.stdout.split())
     assert three >= one + 2, (one, three)  # libomp's two workers joined
+
+
+@pytest.mark.parametrize("causal,lq,lk,window", [
+    ("none", 40, 56, (5, 2)), ("top_left", 48, 48, (7, -1)),
+    ("bottom_right", 56, 40, (9, 0)),
+])
+def test_window_is_a_band_mask(causal, lq, lk, window):
+    q, k, v = qkv((1, 2, lq, 32), (1, 2, lk, 32))
+    i = np.arange(lq)[:, None]
+    j = np.arange(lk)[None, :]
+    diag = i if causal == "top_left" else i + lk - lq
+    band = np.ones((lq, lk), dtype=bool)
+    if window[0] >= 0:
+        band &= j >= diag - window[0]
+    if window[1] >= 0:
+        band &= j <= diag + window[1]
+    kw = dict(is_causal=causal != "none",
+              causal="top_left" if causal == "none" else causal, **T1)
+    out = attn.sdpa(q, k, v, window=window, **kw)
+    masked = attn.sdpa(q, k, v, attn_mask=band, **kw)
+    np.testing.assert_allclose(out, masked, rtol=1e-5, atol=1e-6)
+
+
+def test_softcap():
+    q, k, v = qkv((1, 2, 33, 32), (1, 2, 47, 32))
+    out = attn.sdpa(q, k, v, softcap=0.7, scale=1.0, **T1)
+    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k.astype(np.float64))
+    s = 0.7 * np.tanh(s / 0.7)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float64)
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="softcap must be finite"):
+        attn.sdpa(q, k, v, softcap=-1.0, **T1)
+    with pytest.raises(ValueError, match="window must be"):
+        attn.sdpa(q, k, v, window=(3, -4), **T1)
