@@ -28,6 +28,7 @@ VARIANTS = [
     ("window 512:0", ",window=512:0"),
     ("softcap 30", ",softcap=30"),
     ("key_lengths", ",key_lengths=1"),
+    ("alibi [hq]", ",alibi=h"),
 ]
 
 

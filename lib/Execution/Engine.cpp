@@ -484,7 +484,15 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       makeInputs(options, signature);
   if (!inputs)
     return inputs.takeError();
-  if (problem && problem->keyLengths) {
+  if (problem && problem->alibi != SdpaProblem::Alibi::None &&
+      options.inputsDir.empty()) {
+    // Generated ALiBi slopes are positive, as ALiBi's are: |N(0, 1)| / 4.
+    HostTensor &slopes = (*inputs)[alibiArgIndex(*problem)];
+    for (int64_t i = 0, n = slopes.numel(); i < n; ++i)
+      slopes.setFromDouble(i, std::fabs(slopes.getAsDouble(i)) / 4);
+  }
+  if (problem &&
+      (problem->keyLengths || problem->alibi != SdpaProblem::Alibi::None)) {
     setKeyLengthValues(*problem, *inputs);
     report.flops = problem->flops();
   }

@@ -130,8 +130,11 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
     if (isMask) // The mask: its B, Lq and Lk dims unless broadcast.
       for (auto [d, size] : llvm::enumerate(arg.shape))
         dynamicDims[d] = dynamic && d != 1 && size != 1;
-    else if (i >= 3) // The key lengths: [B].
-      dynamicDims = {dynamic};
+    else if (i >= 3 && arg.shape.size() == 2) // ALiBi slopes [B, Hq].
+      dynamicDims = {dynamic, false};
+    else if (i >= 3) // Key lengths [B], or ALiBi slopes [Hq] (the last).
+      dynamicDims = {dynamic && !(full.alibi == SdpaProblem::Alibi::Heads &&
+                                  i + 1 == signature.args.size())};
     argTypes.push_back(tensorTypeOf(context, arg, dynamicDims));
   }
   for (const TensorSpec &result : signature.results)
@@ -149,8 +152,11 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value mask = full.mask != MaskKind::None ? body->getArgument(3) : Value();
-  Value keyLengths =
-      full.keyLengths ? body->getArgument(mask ? 4 : 3) : Value();
+  unsigned next = mask ? 4 : 3;
+  Value keyLengths = full.keyLengths ? body->getArgument(next++) : Value();
+  Value slopes = full.alibi != SdpaProblem::Alibi::None
+                     ? body->getArgument(next)
+                     : Value();
   FloatAttr scale;
   if (full.scale)
     scale = b.getF32FloatAttr(static_cast<float>(*full.scale));
@@ -163,9 +169,10 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   FloatAttr softcap;
   if (full.softcap)
     softcap = b.getF32FloatAttr(static_cast<float>(*full.softcap));
-  auto sdpa = SdpaOp::create(b, loc, resultTypes, body->getArgument(0),
-                             body->getArgument(1), body->getArgument(2), mask,
-                             keyLengths, scale, causal, window, softcap);
+  auto sdpa =
+      SdpaOp::create(b, loc, resultTypes, body->getArgument(0),
+                     body->getArgument(1), body->getArgument(2), mask,
+                     keyLengths, slopes, scale, causal, window, softcap);
   func::ReturnOp::create(b, loc, sdpa->getResults());
   return module;
 }
@@ -282,6 +289,10 @@ static llvm::Expected<SdpaProblem> problemOf(SdpaOp op, const DimSizes &dims) {
   if (std::optional<APFloat> cap = op.getSoftcap())
     p.softcap = cap->convertToDouble();
   p.keyLengths = static_cast<bool>(op.getKeyLengths());
+  if (Value slopes = op.getAlibiSlopes())
+    p.alibi = cast<RankedTensorType>(slopes.getType()).getRank() == 1
+                  ? SdpaProblem::Alibi::Heads
+                  : SdpaProblem::Alibi::BatchHeads;
   p.lse = static_cast<bool>(op.getLse());
   int64_t full[4] = {p.b, p.hq, p.lq, p.lk};
   if (Value mask = op.getMask()) {
@@ -331,6 +342,10 @@ mlir::attn::exec::analyzeEntry(func::FuncOp entry, const DimSizes &dims) {
     signature.args.push_back({p.maskShape, dtypeOfValue(mask)});
   if (op.getKeyLengths())
     signature.args.push_back({{p.b}, DType::I32});
+  if (p.alibi == SdpaProblem::Alibi::Heads)
+    signature.args.push_back({{p.hq}, DType::F32});
+  else if (p.alibi == SdpaProblem::Alibi::BatchHeads)
+    signature.args.push_back({{p.b, p.hq}, DType::F32});
   signature.results = {{{p.b, p.hq, p.lq, p.dv}, dtypeOfValue(op.getOut())}};
   if (p.lse)
     signature.results.push_back({{p.b, p.hq, p.lq}, DType::F32});

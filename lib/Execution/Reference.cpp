@@ -78,14 +78,35 @@ static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
   return pairs;
 }
 
+size_t keyLengthsArgIndex(const SdpaProblem &p) {
+  return p.mask != MaskKind::None ? 4 : 3;
+}
+
+size_t alibiArgIndex(const SdpaProblem &p) {
+  return keyLengthsArgIndex(p) + (p.keyLengths ? 1 : 0);
+}
+
 void setKeyLengthValues(SdpaProblem &p, const std::vector<HostTensor> &inputs) {
   p.keyLengthValues.clear();
-  size_t index = p.mask != MaskKind::None ? 4 : 3;
-  if (!p.keyLengths || inputs.size() <= index)
-    return;
-  for (int64_t i = 0, n = inputs[index].numel(); i < n; ++i)
-    p.keyLengthValues.push_back(
-        static_cast<int64_t>(inputs[index].getAsDouble(i)));
+  p.alibiSlopeValues.clear();
+  size_t index = keyLengthsArgIndex(p);
+  if (p.keyLengths && inputs.size() > index)
+    for (int64_t i = 0, n = inputs[index].numel(); i < n; ++i)
+      p.keyLengthValues.push_back(
+          static_cast<int64_t>(inputs[index].getAsDouble(i)));
+  index = alibiArgIndex(p);
+  if (p.alibi != SdpaProblem::Alibi::None && inputs.size() > index)
+    for (int64_t i = 0, n = inputs[index].numel(); i < n; ++i)
+      p.alibiSlopeValues.push_back(inputs[index].getAsDouble(i));
+}
+
+/// The ALiBi slope of (b, h), 0 without ALiBi (or without its values).
+static double alibiSlopeOf(const SdpaProblem &p, int64_t b, int64_t h) {
+  size_t index = static_cast<size_t>(
+      p.alibi == SdpaProblem::Alibi::Heads ? h : b * p.hq + h);
+  if (p.alibi == SdpaProblem::Alibi::None || index >= p.alibiSlopeValues.size())
+    return 0;
+  return p.alibiSlopeValues[index];
 }
 
 int64_t SdpaProblem::flops() const {
@@ -336,6 +357,9 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
           }
           if (p.softcap)
             s = *p.softcap * std::tanh(s / *p.softcap);
+          if (p.alibi != SdpaProblem::Alibi::None)
+            s -= alibiSlopeOf(p, b, h) *
+                 static_cast<double>(std::llabs(i + keyLen - p.lq - j));
           bool allowed = j < keyLen &&
                          causalAdmits(p.causal, i, j, p.lq, keyLen) &&
                          windowAdmits(p, i, j, keyLen);

@@ -284,6 +284,7 @@ SdpaProblem SdpaSpec::toProblem() const {
   p.causal = s.causal;
   p.window = s.window;
   p.keyLengths = s.keyLengths;
+  p.alibi = s.alibi;
   if (s.softcap) // The attribute is an f32: the reference uses its value.
     p.softcap = static_cast<double>(static_cast<float>(*s.softcap));
   p.mask = s.mask;
@@ -312,6 +313,8 @@ std::string SdpaSpec::toString() const {
     out += ",scale=" + formatDoubleRoundTrip(*s.scale);
   if (s.keyLengths)
     out += ",key_lengths=1";
+  if (s.alibi != SdpaProblem::Alibi::None)
+    out += s.alibi == SdpaProblem::Alibi::Heads ? ",alibi=h" : ",alibi=bh";
   out += s.lse ? ",lse=1" : ",lse=0";
   if (s.dynamic)
     out += ",dynamic=1";
@@ -329,6 +332,10 @@ std::vector<TensorSpec> SdpaSpec::argSpecs() const {
     specs.push_back({s.maskShape, s.dtype});
   if (s.keyLengths)
     specs.push_back({{s.b}, DType::I32});
+  if (s.alibi == SdpaProblem::Alibi::Heads)
+    specs.push_back({{s.hq}, DType::F32});
+  else if (s.alibi == SdpaProblem::Alibi::BatchHeads)
+    specs.push_back({{s.b, s.hq}, DType::F32});
   return specs;
 }
 
@@ -363,14 +370,15 @@ enum class Key {
   Window,
   Softcap,
   KeyLengths,
+  AlibiKey,
   NumKeys
 };
 } // namespace
 
 static const char *const kKeyNames[] = {
-    "b",   "hq",      "hkv",    "lq",      "lk",         "d",
-    "dv",  "dtype",   "causal", "mask",    "mask_shape", "scale",
-    "lse", "dynamic", "window", "softcap", "key_lengths"};
+    "b",   "hq",      "hkv",    "lq",      "lk",          "d",
+    "dv",  "dtype",   "causal", "mask",    "mask_shape",  "scale",
+    "lse", "dynamic", "window", "softcap", "key_lengths", "alibi"};
 static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
                   static_cast<size_t>(Key::NumKeys),
               "one name per key");
@@ -485,6 +493,17 @@ static llvm::Error parseValue(Key key, const std::string &name,
     return parseFlag(spec.dynamic);
   case Key::KeyLengths:
     return parseFlag(spec.keyLengths);
+  case Key::AlibiKey:
+    if (value == "none")
+      spec.alibi = SdpaProblem::Alibi::None;
+    else if (value == "h")
+      spec.alibi = SdpaProblem::Alibi::Heads;
+    else if (value == "bh")
+      spec.alibi = SdpaProblem::Alibi::BatchHeads;
+    else
+      return makeError(given + ": expected none, h ([hq] slopes) or bh ([b, "
+                               "hq] slopes)");
+    return llvm::Error::success();
   case Key::Softcap: {
     double v = 0;
     if (!parseDouble(value, v))
@@ -535,7 +554,8 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
         return makeError(
             "unknown key '" + name + "' in '" + item +
             "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
-            "mask_shape, scale, lse, dynamic, window, softcap or key_lengths)");
+            "mask_shape, scale, lse, dynamic, window, softcap, key_lengths or "
+            "alibi)");
       size_t index = static_cast<size_t>(key);
       if (seen[index])
         return makeError("duplicate key '" + name + "' in '" + item + "'");

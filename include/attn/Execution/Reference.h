@@ -45,6 +45,11 @@ struct SdpaProblem {
   /// runs); an empty list means lk for every batch.
   bool keyLengths = false;
   std::vector<int64_t> keyLengthValues;
+  /// ALiBi slopes (an f32 argument after the key lengths): none, [hq] or
+  /// [b, hq]; s <- s - slope * |i + lk_b - lq - j| after the softcap, lk_b
+  /// the batch's key length. Values filled in like keyLengthValues.
+  enum class Alibi { None, Heads, BatchHeads } alibi = Alibi::None;
+  std::vector<double> alibiSlopeValues;
   MaskKind mask = MaskKind::None;
   /// Rank 4; each dim equals the matching one of [b, hq, lq, lk], or 1.
   /// Ignored when mask is MaskKind::None.
@@ -89,8 +94,13 @@ llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
 /// that depends only on (seed, b, h, i, j): the same for a row whatever
 /// rowStride, loop order or thread computes it. This is the perturbed
 /// reference behind docs/numerics.md's `sens`.
-/// Sets p.keyLengthValues from the key lengths argument of `inputs` (query,
-/// key, value, the mask if p.mask, then the key lengths) when p.keyLengths.
+/// The argument index of the key lengths and of the ALiBi slopes: query,
+/// key, value, the mask if any, the key lengths if any, then the slopes.
+size_t keyLengthsArgIndex(const SdpaProblem &p);
+size_t alibiArgIndex(const SdpaProblem &p);
+
+/// Sets p.keyLengthValues and p.alibiSlopeValues from those arguments of
+/// `inputs` when p has them.
 void setKeyLengthValues(SdpaProblem &p, const std::vector<HostTensor> &inputs);
 
 void referenceSdpa(const SdpaProblem &p, const HostTensor &q,

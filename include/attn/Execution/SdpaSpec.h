@@ -39,6 +39,9 @@ struct SdpaSpec {
   /// Key `key_lengths=1`: the op takes per-sequence key lengths, an i32 [b]
   /// argument after the mask (generated uniform in [0, lk] from the seed).
   bool keyLengths = false;
+  /// Key `alibi=none|h|bh`: ALiBi slopes, an f32 [hq] or [b, hq] argument
+  /// after the key lengths (generated |N(0, 1)| / 4).
+  SdpaProblem::Alibi alibi = SdpaProblem::Alibi::None;
   MaskKind mask = MaskKind::None;
   /// Rank 4, each dim 1 or the matching dim of [b, hq, lq, lk]; empty means
   /// the full [b, hq, lq, lk]. Ignored without a mask.

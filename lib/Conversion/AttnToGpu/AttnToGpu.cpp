@@ -292,6 +292,10 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: the key_lengths operand is "
                           "not supported by the gpu kernels "
                           "(attn-lower-naive-gpu lowers it)");
+  if (op.getAlibiSlopes())
+    return op.emitOpError("convert-attn-to-gpu: the alibi_slopes operand is "
+                          "not supported by the gpu kernels "
+                          "(attn-lower-naive-gpu lowers it)");
   if (op.getSoftcap())
     return op.emitOpError("convert-attn-to-gpu: the softcap attribute is not "
                           "supported by the gpu kernels (attn-lower-naive-gpu "

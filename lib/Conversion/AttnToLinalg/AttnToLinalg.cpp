@@ -104,6 +104,7 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
   // Per-sequence key lengths: keys past the batch's length are hidden, and
   // the bottom-right diagonal sits at that length instead of Lk.
   Value keyLengths = op.getKeyLengths();
+  Value slopes = op.getAlibiSlopes();
   float scale = op.getEffectiveScale();
   std::optional<float> softcap;
   if (std::optional<APFloat> cap = op.getSoftcap())
@@ -120,6 +121,20 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
                                         createF32Constant(nb, nloc, scale));
         if (softcap)
           s = buildSoftcap(nb, nloc, s, *softcap);
+        // ALiBi: s - slope * |i + Lk - Lq - j|, Lk the batch's key length.
+        if (slopes) {
+          Value bIdx = linalg::IndexOp::create(nb, nloc, 0);
+          Value slope = buildAlibiSlope(nb, nloc, slopes, bIdx,
+                                        linalg::IndexOp::create(nb, nloc, 1));
+          Value len = keyLengths
+                          ? buildKeyLength(nb, nloc, keyLengths, bIdx, lkValue)
+                          : lkValue;
+          Value diag = arith::AddIOp::create(
+              nb, nloc, linalg::IndexOp::create(nb, nloc, 2),
+              arith::SubIOp::create(nb, nloc, len, lqValue));
+          s = buildAlibi(nb, nloc, s, slope, diag,
+                         linalg::IndexOp::create(nb, nloc, 3));
+        }
         Value m = mask && !maskInBody ? args[1] : Value();
         if (maskInBody) {
           SmallVector<Value> idx;

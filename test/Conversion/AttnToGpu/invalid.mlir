@@ -75,3 +75,12 @@ func.func @key_lengths(%q: tensor<2x2x64x64xf16>, %kl: tensor<2xi32>) -> tensor<
       tensor<2x2x64x64xf16> -> tensor<2x2x64x64xf16>
   return %o : tensor<2x2x64x64xf16>
 }
+
+// -----
+
+func.func @alibi(%q: tensor<2x2x64x64xf16>, %s: tensor<2xf32>) -> tensor<2x2x64x64xf16> {
+  // expected-error @below {{convert-attn-to-gpu: the alibi_slopes operand is not supported by the gpu kernels (attn-lower-naive-gpu lowers it)}}
+  %o = attn.sdpa %q, %q, %q alibi_slopes(%s : tensor<2xf32>) : tensor<2x2x64x64xf16>, tensor<2x2x64x64xf16>,
+      tensor<2x2x64x64xf16> -> tensor<2x2x64x64xf16>
+  return %o : tensor<2x2x64x64xf16>
+}

@@ -202,6 +202,30 @@ func.func @key_lengths(%q: tensor<2x1x4x8xf32>, %k: tensor<2x1x6x8xf32>, %kl: te
 
 // -----
 
+// ALiBi: s - slope[h] * |i + Lk - Lq - j| (here Lk - Lq = 2), whatever the
+// causal alignment.
+// CHECK-LABEL: func.func @alibi
+// CHECK-SAME: %{{[^:]*}}: tensor<1x2x6x8xf32>, %[[SL:[^:]*]]: tensor<2xf32>
+// CHECK-DAG: %[[OFF:.*]] = arith.constant 2 : index
+// CHECK: %[[S:.*]] = arith.mulf
+// CHECK: %[[H:.*]] = linalg.index 1 : index
+// CHECK: %[[SLOPE:.*]] = tensor.extract %[[SL]][%[[H]]] : tensor<2xf32>
+// CHECK: %[[I:.*]] = linalg.index 2 : index
+// CHECK: %[[DIAG:.*]] = arith.addi %[[I]], %[[OFF]] : index
+// CHECK: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[D:.*]] = arith.subi %[[DIAG]], %[[J]] : index
+// CHECK: %[[D32:.*]] = arith.index_cast %[[D]] : index to i32
+// CHECK: %[[DF:.*]] = arith.sitofp %[[D32]] : i32 to f32
+// CHECK: %[[ABS:.*]] = math.absf %[[DF]] : f32
+// CHECK: %[[BIAS:.*]] = arith.mulf %[[SLOPE]], %[[ABS]] : f32
+// CHECK: arith.subf %[[S]], %[[BIAS]] : f32
+func.func @alibi(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %s: tensor<2xf32>) -> tensor<1x2x4x8xf32> {
+  %o = attn.sdpa %q, %k, %k alibi_slopes(%s : tensor<2xf32>) {causal = #attn.causal<top_left>} : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}
+
+// -----
+
 // lse = m + log(l), and -inf where l == 0.
 // CHECK-LABEL: func.func @lse
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32

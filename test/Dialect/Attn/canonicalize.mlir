@@ -114,3 +114,15 @@ func.func @short_key_lengths(%q: tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32> {
   %o = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<2xi32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
   return %o : tensor<2x2x8x16xf32>
 }
+
+// -----
+
+// ALiBi slopes that are all 0 add nothing: dropped.
+// CHECK-LABEL: func.func @zero_alibi
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} :
+// CHECK-NOT: alibi_slopes
+func.func @zero_alibi(%q: tensor<2x2x8x16xf32>) -> tensor<2x2x8x16xf32> {
+  %s = arith.constant dense<0.0> : tensor<2xf32>
+  %o = attn.sdpa %q, %q, %q alibi_slopes(%s : tensor<2xf32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}

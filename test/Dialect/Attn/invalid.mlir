@@ -326,7 +326,7 @@ func.func @tile_role_not_enum(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
 // -----
 
 func.func @tile_role_unknown(%t: tensor<4xf32>, %x: f32) -> tensor<4xf32> {
-  // expected-error @+2 {{expected ::mlir::attn::TileRole to be one of: init_query, init_scores, init_row_max, init_max, init_sum, init_acc, scores, element_mask, row_max, max_update, rescale, probs, row_sum, pv, softcap}}
+  // expected-error @+2 {{expected ::mlir::attn::TileRole to be one of: init_query, init_scores, init_row_max, init_max, init_sum, init_acc, scores, element_mask, row_max, max_update, rescale, probs, row_sum, pv, softcap, alibi}}
   // expected-error @+1 {{failed to parse Attn_TileRoleAttr parameter 'value'}}
   %r = linalg.fill {attn.tile = #attn.tile<softmax>} ins(%x : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
@@ -369,5 +369,21 @@ func.func @key_lengths_type(%q: tensor<2x2x8x16xf32>, %kl: tensor<2xi64>) -> ten
 func.func @key_lengths_batch(%q: tensor<2x2x8x16xf32>, %kl: tensor<3xi32>) -> tensor<2x2x8x16xf32> {
   // expected-error @+1 {{'attn.sdpa' op expected key_lengths dim 0 (3) to equal query dim 0 (2)}}
   %o = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<3xi32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}
+
+// -----
+
+func.func @alibi_type(%q: tensor<2x2x8x16xf32>, %s: tensor<2xf16>) -> tensor<2x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected alibi_slopes to be an f32 tensor [Hq] or [B, Hq], but got 'tensor<2xf16>'}}
+  %o = attn.sdpa %q, %q, %q alibi_slopes(%s : tensor<2xf16>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}
+
+// -----
+
+func.func @alibi_heads(%q: tensor<2x2x8x16xf32>, %s: tensor<2x4xf32>) -> tensor<2x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected alibi_slopes dim 1 (4) to equal query dim 1 (2)}}
+  %o = attn.sdpa %q, %q, %q alibi_slopes(%s : tensor<2x4xf32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
   return %o : tensor<2x2x8x16xf32>
 }

@@ -79,3 +79,13 @@ func.func @key_lengths(%q: tensor<2x2x128x32xf32>, %m: tensor<2x1x128x128xi1>, %
   %o = attn.sdpa %q, %q, %q mask(%m) key_lengths(%kl : tensor<2xi32>) {causal = #attn.causal<bottom_right>} : tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x1x128x128xi1> -> tensor<2x2x128x32xf32>
   return %o : tensor<2x2x128x32xf32>
 }
+
+// ALiBi slopes per head and per (batch, head), with key lengths.
+// CHECK-LABEL: func.func @alibi
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} alibi_slopes(%{{.*}} : tensor<2xf32>) :
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} key_lengths(%{{.*}} : tensor<2xi32>) alibi_slopes(%{{.*}} : tensor<2x2xf32>) {causal = #attn.causal<bottom_right>} :
+func.func @alibi(%q: tensor<2x2x128x32xf32>, %s: tensor<2xf32>, %sb: tensor<2x2xf32>, %kl: tensor<2xi32>) -> (tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>) {
+  %a = attn.sdpa %q, %q, %q alibi_slopes(%s : tensor<2xf32>) : tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32> -> tensor<2x2x128x32xf32>
+  %b = attn.sdpa %q, %q, %q key_lengths(%kl : tensor<2xi32>) alibi_slopes(%sb : tensor<2x2xf32>) {causal = #attn.causal<bottom_right>} : tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32> -> tensor<2x2x128x32xf32>
+  return %a, %b : tensor<2x2x128x32xf32>, tensor<2x2x128x32xf32>
+}

@@ -203,6 +203,20 @@ LogicalResult SdpaOp::verify() {
       return failure();
   }
 
+  if (Value slopes = getAlibiSlopes()) {
+    auto t = cast<RankedTensorType>(slopes.getType());
+    if ((t.getRank() != 1 && t.getRank() != 2) || !t.getElementType().isF32())
+      return emitOpError() << "expected alibi_slopes to be an f32 tensor "
+                              "[Hq] or [B, Hq], but got "
+                           << t;
+    unsigned headDim = t.getRank() - 1;
+    if (failed(verifyDimsMatch(*this, "alibi_slopes", t, headDim, "query", q,
+                               1)) ||
+        (t.getRank() == 2 &&
+         failed(verifyDimsMatch(*this, "alibi_slopes", t, 0, "query", q, 0))))
+      return failure();
+  }
+
   if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
     if (window->size() != 2)
       return emitOpError() << "expected window to hold 2 values (left, "
@@ -323,6 +337,24 @@ struct DropFullKeyLengths : public OpRewritePattern<SdpaOp> {
   }
 };
 
+/// ALiBi slopes that are a constant 0 add nothing: dropped.
+struct DropZeroAlibi : public OpRewritePattern<SdpaOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SdpaOp op,
+                                PatternRewriter &rewriter) const override {
+    Value slopes = op.getAlibiSlopes();
+    DenseFPElementsAttr attr;
+    if (!slopes || !matchPattern(slopes, m_Constant(&attr)))
+      return rewriter.notifyMatchFailure(op, "no constant slopes");
+    if (!llvm::all_of(attr.getValues<APFloat>(),
+                      [](const APFloat &x) { return x.isZero(); }))
+      return rewriter.notifyMatchFailure(op, "a slope is not 0");
+    rewriter.modifyOpInPlace(op, [&] { op.getAlibiSlopesMutable().clear(); });
+    return success();
+  }
+};
+
 /// A window side that bounds nothing becomes -1: the right side under
 /// `causal` (which already hides every key past the shared diagonal). A
 /// window left with both sides -1 is dropped.
@@ -355,5 +387,5 @@ struct SimplifyWindow : public OpRewritePattern<SdpaOp> {
 void SdpaOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                          MLIRContext *context) {
   results.add<DropTrivialMask, DropDefaultScale, SimplifyWindow,
-              DropFullKeyLengths>(context);
+              DropFullKeyLengths, DropZeroAlibi>(context);
 }

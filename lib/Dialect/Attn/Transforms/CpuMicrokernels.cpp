@@ -188,6 +188,8 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
     return rewritePV(rewrite);
   case TileRole::Softcap:
     return emitSoftcap(rewrite.kernel, rewrite.op);
+  case TileRole::Alibi:
+    return emitElementwise(rewrite.kernel, rewrite.op);
   // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
   case TileRole::InitQuery:
   case TileRole::InitScores:

@@ -62,6 +62,8 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
   Value s = emitScoreTile(b, sdpa, qTile, kTile);
   if (sdpa.softcap)
     s = applySoftcap(b, sdpa, s);
+  if (qb.alibiSlope)
+    s = applyAlibi(b, sdpa, qb, kStart, s);
   if (sdpa.op.getMask())
     s = applyUserMask(b, sdpa, qb, kStart, s);
   if (banded || validKeys)
@@ -164,14 +166,23 @@ QueryBlock locateQueryBlock(OpBuilder &b, const TiledSdpa &sdpa,
 /// batch's own (clamped to [0, Lk]), which also places the bottom-right
 /// diagonal. Keys past it are never visited.
 void locateKeys(OpBuilder &b, const TiledSdpa &sdpa, QueryBlock &qb) {
+  Location loc = sdpa.loc;
   qb.keyLen = sdpa.lk;
   qb.diagShift = sdpa.diagShift;
-  Value keyLengths = sdpa.op.getKeyLengths();
-  if (!keyLengths)
-    return;
-  qb.keyLen = buildKeyLength(b, sdpa.loc, keyLengths, qb.batch, sdpa.lk);
-  if (sdpa.band && sdpa.band->alignment == CausalKind::BottomRight)
-    qb.diagShift = arith::SubIOp::create(b, sdpa.loc, qb.keyLen, sdpa.lq);
+  if (Value keyLengths = sdpa.op.getKeyLengths()) {
+    qb.keyLen = buildKeyLength(b, loc, keyLengths, qb.batch, sdpa.lk);
+    if (sdpa.band && sdpa.band->alignment == CausalKind::BottomRight)
+      qb.diagShift = arith::SubIOp::create(b, loc, qb.keyLen, sdpa.lq);
+  }
+  // ALiBi, read once per block: its slope in log2 units and its offset.
+  if (Value slopes = sdpa.op.getAlibiSlopes()) {
+    Value slope = buildAlibiSlope(b, loc, slopes, qb.batch, qb.head);
+    qb.alibiSlope = arith::MulFOp::create(
+        b, loc, slope,
+        arith::ConstantOp::create(
+            b, loc, b.getF32FloatAttr(static_cast<float>(kLog2E))));
+    qb.alibiShift = arith::SubIOp::create(b, loc, qb.keyLen, sdpa.lq);
+  }
 }
 
 /// The key blocks (of bk keys) that a query block visits, as block indices:
@@ -396,8 +407,9 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   std::optional<int64_t> groupRows =
       qType.isDynamicDim(2) ? std::nullopt
                             : llvm::checkedMul(sdpa.group, qType.getDimSize(2));
+  // ALiBi's slope is per head: a grouped block would need one per row.
   if (sdpa.group > 1 && groupRows && qType.getDimSize(2) > 0 &&
-      *groupRows <= tiling.blockQ) {
+      !op.getAlibiSlopes() && *groupRows <= tiling.blockQ) {
     sdpa.groupedRows = true;
     sdpa.staticLq = qType.getDimSize(2);
   }

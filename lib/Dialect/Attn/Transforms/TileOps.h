@@ -57,6 +57,9 @@ struct QueryBlock {
   /// [0, Lk]) and the diagonal's shift for it (Lk - Lq with that Lk for
   /// bottom_right, else 0).
   Value keyLen, diagShift;
+  /// With ALiBi: the block's slope times log2(e) (f32; one head per block)
+  /// and keyLen - Lq, ALiBi's diagonal offset whatever the causal alignment.
+  Value alibiSlope, alibiShift;
 };
 
 /// The running state of the online softmax: row max m, row sum l (both
@@ -104,6 +107,11 @@ Value emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa, Value qTile,
 /// St = c * tanh(St / c), c = sdpa.softcap (log2 units): the softcap tile op
 /// (TileScoreModifiers.cpp).
 Value applySoftcap(OpBuilder &b, const TiledSdpa &sdpa, Value scores);
+
+/// St[j, i] -= slope * |qStart + i + shift - (kStart + j)|: the ALiBi tile op
+/// (TileScoreModifiers.cpp), slope and shift from `qb`.
+Value applyAlibi(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,
+                 Value kStart, Value scores);
 
 /// The user's mask applied to the score tile of keys from kStart.
 Value applyUserMask(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,

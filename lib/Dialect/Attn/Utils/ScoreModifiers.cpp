@@ -92,3 +92,22 @@ Value mlir::attn::buildKeyLength(OpBuilder &b, Location loc, Value keyLengths,
   return arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, index, zero), lk);
 }
+
+Value mlir::attn::buildAlibiSlope(OpBuilder &b, Location loc, Value slopes,
+                                  Value batch, Value head) {
+  if (cast<RankedTensorType>(slopes.getType()).getRank() == 1)
+    return tensor::ExtractOp::create(b, loc, slopes, head);
+  return tensor::ExtractOp::create(b, loc, slopes, ValueRange{batch, head});
+}
+
+Value mlir::attn::buildAlibi(OpBuilder &b, Location loc, Value s, Value slope,
+                             Value diag, Value key) {
+  // |diag - key| < 2^31 (a tensor has at most 2^40 elements, a sequence far
+  // fewer than 2^31): i32 and then f32, which holds it exactly to 2^24.
+  Value distance = arith::SubIOp::create(b, loc, diag, key);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI32Type(), distance);
+  Value asFloat = arith::SIToFPOp::create(b, loc, b.getF32Type(), asInt);
+  Value bias = arith::MulFOp::create(b, loc, slope,
+                                     math::AbsFOp::create(b, loc, asFloat));
+  return arith::SubFOp::create(b, loc, s, bias);
+}

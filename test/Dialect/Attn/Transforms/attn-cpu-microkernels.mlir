@@ -99,3 +99,19 @@ func.func @causal_mask(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> 
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
   return %o : tensor<1x1x64x16xf32>
 }
+
+// -----
+
+// ALiBi: index arithmetic and a slope read once per query block, vectorized
+// along the rows like the element mask.
+// CHECK-LABEL: func.func @alibi
+// CHECK: memref.load %{{.*}} : memref<2xf32>
+// CHECK-NOT: #attn.tile<alibi>
+// CHECK: scf.for
+// CHECK: arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: math.absf %{{.*}} : vector<16xf32>
+// CHECK-NOT: #attn.tile<alibi>
+func.func @alibi(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x100x16xf32>, %s: tensor<2xf32>) -> tensor<1x2x64x16xf32> {
+  %o = attn.sdpa %q, %k, %k alibi_slopes(%s : tensor<2xf32>) : tensor<1x2x64x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32> -> tensor<1x2x64x16xf32>
+  return %o : tensor<1x2x64x16xf32>
+}

@@ -50,7 +50,8 @@ def Attn_TileRole : I32EnumAttr<"TileRole",
       I32EnumAttrCase<"RowSum", 12, "row_sum">,           // l += sum_j Pt
       I32EnumAttrCase<"PV", 13, "pv">,                    // acct += V^T . Pt
       // Score modifiers (attention variants), right after the scores.
-      I32EnumAttrCase<"Softcap", 14, "softcap">           // St = c tanh(St / c)
+      I32EnumAttrCase<"Softcap", 14, "softcap">,          // St = c tanh(St / c)
+      I32EnumAttrCase<"Alibi", 15, "alibi">               // St -= slope |i - j|
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;

@@ -49,6 +49,10 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     - `key_lengths` (optional operand, i32 `[B]`): keys `j >= key_lengths[b]`
       (clamped to `[0, Lk]`) are invisible to batch `b`, and bottom_right
       alignment (causal or window) uses that length for `Lk`.
+    - `alibi_slopes` (optional operand, f32 `[Hq]` or `[B, Hq]`): ALiBi,
+      `s <- s - slope[b, h] * |i + Lk - Lq - j|` (FlashAttention's
+      convention; `Lk` is the batch's key length with `key_lengths`), after
+      the softcap, before the mask.
     - `softcap` (optional, f32 > 0): `s <- softcap * tanh(s / softcap)` on
       the scaled score, before the mask (Gemma 2, Grok).
     - Results: `out` `[B, Hq, Lq, Dv]` of the query's element type and, if
@@ -76,6 +80,7 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
     AnyRankedTensor:$value,
     Optional<AnyRankedTensor>:$mask,
     Optional<AnyRankedTensor>:$key_lengths,
+    Optional<AnyRankedTensor>:$alibi_slopes,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -88,7 +93,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
 
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `)`)?
-    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)? attr-dict `:`
+    (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
+    (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
+    attr-dict `:`
     type($query) `,` type($key) `,` type($value) (`,` type($mask)^)?
     `->` type($out) (`,` type($lse)^)?
   }];

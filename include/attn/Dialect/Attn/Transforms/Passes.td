@@ -29,7 +29,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
       block must ignore are never visited (blocks on an edge of the window
       band get the element mask too);
     - a `softcap` is a tile op of its own (`softcap`) right after the
-      scores;
+      scores, ALiBi (`alibi`) one right after that;
     - the visited blocks come in three loops: blocks fully visible (no
       element mask), blocks on the causal diagonal (element mask from the
       indices), and one tail block shorter than `block-kv` (zero-padded,
@@ -47,7 +47,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     that starts one of its buffers, carries its role as the discardable
     attribute `attn.tile = #attn.tile<role>` (`scores`, `element_mask`,
     `row_max`, `max_update`, `rescale`, `probs`, `row_sum`, `pv`,
-    `softcap`; fills
+    `softcap`, `alibi`; fills
     `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
     `init_acc`), so that a target pass can swap in its own kernel for it.
 
@@ -126,6 +126,7 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       vectorized op by op along the rows.
     - `softcap`: vectorized op by op, with `math.tanh` built from arithmetic
       and the polynomial `exp2` (no libm call; max relative error 1.6e-7).
+    - `alibi`: vectorized op by op along the rows.
 
     Tile ops it cannot handle (a user mask, a row dim that is not a multiple
     of the width) are left alone and lower as loops.

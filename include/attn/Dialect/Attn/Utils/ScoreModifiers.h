@@ -57,6 +57,16 @@ Value buildBandPredicate(OpBuilder &b, Location loc, const VisibleBand &band,
 Value buildKeyLength(OpBuilder &b, Location loc, Value keyLengths, Value batch,
                      Value lk);
 
+/// The ALiBi slope (f32) of (batch, head): slopes[head] or
+/// slopes[batch, head].
+Value buildAlibiSlope(OpBuilder &b, Location loc, Value slopes, Value batch,
+                      Value head);
+
+/// s - slope * |diag - key| for the f32 score `s`, with `diag` = i + Lk - Lq
+/// (index values, scalars; FlashAttention's ALiBi).
+Value buildAlibi(OpBuilder &b, Location loc, Value s, Value slope, Value diag,
+                 Value key);
+
 /// cap * tanh(s / cap) for the f32 score `s` (math.tanh: a target expands
 /// it as it sees fit).
 Value buildSoftcap(OpBuilder &b, Location loc, Value s, float cap);
