@@ -211,9 +211,10 @@ static llvm::Expected<DType> descrToDType(const std::string &descr) {
   if (!descr.empty() && descr[0] == '>')
     return makeError("big-endian dtype '" + descr +
                      "' is not supported (only little-endian '<f4', '<f2', "
-                     "'<u2', '|b1', '<f8')");
-  return makeError("unsupported dtype '" + descr +
-                   "' (expected '<f4', '<f2', '<u2' for bf16, '|b1' or '<f8')");
+                     "'<u2', '|b1', '<f8', '<i4')");
+  return makeError(
+      "unsupported dtype '" + descr +
+      "' (expected '<f4', '<f2', '<u2' for bf16, '|b1', '<f8' or '<i4')");
 }
 
 static const char *dtypeToDescr(DType dtype) {

@@ -68,8 +68,8 @@ void expectRejected(const std::vector<uint8_t> &bytes,
 
 const std::vector<std::vector<int64_t>> kShapes = {
     {}, {5}, {1}, {2, 3}, {2, 3, 4, 5}, {3, 0}};
-const DType kDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Bool,
-                         DType::F64};
+const DType kDTypes[] = {DType::F32,  DType::F16, DType::BF16,
+                         DType::Bool, DType::F64, DType::I32};
 
 TEST(NpyTest, RoundTripInMemory) {
   uint64_t seed = 1;
@@ -269,7 +269,7 @@ TEST(NpyTest, RejectsBigEndianAndUnknownDTypes) {
                          "'shape': (2,), }",
                          std::vector<uint8_t>(8, 0)),
                  "big-endian");
-  for (const char *descr : {"<i4", "<c8", "|u1", "<U3", "|O"}) {
+  for (const char *descr : {"<i8", "<c8", "|u1", "<U3", "|O"}) {
     expectRejected(makeNpy(std::string("{'descr': '") + descr +
                                "', 'fortran_order': False, 'shape': (2,), }",
                            std::vector<uint8_t>(8, 0)),
