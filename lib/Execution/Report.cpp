@@ -54,7 +54,7 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
   }
   if (report.target == "cuda")
     os << "  (median of " << fused.runs << ", " << report.chip
-       << ", host time around the call and a synchronization)\n";
+       << ", CUDA events around each run)\n";
   else
     os << "  (median of " << fused.runs << ", threads "
        << threadsText(report.threads) << ")\n";
