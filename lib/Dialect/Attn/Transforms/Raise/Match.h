@@ -1,0 +1,67 @@
+//===- Match.h - the attention forms attn-raise-sdpa recognizes -----------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_RAISE_MATCH_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_RAISE_MATCH_H
+
+#include "Trace.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+namespace mlir::attn::raise {
+
+/// What one recognized attention becomes: the operands and attributes of an
+/// attn.sdpa, the value it replaces and the ops that computed that value.
+struct SdpaMatch {
+  Value query, key, value; // [B, Hq, Lq, D], [B, Hkv, Lk, D], [B, Hkv, Lk, Dv]
+  Value mask;              // a leaf tensor, see maskIdx
+  SmallVector<Idx> maskIdx;
+  std::optional<double> scale; // none: the op's default 1/sqrt(D)
+  std::optional<CausalKind> causal;
+  bool guarded = false; // the softmax had the empty-row guard
+  Value root;           // the [B, Hq, Lq, Dv] result the attn.sdpa replaces
+  Tracer tracer;
+};
+
+/// The matcher's parts that the pass and the tm_tensor form share.
+class Matcher {
+public:
+  explicit Matcher(SdpaMatch &m) : m(m), tr(m.tracer) {}
+
+  /// torch-mlir's decomposition: P.V as a linalg.batch_matmul over [B*H]
+  /// (collapse_shape/expand_shape around it), softmax written out in
+  /// generics, Q.K^T as another batch_matmul.
+  LogicalResult matchDecomposed(linalg::BatchMatmulOp pv);
+  /// The generic form of torch-mlir's `tm_tensor.attention` on [B*H, L, D].
+  LogicalResult matchTmTensorAttention(Operation *op);
+
+private:
+  LogicalResult matchSoftmax(Term p, Term &scores);
+  std::optional<Term> rowReduction(const Term &reduced, StringRef combiner,
+                                   double init);
+  LogicalResult matchScores(Term x);
+  LogicalResult matchAdditiveMask(Term mask);
+  LogicalResult matchCondition(Term cond);
+  LogicalResult matchCausal(arith::CmpIOp cmp, const Term &t);
+  LogicalResult matchQK(Term s);
+  LogicalResult setMask(const Term &leaf);
+  Term stripScale(Term t, double &scale);
+  Term stripExt(Term t);
+  bool reachesScoresMatmul(Term t);
+  LogicalResult fail(const Twine &why);
+
+  SdpaMatch &m;
+  Tracer &tr;
+  Value scores4;     // [B, H, Lq, Lk] scores (expanded Q.K^T)
+  int64_t group = 1; // Hq / Hkv
+  bool haveCondition = false;
+};
+
+/// Whether `tensor` is linalg.fill of 0 or a splat zero constant.
+bool isZeroInit(Value tensor);
+
+} // namespace mlir::attn::raise
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_RAISE_MATCH_H
