@@ -121,6 +121,27 @@ Term Matcher::stripExt(Term t) {
   return t;
 }
 
+/// A leaf whose dims are `roots` in another order (Q, K or V read through a
+/// transpose that the producer fused into the multiply): `perm` is the
+/// linalg.transpose permutation that puts them in order.
+bool Matcher::permutedRead(Term &t, ArrayRef<int> roots,
+                           SmallVector<int64_t> &perm) {
+  if (!t.isLeaf() || t.leafIdx.size() != roots.size())
+    return false;
+  perm.clear();
+  for (int root : roots) {
+    auto it = llvm::find_if(t.leafIdx,
+                            [&](const Idx &i) { return i.isPlain(root); });
+    if (it == t.leafIdx.end())
+      return false;
+    perm.push_back(it - t.leafIdx.begin());
+  }
+  t.leafIdx.clear();
+  for (int root : roots)
+    t.leafIdx.push_back(Idx::of(root));
+  return true;
+}
+
 std::optional<Term> Matcher::rowReduction(const Term &reduced,
                                           StringRef combiner, double init) {
   if (!reduced.isLeaf())
@@ -419,6 +440,8 @@ LogicalResult Matcher::matchQK(Term s) {
                           scale));
   if (q.isLeaf() && !isPlain(q.leafIdx, {kB, kH, kI, kD}))
     q = Tracer::viaPlain(q);
+  if (q.isLeaf() && !isPlain(q.leafIdx, {kB, kH, kI, kD}))
+    permutedRead(q, {kB, kH, kI, kD}, m.queryPerm);
   if (!q.isLeaf() || !isPlain(q.leafIdx, {kB, kH, kI, kD}))
     return fail("Q is not a (scaled) read of a [B, H, L, D] tensor");
   // The collapsed K operand is [B, H, D, Lk] (K transposed).
@@ -432,6 +455,8 @@ LogicalResult Matcher::matchQK(Term s) {
   };
   if (!isK(k))
     k = Tracer::viaPlain(k);
+  if (!isK(k))
+    permutedRead(k, {kB, kH, kJ, kD}, m.keyPerm);
   if (!isK(k))
     return fail("K is not a (scaled) read of a [B, Hkv, Lk, D] tensor");
   const Idx &head = k.leafIdx[1];
@@ -502,6 +527,8 @@ LogicalResult Matcher::matchDecomposed(linalg::BatchMatmulOp pv) {
   };
   if (!isV(v))
     v = Tracer::viaPlain(v);
+  if (!isV(v))
+    permutedRead(v, {kB, kH, kJ, kE}, m.valuePerm);
   if (!isV(v))
     return fail("V is not a read of a [B, Hkv, Lk, Dv] tensor");
   const Idx &head = v.leafIdx[1];

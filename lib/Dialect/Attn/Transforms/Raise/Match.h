@@ -16,6 +16,9 @@ namespace mlir::attn::raise {
 /// attn.sdpa, the value it replaces and the ops that computed that value.
 struct SdpaMatch {
   Value query, key, value; // [B, Hq, Lq, D], [B, Hkv, Lk, D], [B, Hkv, Lk, Dv]
+  /// Non-empty: the operand is read transposed, as linalg.transpose of the
+  /// leaf with this permutation gives it.
+  SmallVector<int64_t> queryPerm, keyPerm, valuePerm;
   Value mask;              // a leaf tensor, see maskIdx
   SmallVector<Idx> maskIdx;
   std::optional<double> scale; // none: the op's default 1/sqrt(D)
@@ -49,6 +52,7 @@ private:
   LogicalResult setMask(const Term &leaf);
   Term stripScale(Term t, double &scale);
   Term stripExt(Term t);
+  bool permutedRead(Term &t, ArrayRef<int> roots, SmallVector<int64_t> &perm);
   bool reachesScoresMatmul(Term t);
   LogicalResult fail(const Twine &why);
 

@@ -58,10 +58,32 @@ LogicalResult checkUses(const SdpaMatch &m) {
 }
 
 /// The types attn.sdpa requires of what was matched.
+RankedTensorType permutedType(Value v, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (perm.empty())
+    return type;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// `v` transposed by `perm` (a linalg.transpose), or `v` itself.
+Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  if (perm.empty())
+    return v;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t p : perm)
+    sizes.push_back(tensor::getMixedSize(b, loc, v, p));
+  Value init = tensor::EmptyOp::create(b, loc, sizes,
+                                       getElementTypeOrSelf(v.getType()));
+  return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
+}
+
 LogicalResult checkTypes(const SdpaMatch &m, bool boolMask) {
-  auto q = cast<RankedTensorType>(m.query.getType());
-  auto k = cast<RankedTensorType>(m.key.getType());
-  auto v = cast<RankedTensorType>(m.value.getType());
+  RankedTensorType q = permutedType(m.query, m.queryPerm);
+  RankedTensorType k = permutedType(m.key, m.keyPerm);
+  RankedTensorType v = permutedType(m.value, m.valuePerm);
   auto out = dyn_cast<RankedTensorType>(m.root.getType());
   Type elem = q.getElementType();
   if (!elem.isF32() && !elem.isF16() && !elem.isBF16())
@@ -205,8 +227,11 @@ struct AttnRaiseSdpaPass
       CausalKindAttr causal;
       if (m.causal)
         causal = CausalKindAttr::get(&getContext(), *m.causal);
-      auto sdpa = SdpaOp::create(b, loc, TypeRange{m.root.getType()}, m.query,
-                                 m.key, m.value, mask, scale, causal);
+      Value query = transposed(b, loc, m.query, m.queryPerm);
+      Value key = transposed(b, loc, m.key, m.keyPerm);
+      Value value = transposed(b, loc, m.value, m.valuePerm);
+      auto sdpa = SdpaOp::create(b, loc, TypeRange{m.root.getType()}, query,
+                                 key, value, mask, scale, causal);
       LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] raised: " << sdpa << "\n");
       m.root.replaceAllUsesWith(sdpa.getOut());
       eraseMatched(m, erased);
