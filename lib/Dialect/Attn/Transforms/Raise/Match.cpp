@@ -44,9 +44,8 @@ bool mlir::attn::raise::isZeroInit(Value tensor) {
   std::optional<double> v = scratch.constantValue(t);
   return v && *v == 0.0;
 }
-
 /// A collapse_shape [[0, 1], [2], [3]] of a 4-D tensor with static dims 0, 1.
-static tensor::CollapseShapeOp batchCollapse(Value v) {
+tensor::CollapseShapeOp mlir::attn::raise::batchCollapse(Value v) {
   auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
   if (!collapse || collapse.getSrcType().getRank() != 4)
     return {};
@@ -60,7 +59,7 @@ static tensor::CollapseShapeOp batchCollapse(Value v) {
 }
 
 /// The only user of `v` if it is an expand_shape [[0, 1], [2], [3]] to 4-D.
-static tensor::ExpandShapeOp batchExpand(Value v) {
+tensor::ExpandShapeOp mlir::attn::raise::batchExpand(Value v) {
   if (!v.hasOneUse())
     return {};
   auto expand = dyn_cast<tensor::ExpandShapeOp>(*v.getUsers().begin());
@@ -72,12 +71,12 @@ static tensor::ExpandShapeOp batchExpand(Value v) {
   return expand;
 }
 
-static bool sameBatchHeads(ShapedType a, ShapedType b) {
+bool mlir::attn::raise::sameBatchHeads(ShapedType a, ShapedType b) {
   return a.getDimSize(0) == b.getDimSize(0) &&
          a.getDimSize(1) == b.getDimSize(1);
 }
 
-static bool isPlain(ArrayRef<Idx> idx, ArrayRef<int> roots) {
+bool mlir::attn::raise::isPlain(ArrayRef<Idx> idx, ArrayRef<int> roots) {
   if (idx.size() != roots.size())
     return false;
   for (auto [i, r] : llvm::zip(idx, roots))
@@ -86,7 +85,9 @@ static bool isPlain(ArrayRef<Idx> idx, ArrayRef<int> roots) {
   return true;
 }
 
-static bool isNegInf(std::optional<double> v) { return v && *v == kNegInf; }
+bool mlir::attn::raise::isNegInf(std::optional<double> v) {
+  return v && *v == -std::numeric_limits<double>::infinity();
+}
 
 Term Matcher::stripScale(Term t, double &scale) {
   while (true) {
@@ -130,8 +131,8 @@ bool Matcher::permutedRead(Term &t, ArrayRef<int> roots,
     return false;
   perm.clear();
   for (int root : roots) {
-    auto it = llvm::find_if(t.leafIdx,
-                            [&](const Idx &i) { return i.isPlain(root); });
+    auto it =
+        llvm::find_if(t.leafIdx, [&](const Idx &i) { return i.isPlain(root); });
     if (it == t.leafIdx.end())
       return false;
     perm.push_back(it - t.leafIdx.begin());
@@ -162,7 +163,8 @@ std::optional<Term> Matcher::rowReduction(const Term &reduced,
     idx = src;
   }
   auto generic = t.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumLoops() != 4)
+  if (!generic || generic.getNumLoops() != 4 ||
+      !generic.hasPureTensorSemantics())
     return std::nullopt;
   SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
   if (iters[3] != utils::IteratorType::reduction ||
@@ -170,9 +172,6 @@ std::optional<Term> Matcher::rowReduction(const Term &reduced,
     return std::nullopt;
   unsigned r = cast<OpResult>(t).getResultNumber();
   AffineMap out = generic.getIndexingMapsArray()[1 + r];
-  AffineMap in = generic.getIndexingMapsArray()[0];
-  if (!in.isIdentity())
-    return std::nullopt;
   // The result is indexed by (d0, d1, d2) or (d0, d1, d2, 0), read at
   // (b, h, i): the reduced dim is the key axis j.
   if (out.getNumResults() != idx.size() || idx.size() < 3)
@@ -189,15 +188,21 @@ std::optional<Term> Matcher::rowReduction(const Term &reduced,
         return std::nullopt;
     }
   }
-  // yield[r] = combiner(in, out_r), in either order.
+  // yield[r] = combiner(x, out_r), in either order; x is what is reduced (an
+  // input, or computed from the inputs in the body; a term that reads an
+  // output argument matches nothing later).
   Block *body = generic.getBody();
   Operation *comb = body->getTerminator()->getOperand(r).getDefiningOp();
   if (!comb || comb->getName().getStringRef() != combiner ||
       comb->getNumOperands() != 2)
     return std::nullopt;
-  Value inArg = body->getArgument(0), outArg = body->getArgument(1 + r);
-  if (!((comb->getOperand(0) == inArg && comb->getOperand(1) == outArg) ||
-        (comb->getOperand(1) == inArg && comb->getOperand(0) == outArg)))
+  Value outArg = body->getArgument(generic.getNumDpsInputs() + r);
+  Value reducedValue;
+  if (comb->getOperand(1) == outArg)
+    reducedValue = comb->getOperand(0);
+  else if (comb->getOperand(0) == outArg)
+    reducedValue = comb->getOperand(1);
+  else
     return std::nullopt;
   Tracer scratch;
   Value initTensor = generic.getDpsInits()[r];
@@ -210,7 +215,7 @@ std::optional<Term> Matcher::rowReduction(const Term &reduced,
   Term input;
   input.generic = generic;
   input.iter = {Idx::of(kB), Idx::of(kH), Idx::of(kI), Idx::of(kJ)};
-  input.value = inArg;
+  input.value = reducedValue;
   return tr.resolve(input);
 }
 
@@ -311,106 +316,6 @@ LogicalResult Matcher::matchScores(Term x) {
   if (scale != 1.0)
     m.scale = m.scale.value_or(1.0) * scale;
   return matchQK(x);
-}
-
-LogicalResult Matcher::matchAdditiveMask(Term mask) {
-  if (std::optional<double> c = tr.constantValue(mask)) {
-    if (*c == 0.0)
-      return success();
-    return fail("a constant added to the scores");
-  }
-  if (tr.opOf<arith::SelectOp>(mask)) {
-    SmallVector<Term> in = tr.operands(mask);
-    std::optional<double> a = tr.constantValue(in[1]),
-                          b = tr.constantValue(in[2]);
-    if (a && *a == 0.0 && isNegInf(b))
-      return matchCondition(in[0]);
-    return fail("an additive mask select(c, a, b) that is not (c, 0, -inf)");
-  }
-  Term leaf = stripExt(mask);
-  if (!leaf.isLeaf() || !isa<FloatType>(leaf.getType()))
-    return fail("the additive mask is not a float tensor read");
-  return setMask(leaf);
-}
-
-LogicalResult Matcher::setMask(const Term &leaf) {
-  if (m.mask)
-    return fail("more than one mask tensor (attn.sdpa takes one)");
-  auto type = cast<ShapedType>(leaf.leaf.getType());
-  // Broadcast dims read index 0 of a size-1 dim; other dims are b, h, i, j
-  // in order.
-  int last = -1;
-  for (auto [k, i] : llvm::enumerate(leaf.leafIdx)) {
-    if (i.isZero()) {
-      if (type.getDimSize(k) != 1)
-        return fail("the mask reads index 0 of a dim that is not 1");
-      continue;
-    }
-    if (i.div != 1 || i.mod != 0 || i.root > kJ || i.root <= last)
-      return fail("the mask is not indexed by (b, h, i, j) in order");
-    last = i.root;
-  }
-  m.mask = leaf.leaf;
-  m.maskIdx = leaf.leafIdx;
-  return success();
-}
-
-LogicalResult Matcher::matchCondition(Term cond) {
-  if (std::optional<double> c = tr.constantValue(cond)) {
-    if (*c == 1.0)
-      return success();
-    return fail("a constant false condition");
-  }
-  if (tr.opOf<arith::AndIOp>(cond)) {
-    SmallVector<Term> in = tr.operands(cond);
-    if (failed(matchCondition(in[0])))
-      return failure();
-    return matchCondition(in[1]);
-  }
-  if (auto cmp = tr.opOf<arith::CmpIOp>(cond))
-    return matchCausal(cmp, cond);
-  if (cond.isLeaf() && cond.getType().isInteger(1))
-    return setMask(cond);
-  return fail("a mask condition that is neither an i1 tensor nor a causal "
-              "index comparison");
-}
-
-/// cmpi(pred, lhs, rhs) on index expressions of i and j: visible iff
-/// j - i <= offset; offset 0 is top-left, Lk - Lq bottom-right.
-LogicalResult Matcher::matchCausal(arith::CmpIOp cmp, const Term &t) {
-  SmallVector<Term> in = tr.operands(t);
-  std::optional<Tracer::Linear> l = tr.linear(in[0]), r = tr.linear(in[1]);
-  if (!l || !r)
-    return fail("a comparison of something else than i and j");
-  int64_t ci = l->ci - r->ci, cj = l->cj - r->cj, c0 = l->c0 - r->c0;
-  // D = ci*i + cj*j + c0; visible iff pred(D, 0).
-  std::optional<int64_t> offset;
-  using P = arith::CmpIPredicate;
-  P pred = cmp.getPredicate();
-  if (ci == -1 && cj == 1 && (pred == P::sle || pred == P::slt))
-    offset = pred == P::sle ? -c0 : -c0 - 1; // j - i + c0 <= 0
-  else if (ci == 1 && cj == -1 && (pred == P::sge || pred == P::sgt))
-    offset = pred == P::sge ? c0 : c0 - 1; // i - j + c0 >= 0
-  if (!offset)
-    return fail("an index comparison that is not a causal rule j - i <= c");
-  if (!scores4)
-    return fail("causal rule before the scores are known");
-  auto type = cast<ShapedType>(scores4.getType());
-  if (*offset == 0) {
-    if (m.causal && *m.causal != CausalKind::TopLeft)
-      return fail("two causal rules");
-    m.causal = CausalKind::TopLeft;
-    return success();
-  }
-  if (!type.isDynamicDim(2) && !type.isDynamicDim(3) &&
-      *offset == type.getDimSize(3) - type.getDimSize(2)) {
-    if (m.causal && *m.causal != CausalKind::BottomRight)
-      return fail("two causal rules");
-    m.causal = CausalKind::BottomRight;
-    return success();
-  }
-  return fail("a causal rule j - i <= " + Twine(*offset) +
-              " that is neither top-left (0) nor bottom-right (Lk - Lq)");
 }
 
 LogicalResult Matcher::matchQK(Term s) {
@@ -552,69 +457,5 @@ LogicalResult Matcher::matchDecomposed(linalg::BatchMatmulOp pv) {
   // The decomposition's scale is what it multiplies by: none means 1.
   if (!m.scale)
     m.scale = 1.0;
-  return success();
-}
-
-LogicalResult Matcher::matchTmTensorAttention(Operation *op) {
-  LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] trying " << *op << "\n");
-  // Operands: query, key, value, [mask], output (operandSegmentSizes).
-  auto segments = op->getAttrOfType<DenseI32ArrayAttr>("operandSegmentSizes");
-  if (!segments || segments.size() != 2 || segments[1] != 1 ||
-      (segments[0] != 3 && segments[0] != 4) || op->getNumResults() != 1)
-    return fail("tm_tensor.attention with unexpected operands");
-  for (NamedAttribute attr : op->getAttrs())
-    if (attr.getName() != "operandSegmentSizes" && attr.getName() != "scale")
-      return fail("tm_tensor.attention with attribute " +
-                  attr.getName().getValue());
-  tensor::CollapseShapeOp cq = batchCollapse(op->getOperand(0));
-  tensor::CollapseShapeOp ck = batchCollapse(op->getOperand(1));
-  tensor::CollapseShapeOp cv = batchCollapse(op->getOperand(2));
-  tensor::ExpandShapeOp out = batchExpand(op->getResult(0));
-  if (!cq || !ck || !cv || !out ||
-      !sameBatchHeads(cq.getSrcType(), out.getResultType()) ||
-      !sameBatchHeads(ck.getSrcType(), out.getResultType()) ||
-      !sameBatchHeads(cv.getSrcType(), out.getResultType()))
-    return fail("tm_tensor.attention operands are not [B, H] collapses");
-  for (Operation *o : {op, cq.getOperation(), ck.getOperation(),
-                       cv.getOperation(), out.getOperation()})
-    tr.consume(o);
-  m.root = out.getResult();
-  Term q = tr.element(cq.getSrc(),
-                      {Idx::of(kB), Idx::of(kH), Idx::of(kI), Idx::of(kD)});
-  Term k = tr.element(ck.getSrc(),
-                      {Idx::of(kB), Idx::of(kH), Idx::of(kJ), Idx::of(kD)});
-  Term v = tr.element(cv.getSrc(),
-                      {Idx::of(kB), Idx::of(kH), Idx::of(kJ), Idx::of(kE)});
-  if (!q.isLeaf() || !isPlain(q.leafIdx, {kB, kH, kI, kD}))
-    return fail("tm_tensor.attention query is not a [B, H, L, D] tensor");
-  auto kvGroup = [](const Term &t, int last) -> int64_t {
-    if (!t.isLeaf() || t.leafIdx.size() != 4 || !t.leafIdx[0].isPlain(kB) ||
-        !t.leafIdx[2].isPlain(kJ) || !t.leafIdx[3].isPlain(last))
-      return 0;
-    const Idx &h = t.leafIdx[1];
-    return h.isPlain(kH) ? 1 : (h.root == kH && h.mod == 0) ? h.div : 0;
-  };
-  int64_t gk = kvGroup(k, kD), gv = kvGroup(v, kE);
-  if (gk == 0 || gk != gv)
-    return fail("tm_tensor.attention key/value are not (grouped) reads");
-  m.query = q.leaf;
-  m.key = k.leaf;
-  m.value = v.leaf;
-  if (auto scale = op->getAttrOfType<FloatAttr>("scale"))
-    m.scale = scale.getValueAsDouble();
-  else if (op->hasAttr("scale"))
-    return fail("tm_tensor.attention scale is not a float");
-  if (segments[0] == 4) {
-    tensor::CollapseShapeOp cm = batchCollapse(op->getOperand(3));
-    if (!cm || !sameBatchHeads(cm.getSrcType(), out.getResultType()))
-      return fail("tm_tensor.attention mask is not a [B, H] collapse");
-    tr.consume(cm);
-    scores4 = cm.getSrc();
-    Term mask = tr.element(
-        cm.getSrc(), {Idx::of(kB), Idx::of(kH), Idx::of(kI), Idx::of(kJ)});
-    if (!isa<FloatType>(mask.getType()))
-      return fail("tm_tensor.attention with a mask that is not float");
-    return matchAdditiveMask(mask);
-  }
   return success();
 }

@@ -10,6 +10,8 @@
 #include "Trace.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 namespace mlir::attn::raise {
 
 /// What one recognized attention becomes: the operands and attributes of an
@@ -19,7 +21,7 @@ struct SdpaMatch {
   /// Non-empty: the operand is read transposed, as linalg.transpose of the
   /// leaf with this permutation gives it.
   SmallVector<int64_t> queryPerm, keyPerm, valuePerm;
-  Value mask;              // a leaf tensor, see maskIdx
+  Value mask; // a leaf tensor, see maskIdx
   SmallVector<Idx> maskIdx;
   std::optional<double> scale; // none: the op's default 1/sqrt(D)
   std::optional<CausalKind> causal;
@@ -65,6 +67,16 @@ private:
 
 /// Whether `tensor` is linalg.fill of 0 or a splat zero constant.
 bool isZeroInit(Value tensor);
+/// A collapse_shape [[0, 1], [2], [3]] of a 4-D tensor with static B, H.
+tensor::CollapseShapeOp batchCollapse(Value v);
+/// The only user of `v` if it is an expand_shape [[0, 1], [2], [3]] to 4-D.
+tensor::ExpandShapeOp batchExpand(Value v);
+/// Whether dims 0 and 1 (B and H) of two types are equal.
+bool sameBatchHeads(ShapedType a, ShapedType b);
+/// Whether `idx` is exactly the root dims `roots`.
+bool isPlain(ArrayRef<Idx> idx, ArrayRef<int> roots);
+/// Whether a constant is -inf.
+bool isNegInf(std::optional<double> v);
 
 } // namespace mlir::attn::raise
 

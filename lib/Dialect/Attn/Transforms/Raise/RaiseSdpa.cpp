@@ -75,8 +75,8 @@ Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   SmallVector<OpFoldResult> sizes;
   for (int64_t p : perm)
     sizes.push_back(tensor::getMixedSize(b, loc, v, p));
-  Value init = tensor::EmptyOp::create(b, loc, sizes,
-                                       getElementTypeOrSelf(v.getType()));
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizes, getElementTypeOrSelf(v.getType()));
   return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
 }
 
