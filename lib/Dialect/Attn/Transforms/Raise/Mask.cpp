@@ -34,6 +34,10 @@ LogicalResult Matcher::matchAdditiveMask(Term mask) {
                           b = tr.constantValue(in[2]);
     if (a && *a == 0.0 && isNegInf(b))
       return matchCondition(in[0]);
+    if (a && *a == 0.0 && b && *b <= -1e30) {
+      finiteHidden = true;
+      return matchCondition(in[0]);
+    }
     return fail("an additive mask select(c, a, b) that is not (c, 0, -inf)");
   }
   Term leaf = stripExt(mask);
@@ -102,17 +106,14 @@ LogicalResult Matcher::matchCausal(arith::CmpIOp cmp, const Term &t) {
     offset = pred == P::sge ? c0 : c0 - 1; // i - j + c0 >= 0
   if (!offset)
     return fail("an index comparison that is not a causal rule j - i <= c");
-  if (!scores4)
-    return fail("causal rule before the scores are known");
-  auto type = cast<ShapedType>(scores4.getType());
   if (*offset == 0) {
     if (m.causal && *m.causal != CausalKind::TopLeft)
       return fail("two causal rules");
     m.causal = CausalKind::TopLeft;
     return success();
   }
-  if (!type.isDynamicDim(2) && !type.isDynamicDim(3) &&
-      *offset == type.getDimSize(3) - type.getDimSize(2)) {
+  if (!ShapedType::isDynamic(lq) && !ShapedType::isDynamic(lk) &&
+      *offset == lk - lq) {
     if (m.causal && *m.causal != CausalKind::BottomRight)
       return fail("two causal rules");
     m.causal = CausalKind::BottomRight;
@@ -120,4 +121,20 @@ LogicalResult Matcher::matchCausal(arith::CmpIOp cmp, const Term &t) {
   }
   return fail("a causal rule j - i <= " + Twine(*offset) +
               " that is neither top-left (0) nor bottom-right (Lk - Lq)");
+}
+
+/// A finite "-inf" (JAX masks with -2.38e38) gives the same result as -inf
+/// as long as every row keeps a visible key: a causal rule alone, top-left or
+/// bottom-right with Lk >= Lq, and no mask tensor.
+LogicalResult Matcher::checkFiniteHidden() {
+  if (!finiteHidden)
+    return success();
+  bool rowsKeepAKey =
+      m.causal && !m.mask &&
+      (*m.causal == CausalKind::TopLeft ||
+       (!ShapedType::isDynamic(lq) && !ShapedType::isDynamic(lk) && lk >= lq));
+  if (!rowsKeepAKey)
+    return fail("hidden scores are a finite value and a row may hide every "
+                "key (attn.sdpa gives 0 there, the program an average)");
+  return success();
 }

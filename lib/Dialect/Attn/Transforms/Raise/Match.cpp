@@ -163,30 +163,38 @@ std::optional<Term> Matcher::rowReduction(const Term &reduced,
     idx = src;
   }
   auto generic = t.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumLoops() != 4 ||
-      !generic.hasPureTensorSemantics())
+  if (!generic || !generic.hasPureTensorSemantics() ||
+      generic.getNumReductionLoops() != 1)
     return std::nullopt;
   SmallVector<utils::IteratorType> iters = generic.getIteratorTypesArray();
-  if (iters[3] != utils::IteratorType::reduction ||
-      llvm::count(iters, utils::IteratorType::reduction) != 1)
-    return std::nullopt;
+  int64_t reducedLoop =
+      llvm::find(iters, utils::IteratorType::reduction) - iters.begin();
   unsigned r = cast<OpResult>(t).getResultNumber();
-  AffineMap out = generic.getIndexingMapsArray()[1 + r];
-  // The result is indexed by (d0, d1, d2) or (d0, d1, d2, 0), read at
-  // (b, h, i): the reduced dim is the key axis j.
-  if (out.getNumResults() != idx.size() || idx.size() < 3)
+  AffineMap out = generic.getIndexingMapsArray()[generic.getNumDpsInputs() + r];
+  // The result is read at `idx`; its map gives the parallel loops' points,
+  // the reduced loop runs over the key axis j (and nothing else may).
+  if (out.getNumResults() != idx.size())
     return std::nullopt;
+  SmallVector<std::optional<Idx>> loops(generic.getNumLoops());
   for (auto [k, e] : llvm::enumerate(out.getResults())) {
-    if (k < 3) {
-      auto dim = dyn_cast<AffineDimExpr>(e);
-      if (!dim || dim.getPosition() != k ||
-          !idx[k].isPlain(static_cast<int>(k)))
+    if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+      unsigned d = dim.getPosition();
+      if (d == reducedLoop || (loops[d] && !(*loops[d] == idx[k])) ||
+          idx[k].root == kJ)
         return std::nullopt;
-    } else {
-      auto cst = dyn_cast<AffineConstantExpr>(e);
-      if (!cst || cst.getValue() != 0)
-        return std::nullopt;
+      loops[d] = idx[k];
+      continue;
     }
+    auto cst = dyn_cast<AffineConstantExpr>(e);
+    if (!cst || cst.getValue() != 0 || idx[k].root == kJ)
+      return std::nullopt;
+  }
+  loops[reducedLoop] = Idx::of(kJ);
+  SmallVector<Idx> iter;
+  for (const std::optional<Idx> &loop : loops) {
+    if (!loop)
+      return std::nullopt;
+    iter.push_back(*loop);
   }
   // yield[r] = combiner(x, out_r), in either order; x is what is reduced (an
   // input, or computed from the inputs in the body; a term that reads an
@@ -214,7 +222,7 @@ std::optional<Term> Matcher::rowReduction(const Term &reduced,
   tr.consume(generic);
   Term input;
   input.generic = generic;
-  input.iter = {Idx::of(kB), Idx::of(kH), Idx::of(kI), Idx::of(kJ)};
+  input.iter = iter;
   input.value = reducedValue;
   return tr.resolve(input);
 }
@@ -275,7 +283,11 @@ LogicalResult Matcher::matchSoftmax(Term p, Term &scores) {
 bool Matcher::reachesScoresMatmul(Term t) {
   double ignored = 1.0;
   t = stripScale(t, ignored);
-  if (!t.isLeaf() || !isPlain(t.leafIdx, {kB, kH, kI, kJ}))
+  if (!t.isLeaf())
+    return false;
+  if (unitBatch && t.leaf.getDefiningOp<linalg::BatchMatmulOp>())
+    return true;
+  if (!unitBatch && !isPlain(t.leafIdx, {kB, kH, kI, kJ}))
     return false;
   auto expand = t.leaf.getDefiningOp<tensor::ExpandShapeOp>();
   return expand && expand.getSrc().getDefiningOp<linalg::BatchMatmulOp>();
@@ -304,7 +316,10 @@ LogicalResult Matcher::matchScores(Term x) {
     }
     if (tr.opOf<arith::SelectOp>(x)) {
       SmallVector<Term> in = tr.operands(x);
-      if (!isNegInf(tr.constantValue(in[2])))
+      std::optional<double> hidden = tr.constantValue(in[2]);
+      if (hidden && !isNegInf(hidden) && *hidden <= -1e30)
+        finiteHidden = true;
+      else if (!isNegInf(hidden))
         return fail("a select on the scores that is not (cond, s, -inf)");
       if (failed(matchCondition(in[0])))
         return failure();
@@ -315,7 +330,7 @@ LogicalResult Matcher::matchScores(Term x) {
   }
   if (scale != 1.0)
     m.scale = m.scale.value_or(1.0) * scale;
-  return matchQK(x);
+  return unitBatch ? matchQKUnitBatch(x) : matchQK(x);
 }
 
 LogicalResult Matcher::matchQK(Term s) {
@@ -451,8 +466,9 @@ LogicalResult Matcher::matchDecomposed(linalg::BatchMatmulOp pv) {
           tr.element(p4, {Idx::of(kB), Idx::of(kH), Idx::of(kI), Idx::of(kJ)}),
           x)))
     return failure();
-  scores4 = p4;
-  if (failed(matchScores(x)))
+  lq = cast<ShapedType>(p4.getType()).getDimSize(2);
+  lk = cast<ShapedType>(p4.getType()).getDimSize(3);
+  if (failed(matchScores(x)) || failed(checkFiniteHidden()))
     return failure();
   // The decomposition's scale is what it multiplies by: none means 1.
   if (!m.scale)

@@ -21,6 +21,8 @@ struct SdpaMatch {
   /// Non-empty: the operand is read transposed, as linalg.transpose of the
   /// leaf with this permutation gives it.
   SmallVector<int64_t> queryPerm, keyPerm, valuePerm;
+  /// Non-empty: `root` is the attn.sdpa result transposed by this.
+  SmallVector<int64_t> outPerm;
   Value mask; // a leaf tensor, see maskIdx
   SmallVector<Idx> maskIdx;
   std::optional<double> scale; // none: the op's default 1/sqrt(D)
@@ -41,6 +43,11 @@ public:
   LogicalResult matchDecomposed(linalg::BatchMatmulOp pv);
   /// The generic form of torch-mlir's `tm_tensor.attention` on [B*H, L, D].
   LogicalResult matchTmTensorAttention(Operation *op);
+  /// With B = 1: the products on [H, L, D] operands traced element-wise
+  /// whatever the reshapes and transposes around them (JAX's form through
+  /// IREE); `transposedProduct`: the P.V product computed as V^T.P^T.
+  LogicalResult matchUnitBatch(linalg::BatchMatmulOp pv,
+                               bool transposedProduct);
 
 private:
   LogicalResult matchSoftmax(Term p, Term &scores);
@@ -51,6 +58,11 @@ private:
   LogicalResult matchCondition(Term cond);
   LogicalResult matchCausal(arith::CmpIOp cmp, const Term &t);
   LogicalResult matchQK(Term s);
+  LogicalResult matchQKUnitBatch(Term s);
+  bool unitBatchRead(Term &t, ArrayRef<int> roots, SmallVector<int64_t> &perm,
+                     int64_t &kvGroup);
+  LogicalResult findOutput(Value product, bool transposedProduct);
+  LogicalResult checkFiniteHidden();
   LogicalResult setMask(const Term &leaf);
   Term stripScale(Term t, double &scale);
   Term stripExt(Term t);
@@ -60,8 +72,10 @@ private:
 
   SdpaMatch &m;
   Tracer &tr;
-  Value scores4;     // [B, H, Lq, Lk] scores (expanded Q.K^T)
-  int64_t group = 1; // Hq / Hkv
+  int64_t lq = ShapedType::kDynamic, lk = ShapedType::kDynamic;
+  bool unitBatch = false;    // the unit-batch form (matchUnitBatch)
+  bool finiteHidden = false; // hidden scores set to a finite -1e30 or less
+  int64_t group = 1;         // Hq / Hkv
   bool haveCondition = false;
 };
 

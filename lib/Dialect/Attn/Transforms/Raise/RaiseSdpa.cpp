@@ -99,8 +99,14 @@ LogicalResult checkTypes(const SdpaMatch &m, bool boolMask) {
     return reject("head counts are not Hq = group * Hkv");
   SmallVector<int64_t> expected = {q.getDimSize(0), q.getDimSize(1),
                                    q.getDimSize(2), v.getDimSize(3)};
+  if (!m.outPerm.empty()) {
+    SmallVector<int64_t> permuted;
+    for (int64_t p : m.outPerm)
+      permuted.push_back(expected[p]);
+    expected = permuted;
+  }
   if (out.getShape() != ArrayRef<int64_t>(expected))
-    return reject("the result is not [B, Hq, Lq, Dv]");
+    return reject("the result is not [B, Hq, Lq, Dv] (or its transpose)");
   if (m.mask && !boolMask) {
     Type me = getElementTypeOrSelf(m.mask.getType());
     if (me != elem && !me.isF32())
@@ -197,14 +203,23 @@ struct AttnRaiseSdpaPass
     for (Operation *anchor : anchors) {
       if (erased.contains(anchor))
         continue;
-      SdpaMatch m;
-      Matcher matcher(m);
-      LogicalResult matched =
-          isa<linalg::BatchMatmulOp>(anchor)
-              ? matcher.matchDecomposed(cast<linalg::BatchMatmulOp>(anchor))
-              : matcher.matchTmTensorAttention(anchor);
-      if (failed(matched))
+      // The forms, in order; each try starts from a fresh match.
+      std::unique_ptr<SdpaMatch> found;
+      for (int form = 0; form < 3 && !found; ++form) {
+        auto candidate = std::make_unique<SdpaMatch>();
+        Matcher matcher(*candidate);
+        LogicalResult matched = failure();
+        if (auto pv = dyn_cast<linalg::BatchMatmulOp>(anchor))
+          matched = form == 0 ? matcher.matchDecomposed(pv)
+                              : matcher.matchUnitBatch(pv, form == 2);
+        else if (form == 0)
+          matched = matcher.matchTmTensorAttention(anchor);
+        if (succeeded(matched))
+          found = std::move(candidate);
+      }
+      if (!found)
         continue;
+      SdpaMatch &m = *found;
       if (requireEmptyRowGuard && !m.guarded && (m.causal || m.mask))
         continue;
       bool boolMask =
@@ -230,10 +245,17 @@ struct AttnRaiseSdpaPass
       Value query = transposed(b, loc, m.query, m.queryPerm);
       Value key = transposed(b, loc, m.key, m.keyPerm);
       Value value = transposed(b, loc, m.value, m.valuePerm);
-      auto sdpa = SdpaOp::create(b, loc, TypeRange{m.root.getType()}, query,
-                                 key, value, mask, scale, causal);
+      auto q = cast<RankedTensorType>(query.getType());
+      auto v = cast<RankedTensorType>(value.getType());
+      auto outType = RankedTensorType::get(
+          {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
+          q.getElementType());
+      if (m.outPerm.empty())
+        outType = cast<RankedTensorType>(m.root.getType());
+      auto sdpa = SdpaOp::create(b, loc, TypeRange{outType}, query, key, value,
+                                 mask, scale, causal);
       LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] raised: " << sdpa << "\n");
-      m.root.replaceAllUsesWith(sdpa.getOut());
+      m.root.replaceAllUsesWith(transposed(b, loc, sdpa.getOut(), m.outPerm));
       eraseMatched(m, erased);
     }
   }

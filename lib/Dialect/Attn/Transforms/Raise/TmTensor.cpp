@@ -76,12 +76,15 @@ LogicalResult Matcher::matchTmTensorAttention(Operation *op) {
     if (!cm || !sameBatchHeads(cm.getSrcType(), out.getResultType()))
       return fail("tm_tensor.attention mask is not a [B, H] collapse");
     tr.consume(cm);
-    scores4 = cm.getSrc();
+    lq = cm.getSrcType().getDimSize(2);
+    lk = cm.getSrcType().getDimSize(3);
     Term mask = tr.element(
         cm.getSrc(), {Idx::of(kB), Idx::of(kH), Idx::of(kI), Idx::of(kJ)});
     if (!isa<FloatType>(mask.getType()))
       return fail("tm_tensor.attention with a mask that is not float");
-    return matchAdditiveMask(mask);
+    if (failed(matchAdditiveMask(mask)))
+      return failure();
+    return checkFiniteHidden();
   }
   return success();
 }

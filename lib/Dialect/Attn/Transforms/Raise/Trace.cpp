@@ -35,9 +35,10 @@ static bool isUnitDim(ShapedType type, int64_t dim) {
 
 /// Indices of the source of an expand_shape from those of its result: each
 /// group must have at most one dim that is not a static 1.
-static std::optional<SmallVector<Idx>>
-collapseGroups(ShapedType expanded, ArrayRef<ReassociationIndices> groups,
-               ArrayRef<Idx> idx) {
+std::optional<SmallVector<Idx>>
+mlir::attn::raise::collapseGroups(ShapedType expanded,
+                                  ArrayRef<ReassociationIndices> groups,
+                                  ArrayRef<Idx> idx) {
   SmallVector<Idx> src;
   for (const ReassociationIndices &group : groups) {
     Idx chosen = group.size() == 1 ? idx[group[0]] : Idx::zero();
@@ -143,12 +144,38 @@ Term Tracer::elementImpl(Value tensor, ArrayRef<Idx> idx) {
     // The result of a contraction or reduction is a leaf, reshape included.
     Operation *srcDef = expand.getSrc().getDefiningOp();
     if (srcDef && isa<linalg::LinalgOp>(srcDef) &&
-        !isElementwiseGeneric(srcDef))
+        !isElementwiseGeneric(srcDef) && !throughContractionReshapes)
       return leafTerm;
     auto src = collapseGroups(expand.getResultType(),
                               expand.getReassociationIndices(), idx);
-    if (!src)
-      return leafTerm;
+    if (!src) {
+      // A flatten and unflatten (collapse then expand) that keeps the dims
+      // that are not 1, in order.
+      auto inner = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
+      if (!inner)
+        return leafTerm;
+      ShapedType from = inner.getSrcType(), to = expand.getResultType();
+      if (!from.hasStaticShape() || !to.hasStaticShape())
+        return leafTerm;
+      SmallVector<int64_t> fromDims, toDims;
+      for (int64_t d = 0; d < from.getRank(); ++d)
+        if (from.getDimSize(d) != 1)
+          fromDims.push_back(d);
+      for (int64_t d = 0; d < to.getRank(); ++d)
+        if (to.getDimSize(d) != 1)
+          toDims.push_back(d);
+      if (fromDims.size() != toDims.size())
+        return leafTerm;
+      SmallVector<Idx> fromIdx(from.getRank(), Idx::zero());
+      for (auto [f, t] : llvm::zip(fromDims, toDims)) {
+        if (from.getDimSize(f) != to.getDimSize(t))
+          return leafTerm;
+        fromIdx[f] = idx[t];
+      }
+      ops.insert(expand);
+      ops.insert(inner);
+      return element(inner.getSrc(), fromIdx);
+    }
     ops.insert(expand);
     return element(expand.getSrc(), *src);
   }

@@ -96,6 +96,10 @@ public:
   /// Whether two terms compute the same thing at the same point.
   bool equivalent(const Term &a, const Term &b, unsigned depth = 0);
 
+  /// Follow expand_shapes of contraction results too (by default the
+  /// reshaped result of a matmul or reduction is a leaf).
+  bool throughContractionReshapes = false;
+
   /// Records an op the match consumed (reductions, matmuls, reshapes).
   void consume(Operation *op) { ops.insert(op); }
   const llvm::SetVector<Operation *> &consumed() const { return ops; }
@@ -104,6 +108,12 @@ private:
   Term elementImpl(Value tensor, ArrayRef<Idx> idx);
   llvm::SetVector<Operation *> ops;
 };
+
+/// The indices of an expand_shape's source from those of its result, when
+/// each group has at most one dim that is not a static 1.
+std::optional<SmallVector<Idx>>
+collapseGroups(ShapedType expanded, ArrayRef<ReassociationIndices> groups,
+               ArrayRef<Idx> idx);
 
 /// True if `op` is a linalg.generic whose iterators are all parallel.
 bool isElementwiseGeneric(Operation *op);
