@@ -457,6 +457,7 @@ LogicalResult Matcher::matchDecomposed(linalg::BatchMatmulOp pv) {
                                                : 0;
   if (group == 0)
     return fail("V's head index is not h or h / group");
+  m.kvGroup = group;
   m.value = v.leaf;
 
   // P: [B, H, Lq, Lk] at (b, h, i, j).

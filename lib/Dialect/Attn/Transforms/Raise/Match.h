@@ -28,6 +28,7 @@ struct SdpaMatch {
   std::optional<double> scale; // none: the op's default 1/sqrt(D)
   std::optional<CausalKind> causal;
   bool guarded = false; // the softmax had the empty-row guard
+  int64_t kvGroup = 1;  // query heads per key/value head, as read
   Value root;           // the [B, Hq, Lq, Dv] result the attn.sdpa replaces
   Tracer tracer;
 };

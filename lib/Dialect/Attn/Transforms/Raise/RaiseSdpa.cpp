@@ -94,9 +94,19 @@ LogicalResult checkTypes(const SdpaMatch &m, bool boolMask) {
     return reject("the result's element type is not the query's (an f16/bf16 "
                   "attention must round its f32 result once, at the end)");
   if (q.isDynamicDim(1) || k.isDynamicDim(1) || v.isDynamicDim(1) ||
-      q.getDimSize(1) % k.getDimSize(1) != 0 ||
+      q.getDimSize(1) != m.kvGroup * k.getDimSize(1) ||
       k.getDimSize(1) != v.getDimSize(1))
-    return reject("head counts are not Hq = group * Hkv");
+    return reject("head counts are not Hq = group * Hkv with the group the "
+                  "program reads K/V with");
+  // What the element-wise walk took as the same extent must be one.
+  auto sameDim = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!sameDim(q.getDimSize(0), k.getDimSize(0)) ||
+      !sameDim(k.getDimSize(0), v.getDimSize(0)) ||
+      !sameDim(k.getDimSize(2), v.getDimSize(2)) ||
+      !sameDim(q.getDimSize(3), k.getDimSize(3)))
+    return reject("Q, K and V extents disagree");
   SmallVector<int64_t> expected = {q.getDimSize(0), q.getDimSize(1),
                                    q.getDimSize(2), v.getDimSize(3)};
   if (!m.outPerm.empty()) {

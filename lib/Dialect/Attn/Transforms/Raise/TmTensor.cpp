@@ -67,6 +67,7 @@ LogicalResult Matcher::matchTmTensorAttention(Operation *op) {
   m.query = q.leaf;
   m.key = k.leaf;
   m.value = v.leaf;
+  m.kvGroup = gk;
   if (auto scale = op->getAttrOfType<FloatAttr>("scale"))
     m.scale = scale.getValueAsDouble();
   else if (op->hasAttr("scale"))

@@ -183,6 +183,7 @@ LogicalResult Matcher::matchUnitBatch(linalg::BatchMatmulOp pv,
                    : tr.element(b, {Idx::of(kH), Idx::of(kJ), Idx::of(kE)}));
   if (!unitBatchRead(v, {kH, kJ, kE}, m.valuePerm, group))
     return fail("V is not a read of a [1, Hkv, L, Dv] tensor (any order)");
+  m.kvGroup = group;
   m.value = v.leaf;
 
   Term p = transposedProduct

@@ -2,11 +2,17 @@
 // fused into fewer generics, a scale written as a division, a rank-2 i1 mask
 // selected on the scores, and tm_tensor.attention with a scale and a mask.
 // RUN: attn-opt %s --allow-unregistered-dialect --attn-raise-sdpa -split-input-file | FileCheck %s
+// With require-empty-row-guard, masked softmaxes without torch's empty-row
+// guard (all of these) are left alone.
+// RUN: attn-opt %s --allow-unregistered-dialect --attn-raise-sdpa=require-empty-row-guard=true -split-input-file | FileCheck %s --check-prefix=GUARD
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #kt = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
 #ij = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// GUARD-LABEL: func.func @fused(
+// GUARD-NOT: attn.sdpa
+// GUARD: linalg.batch_matmul
 // CHECK-LABEL: func.func @fused(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<2x2x8x16xf32>, %[[K:[^:]*]]: tensor<2x2x8x16xf32>, %[[V:[^:]*]]: tensor<2x2x8x16xf32>, %[[M:[^:]*]]: tensor<8x8xi1>)
 // CHECK-NEXT: %[[M4:.*]] = tensor.expand_shape %[[M]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, 8, 8] : tensor<8x8xi1> into tensor<1x1x8x8xi1>
@@ -82,6 +88,9 @@ func.func @fused(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x8x16xf32>,
 // -----
 
 // tm_tensor.attention (generic form) with a scale and an additive mask.
+// GUARD-LABEL: func.func @tm_tensor_mask(
+// GUARD-NOT: attn.sdpa
+// GUARD: "tm_tensor.attention"
 // CHECK-LABEL: func.func @tm_tensor_mask(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<2x2x8x16xf32>, %[[K:[^:]*]]: tensor<2x2x8x16xf32>, %[[V:[^:]*]]: tensor<2x2x8x16xf32>, %[[M:[^:]*]]: tensor<2x2x8x8xf32>)
 // CHECK-NEXT: %[[O:.*]] = attn.sdpa %[[Q]], %[[K]], %[[V]] mask(%[[M]]) {scale = 5.000000e-01 : f32}
@@ -103,6 +112,7 @@ func.func @tm_tensor_mask(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x8x16xf32>,
 
 // An unknown attribute on tm_tensor.attention (here a causal flag this pass
 // does not know the meaning of) leaves it alone.
+// GUARD-LABEL: func.func @tm_tensor_unknown_attr(
 // CHECK-LABEL: func.func @tm_tensor_unknown_attr(
 // CHECK-NOT: attn.sdpa
 // CHECK: "tm_tensor.attention"

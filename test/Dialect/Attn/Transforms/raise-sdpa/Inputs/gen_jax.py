@@ -7,10 +7,11 @@ upstream linalg/tensor/arith ops (`iree-compile --compile-to=input`); the only
 IREE ops left are `util.func`/`util.return` around the function body, which
 this script renames to `func.func`/`return`. The result is checked in, so the
 tests need neither JAX nor IREE. To regenerate (jax 0.12 needs Python >= 3.12;
-0.10.2 is the newest for 3.11):
+the checked-in file was made with jax 0.12.0.1 on Python 3.12, and jax 0.10.2
+on Python 3.11 gives the same file):
 
-    python3 -m venv /tmp/venv-jax
-    /tmp/venv-jax/bin/pip install jax==0.10.2 jaxlib==0.10.2 iree-base-compiler==3.13.0
+    python3.12 -m venv /tmp/venv-jax
+    /tmp/venv-jax/bin/pip install jax==0.12.0.1 iree-base-compiler==3.13.0
     /tmp/venv-jax/bin/python gen_jax.py [OUTDIR]
 """
 import os
