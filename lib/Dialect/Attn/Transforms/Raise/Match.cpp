@@ -299,6 +299,9 @@ LogicalResult Matcher::matchScores(Term x) {
   while (true) {
     x = stripScale(x, scale);
     if (tr.opOf<arith::AddFOp>(x)) {
+      // c * (s + mask) scales the mask too: attn.sdpa adds it unscaled.
+      if (scale != 1.0)
+        return fail("a scale applied after the mask is added");
       SmallVector<Term> in = tr.operands(x);
       int s = reachesScoresMatmul(in[0])   ? 0
               : reachesScoresMatmul(in[1]) ? 1
@@ -315,6 +318,9 @@ LogicalResult Matcher::matchScores(Term x) {
       continue;
     }
     if (tr.opOf<arith::SelectOp>(x)) {
+      // c * select(m, s, -inf) keeps hidden scores at -inf only for c > 0.
+      if (scale <= 0.0)
+        return fail("a non-positive scale applied after a select");
       SmallVector<Term> in = tr.operands(x);
       std::optional<double> hidden = tr.constantValue(in[2]);
       if (hidden && !isNegInf(hidden) && *hidden <= -1e30)

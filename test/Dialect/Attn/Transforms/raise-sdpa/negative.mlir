@@ -800,3 +800,81 @@ module {
     return %expanded_8 : tensor<1x2x16x32xf32>
   }
 }
+
+// -----
+
+// (s + mask) / 4 scales the mask too (attn.sdpa adds it unscaled): not raised.
+// CHECK-LABEL: func.func @mask_scaled_with_scores
+// CHECK-NOT: attn.sdpa
+// CHECK-COUNT-2: linalg.batch_matmul
+// CHECK-NOT: attn.sdpa
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#kt = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+#ij = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+func.func @mask_scaled_with_scores(%q: tensor<2x2x8x16xf32>, %k: tensor<2x2x8x16xf32>,
+                 %v: tensor<2x2x8x16xf32>, %m: tensor<8x8xf32>) -> tensor<2x2x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c4 = arith.constant 4.0 : f32
+  %e0 = tensor.empty() : tensor<2x2x16x8xf32>
+  // K^T as a generic that reads K transposed.
+  %kt = linalg.generic {indexing_maps = [#kt, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%k : tensor<2x2x8x16xf32>) outs(%e0 : tensor<2x2x16x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x2x16x8xf32>
+  %q3 = tensor.collapse_shape %q [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+  %k3 = tensor.collapse_shape %kt [[0, 1], [2], [3]] : tensor<2x2x16x8xf32> into tensor<4x16x8xf32>
+  %e1 = tensor.empty() : tensor<4x8x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %s3 = linalg.batch_matmul ins(%q3, %k3 : tensor<4x8x16xf32>, tensor<4x16x8xf32>) outs(%f1 : tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  %s = tensor.expand_shape %s3 [[0, 1], [2], [3]] output_shape [2, 2, 8, 8] : tensor<4x8x8xf32> into tensor<2x2x8x8xf32>
+  // (s + m) / 4: the mask is scaled with the scores.
+  %e2 = tensor.empty() : tensor<2x2x8x8xf32>
+  %x = linalg.generic {indexing_maps = [#id, #ij, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %m : tensor<2x2x8x8xf32>, tensor<8x8xf32>) outs(%e2 : tensor<2x2x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %d = arith.addf %a, %b : f32
+    %r = arith.divf %d, %c4 : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x8x8xf32>
+  %e3 = tensor.empty() : tensor<2x2x8xf32>
+  %f3 = linalg.fill ins(%ninf : f32) outs(%e3 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+  %mx = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x : tensor<2x2x8x8xf32>) outs(%f3 : tensor<2x2x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %r = arith.maximumf %a, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x8xf32>
+  // exp(x - max), and its row sum computing the same exp in its own body.
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %mx : tensor<2x2x8x8xf32>, tensor<2x2x8xf32>) outs(%e2 : tensor<2x2x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %d = arith.subf %a, %b : f32
+    %r = math.exp %d : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x8x8xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+  %l = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %mx : tensor<2x2x8x8xf32>, tensor<2x2x8xf32>) outs(%f4 : tensor<2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %d = arith.subf %a, %b : f32
+    %e = math.exp %d : f32
+    %r = arith.addf %e, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x8xf32>
+  %pn = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %l : tensor<2x2x8x8xf32>, tensor<2x2x8xf32>) outs(%e2 : tensor<2x2x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x2x8x8xf32>
+  %p3 = tensor.collapse_shape %pn [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
+  %v3 = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x2x8x16xf32> into tensor<4x8x16xf32>
+  %e4 = tensor.empty() : tensor<4x8x16xf32>
+  %f5 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %o3 = linalg.batch_matmul ins(%p3, %v3 : tensor<4x8x8xf32>, tensor<4x8x16xf32>) outs(%f5 : tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
+  %o = tensor.expand_shape %o3 [[0, 1], [2], [3]] output_shape [2, 2, 8, 16] : tensor<4x8x16xf32> into tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}
