@@ -256,4 +256,59 @@ def AttnGpuRebuildCapturedMemrefs
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnRaiseSdpa : Pass<"attn-raise-sdpa", "func::FuncOp"> {
+  let summary = "Raise attention written out in upstream ops to attn.sdpa";
+  let description = [{
+    Finds scaled dot-product attention that a producer wrote out in linalg,
+    tensor and arith ops and replaces it with one `attn.sdpa`, folding into
+    the op what it can: the scale (also split as sqrt(scale) on Q and K), an
+    added float mask, an i1 mask as a select of 0/-inf, causal `linalg.index`
+    comparisons (`j - i <= 0` top-left, `j - i <= Lk - Lq` bottom-right),
+    grouped-query broadcasts of K/V (read in place), the empty-row guard, and
+    `extf`/`truncf` around an f32 computation on f16/bf16 operands. It also
+    raises the generic form of torch-mlir's `tm_tensor.attention` with the
+    collapse/expand around it (parse it with `--allow-unregistered-dialect`).
+
+    Matching starts at each P.V `linalg.batch_matmul` and follows elements
+    backwards through the producers, checking each generic's body and
+    indexing maps (softmax over the key axis, max/sum reductions with their
+    initial values, the mask, the Q.K^T `batch_matmul`). It does not fire
+    when an intermediate (the scores, the softmax, ...) has a user outside
+    the attention, or when the computation differs in a way that changes
+    results. `-debug-only=attn-raise-sdpa` says why a candidate was left.
+
+    Before (torch-mlir's decomposition, abridged):
+
+    ```mlir
+    %s = linalg.batch_matmul ins(%q3, %kt3 ...)    // Q.K^T on [B*H, L, S]
+    %m = linalg.generic ... maximumf ...          // row max
+    %e = linalg.generic ... math.exp ...          // exp(s - m)
+    %l = linalg.generic ... addf ...              // row sum
+    %p = linalg.generic ... divf ...              // e / l
+    %o = linalg.batch_matmul ins(%p3, %v3 ...)    // P.V
+    %r = tensor.expand_shape %o [[0, 1], [2], [3]] ...
+    ```
+
+    After:
+
+    ```mlir
+    %r = attn.sdpa %q, %k, %v {scale = 1.000000e+00 : f32}
+        : tensor<1x2x16x32xf32>, ... -> tensor<1x2x16x32xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::attn::AttnDialect",
+                           "mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"decomposed", "decomposed", "bool", /*default=*/"true",
+           "Raise attention written out in linalg ops (torch-mlir's "
+           "decomposition)">,
+    Option<"tmTensor", "tm-tensor", "bool", /*default=*/"true",
+           "Raise the generic form of tm_tensor.attention">,
+    Option<"requireEmptyRowGuard", "require-empty-row-guard", "bool",
+           /*default=*/"false",
+           "Leave a masked softmax without the empty-row guard unraised (in "
+           "the original a fully masked row is NaN, attn.sdpa gives 0)">,
+  ];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
