@@ -4,7 +4,7 @@
 // Grouped-query heads (4 on 2), bottom-right causality, dynamic lengths:
 // operands read in place (to_buffer read_only), results allocated; three
 // parallel loops (Di and the cleared dQ accumulator per (batch, query head);
-// the key blocks per (batch, key/value head); dQ rounded per (batch, query
+// the key blocks (128 keys) per (batch, key/value head); dQ rounded per (batch, query
 // head)). Per key block: query blocks of the group's heads from the first row
 // that can see the block (max(0, min(Lq, k0 - (Lk - Lq)))); register-blocked
 // vector.fma products; P with the polynomial exp2 (round-even, exponent
@@ -21,11 +21,11 @@
 // CHECK:   memref.store %{{.*}}, %[[DI]]
 // CHECK:   vector.store %{{.*}}, %[[ACC]]
 // CHECK: scf.parallel (%[[B:.*]], %[[HK:.*]]) =
-// CHECK-DAG: memref.alloc() : memref<64x16xf32>
+// CHECK-DAG: memref.alloc() : memref<128x16xf32>
 // CHECK-DAG: memref.alloc() : memref<16x64xf32>
-// CHECK-DAG: memref.alloc() : memref<64x64xf32>
+// CHECK-DAG: memref.alloc() : memref<128x64xf32>
 // CHECK:   %[[SHIFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
-// CHECK:   scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %c64
+// CHECK:   scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %c128
 // CHECK:     %[[START:.*]] = arith.subi %[[K0]], %[[SHIFT]]
 // CHECK:     %[[LOW:.*]] = arith.minsi %{{.*}}, %[[START]]
 // CHECK:     %[[FIRST:.*]] = arith.maxsi %{{.*}}, %[[LOW]]

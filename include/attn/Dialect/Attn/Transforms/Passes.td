@@ -312,8 +312,9 @@ def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
            "Query rows per tile (a multiple of vector-width)">,
-    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
-           "Keys per key block">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
+           "Keys per key block (128: the dK/dV tiles of a block amortize "
+           "more query tiles than with 64; measured faster at d=64 and 128)">,
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
   ];
