@@ -283,6 +283,11 @@ def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
 
     dQ has no race: a query head belongs to one key/value head, so its rows
     are only touched by the thread that owns that (batch, key/value head).
+    Of FlashAttention-2's two options this avoids both costs: per-thread
+    partial dQ (one dQ-sized f32 buffer per thread, summed after) and a
+    second pass over the query blocks (Q.K^T and dO.V^T recomputed once more:
+    7 products instead of 5). The price is parallelism: at most B * Hkv
+    threads (B = 1, Hkv = 1, as in multi-query decoding, runs on one).
     Tails (Lq, Lk not multiples of the blocks; D, Dv not multiples of the
     width) are zero-padded tiles and masked probabilities; Lq, Lk and B may
     be dynamic; f16 and bf16 are widened to f32 as the tiles are filled.
