@@ -111,10 +111,12 @@ def main(argv):
         lines.append(f"| {lq} | {d} | {causal} | {a['ms']:.1f} | "
                      f"{a['gflops']:.1f} | {pct} | "
                      f"{f'{tms:.1f}' if tms else '–'} | {tg} | {ratio} |")
-    peak = next((a["peak"] for *_, a, _ in rows if a.get("peak")), None)
-    meta = (f"One thread; backward only; FLOPs = 2.5 x the forward's "
-            f"(FlashAttention's convention). One-core f32 FMA peak measured "
-            f"in the same attn-run: {peak:.1f} GFLOP/s." if peak else "")
+    peaks = [a["peak"] for *_, a, _ in rows if a.get("peak")]
+    meta = ("One thread; backward only; FLOPs = 2.5 x the forward's "
+            "(FlashAttention's convention). Each row's % uses the one-core "
+            "f32 FMA peak measured by its own attn-run"
+            + (f" ({min(peaks):.1f} to {max(peaks):.1f} GFLOP/s in this run)."
+               if peaks else "."))
     table = "\n".join(lines) + "\n\n" + meta + "\n"
     print(table)
     args.out.mkdir(parents=True, exist_ok=True)

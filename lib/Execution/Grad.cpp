@@ -163,7 +163,6 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   for (int i = 0; i < 3; ++i)
     fused.push_back(
         HostTensor::zeros({signature.args[i].shape, signature.args[i].dtype}));
-  naive = fused;
 
   auto fusedKernel = JitKernel::compile(*module, "sdpa_grad", cpu);
   if (!fusedKernel)
@@ -192,6 +191,7 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
     if (!compiled)
       return makeError("naive lowering: " + toString(compiled.takeError()));
     naiveKernel = std::move(*compiled);
+    naive = fused; // Shapes and dtypes; runChecked poisons them.
     if (llvm::Error e = runChecked(*naiveKernel, ins, naive))
       return std::move(e);
   }
