@@ -36,8 +36,6 @@ static void printCheck(llvm::raw_ostream &os, const CheckRecord &c) {
   os << format("  %-4s %-12s max_abs %-10.3e rel_l2 %-10.3e %s  (%s)",
                c.result.c_str(), c.oracle.c_str(), c.stats.maxAbs,
                c.stats.relL2, verdict, c.verdict.rule.c_str());
-  if (c.sensRel)
-    os << format("  sens_rel %.2e sens_abs %.2e", *c.sensRel, *c.sensAbs);
   os << "\n";
 }
 
@@ -57,7 +55,7 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
   }
   if (report.target == "cuda")
     os << "  (median of " << fused.runs << ", " << report.chip
-       << ", host time around the call and a synchronization)\n";
+       << ", CUDA events around each run)\n";
   else
     os << "  (median of " << fused.runs << ", threads "
        << threadsText(report.threads) << ")\n";
