@@ -12,6 +12,7 @@
 #include "attn/Execution/Engine.h"
 
 #include "Checks.h"
+#include "Grad.h"
 
 #include "attn/Execution/CudaRun.h"
 #include "attn/Execution/Error.h"
@@ -441,6 +442,9 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     report.pass = true;
     return report;
   }
+
+  if (options.grad)
+    return runAttnGrad(context, options);
 
   CpuPipelineOptions pipeline;
   if (llvm::Error e = checkOptions(options, pipeline))

@@ -41,6 +41,9 @@ static void printCheck(llvm::raw_ostream &os, const CheckRecord &c) {
 
 static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
   const Timing &fused = *report.fused;
+  if (report.grad)
+    os << "  backward only; FLOPs = 2.5 x the forward's (FlashAttention's "
+          "convention)\n";
   os << format("  fused  %10.3f ms", fused.medianMs);
   if (report.flops) {
     os << format("  %8.2f GFLOP/s", report.gflops(fused));
@@ -139,6 +142,8 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
     root["spec"] = report.specText;
   if (report.flops)
     root["flops"] = report.flops;
+  if (report.grad)
+    root["grad"] = true;
   Array checks;
   for (const CheckRecord &c : report.checks) {
     Object check{{"result", c.result},
