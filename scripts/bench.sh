@@ -59,4 +59,13 @@ fi
 if [ "$has_attn_run" = 0 ]; then
   export ATTN_RUN="${ATTN_RUN:-$BUILD/bin/attn-run}"
 fi
-exec "$PY" "$ROOT/bench/run.py" "$@"
+status=0
+"$PY" "$ROOT/bench/run.py" "$@" || status=$?
+# The backward rows (bench/backward.py: attn.sdpa_grad against PyTorch's
+# SDPA backward, L=4096, one thread, % of peak); ATTN_BENCH_BACKWARD=0 skips.
+if [ "${ATTN_BENCH_BACKWARD:-1}" = 1 ]; then
+  backward_args=()
+  [ "$want_torch" = 0 ] && backward_args+=(--no-torch)
+  "$PY" "$ROOT/bench/backward.py" "${backward_args[@]}" || status=1
+fi
+exit "$status"

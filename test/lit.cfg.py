@@ -88,6 +88,11 @@ if config.attn_python3 and subprocess.run(
 ).returncode == 0:
     config.available_features.add("numpy")
 config.substitutions.append(("%attn_python", config.attn_python3 or "python3"))
+# The PTX of a GPU pipeline's output, and ptxas's verdict on it (test/Inputs).
+config.substitutions.append(
+    ("%ptx", (config.attn_python3 or "python3") + " "
+     + os.path.join(config.test_source_root, "Inputs", "ptx.py"))
+)
 
 # scripts/sanitize.sh's build: ASan reserves terabytes of address space, so
 # tests that lower `ulimit -v` cannot run under it.

@@ -129,10 +129,18 @@ struct CudaKernel::Impl {
 #endif
   }
 
-  llvm::Error call(DeviceBuffers &buffers, const std::vector<int64_t> &dims) {
+  /// Launches the entry on the legacy default stream without waiting.
+  llvm::Error launch(DeviceBuffers &buffers, const std::vector<int64_t> &dims) {
     int32_t status = entry(buffers.ptrs.data(), dims.data(), nullptr);
     if (status != 0)
       return makeError("@" + abi.name + ": " + lastError());
+    return llvm::Error::success();
+  }
+
+  /// Launches the entry and waits for it.
+  llvm::Error call(DeviceBuffers &buffers, const std::vector<int64_t> &dims) {
+    if (llvm::Error e = launch(buffers, dims))
+      return e;
 #ifdef ATTN_HAVE_CUDA_RUNTIME
     return cudaError(attnCudaHostSynchronize(), "running @" + abi.name + ": ");
 #else
@@ -217,24 +225,61 @@ llvm::Error CudaKernel::run(const std::vector<HostTensor *> &inputs,
   return impl->download(inputs, outputs, buffers);
 }
 
+#ifdef ATTN_HAVE_CUDA_RUNTIME
+namespace {
+/// Two timing events on the legacy default stream, destroyed on destruction.
+struct EventPair {
+  void *start = nullptr, *end = nullptr;
+  EventPair() = default;
+  EventPair(const EventPair &) = delete;
+  ~EventPair() {
+    (void)attnCudaHostEventDestroy(start);
+    (void)attnCudaHostEventDestroy(end);
+  }
+};
+} // namespace
+#endif
+
 llvm::Expected<Timing>
 CudaKernel::benchmark(const std::vector<HostTensor *> &inputs,
                       const std::vector<HostTensor *> &outputs, int runs) {
+#ifdef ATTN_HAVE_CUDA_RUNTIME
   DeviceBuffers buffers;
   if (llvm::Error e = impl->upload(inputs, outputs, buffers))
     return std::move(e);
   std::vector<int64_t> dims = impl->dimsOf(inputs, outputs);
   if (llvm::Error e = impl->call(buffers, dims))
     return std::move(e);
+  EventPair events;
+  if (llvm::Error e =
+          cudaError(attnCudaHostEventCreate(&events.start), "timing events: "))
+    return std::move(e);
+  if (llvm::Error e =
+          cudaError(attnCudaHostEventCreate(&events.end), "timing events: "))
+    return std::move(e);
+  // Each run alone between two events, so that a run's time is the GPU's
+  // from its first launch to its last kernel's end (no host waiting in it).
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = impl->call(buffers, dims))
+    if (llvm::Error e =
+            cudaError(attnCudaHostEventRecord(events.start), "timing: "))
       return std::move(e);
-    auto t1 = std::chrono::steady_clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (llvm::Error e = impl->launch(buffers, dims))
+      return std::move(e);
+    if (llvm::Error e =
+            cudaError(attnCudaHostEventRecord(events.end), "timing: "))
+      return std::move(e);
+    float elapsed = 0;
+    if (llvm::Error e = cudaError(
+            attnCudaHostEventElapsed(events.start, events.end, &elapsed),
+            "running @" + impl->abi.name + ": "))
+      return std::move(e);
+    ms.push_back(elapsed);
   }
   if (llvm::Error e = impl->download(inputs, outputs, buffers))
     return std::move(e);
   return medianTiming(std::move(ms));
+#else
+  return makeError("built without the CUDA runtime");
+#endif
 }

@@ -12,6 +12,7 @@
 #include "attn/Execution/Engine.h"
 
 #include "Checks.h"
+#include "Grad.h"
 
 #include "attn/Execution/CudaRun.h"
 #include "attn/Execution/Error.h"
@@ -354,8 +355,8 @@ static llvm::Expected<Kernel> compileKernel(const RunOptions &options,
 
 /// Runs `kernel` once into freshly NaN-poisoned outputs; with `guardPages`
 /// (CPU only), twice, on copies of the inputs and outputs in guarded buffers
-/// (flush against the end guard, then against the start guard), copying the
-/// results back after each run.
+/// (flush against the end guard, then against the start guard; the inputs
+/// read-only), copying the results back after each run.
 static llvm::Error runPoisoned(Kernel &kernel, std::vector<HostTensor> &inputs,
                                Results &outs, bool guardPages) {
   std::vector<HostTensor *> ins = pointersTo(inputs),
@@ -380,6 +381,9 @@ static llvm::Error runPoisoned(Kernel &kernel, std::vector<HostTensor> &inputs,
         return b.takeError();
       if (b->size())
         std::memcpy(b->data(), t->raw(), b->size());
+      if (data.size() < ins.size())
+        if (llvm::Error e = b->makeReadOnly())
+          return e;
       data.push_back(b->data());
       buffers.push_back(std::move(*b));
     }
@@ -440,6 +444,9 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     report.pass = true;
     return report;
   }
+
+  if (options.grad)
+    return runAttnGrad(context, options);
 
   CpuPipelineOptions pipeline;
   if (llvm::Error e = checkOptions(options, pipeline))

@@ -27,6 +27,8 @@ namespace {
 struct Slot {
   std::atomic<uintptr_t> base{0};
   std::atomic<uintptr_t> mapped{0}, data{0}, bytes{0};
+  /// Set by makeReadOnly(): a fault in the data pages is a write into it.
+  std::atomic<bool> readOnly{false};
 };
 constexpr int kSlots = 1024;
 Slot slots[kSlots];
@@ -71,17 +73,21 @@ void onFault(int sig, siginfo_t *info, void *context) {
     uintptr_t mapped = s.mapped.load(std::memory_order_relaxed);
     bool inStartGuard = addr >= base && addr < base + page;
     bool inEndGuard = addr >= base + mapped - page && addr < base + mapped;
-    if (!inStartGuard && !inEndGuard)
+    bool inReadOnlyData = s.readOnly.load(std::memory_order_relaxed) &&
+                          addr >= base + page && addr < base + mapped - page;
+    if (!inStartGuard && !inEndGuard && !inReadOnlyData)
       continue;
     uintptr_t data = s.data.load(std::memory_order_relaxed);
     uintptr_t bytes = s.bytes.load(std::memory_order_relaxed);
     char line[512];
     char *p = appendText(line, faultPrefix.load());
-    p = appendText(p, "out-of-bounds access by the generated code (a ");
-    const char *kind = "read or write";
+    p = appendText(p, inReadOnlyData
+                          ? "write into an input by the generated code (a "
+                          : "out-of-bounds access by the generated code (a ");
+    const char *kind = inReadOnlyData ? "write" : "read or write";
 #if defined(__x86_64__) && defined(__linux__)
     // Bit 1 of the page-fault error code: the access was a write.
-    if (context) {
+    if (context && !inReadOnlyData) {
       auto *uc = static_cast<ucontext_t *>(context);
       kind = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? "write" : "read";
     }
@@ -99,7 +105,8 @@ void onFault(int sig, siginfo_t *info, void *context) {
     }
     p = appendText(p, " of a ");
     p = appendDecimal(p, bytes);
-    p = appendText(p, "-byte buffer)\n");
+    p = appendText(p, inReadOnlyData ? "-byte read-only buffer)\n"
+                                     : "-byte buffer)\n");
     ssize_t ignored = write(STDERR_FILENO, line, p - line);
     (void)ignored;
     _exit(faultStatus.load());
@@ -166,12 +173,25 @@ llvm::Expected<GuardedBuffer> GuardedBuffer::create(size_t bytes,
     slots[i].data.store(reinterpret_cast<uintptr_t>(buffer.dataPtr),
                         std::memory_order_relaxed);
     slots[i].bytes.store(bytes, std::memory_order_relaxed);
+    slots[i].readOnly.store(false, std::memory_order_relaxed);
     slots[i].base.store(reinterpret_cast<uintptr_t>(base),
                         std::memory_order_release);
     buffer.slot = i;
     return std::move(buffer);
   }
   return makeError("more than 1024 guarded buffers at once");
+}
+
+llvm::Error GuardedBuffer::makeReadOnly() {
+  size_t page = pageSize();
+  size_t dataBytes = mapped - 2 * page;
+  if (!dataBytes)
+    return llvm::Error::success();
+  if (mprotect(static_cast<char *>(base) + page, dataBytes, PROT_READ))
+    return makeError(std::string("cannot make a guarded buffer read-only: ") +
+                     strerror(errno));
+  slots[slot].readOnly.store(true, std::memory_order_release);
+  return llvm::Error::success();
 }
 
 GuardedBuffer::GuardedBuffer(GuardedBuffer &&other) noexcept {

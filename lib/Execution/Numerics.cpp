@@ -45,10 +45,10 @@ Verdict judgeNumerics(const ErrorStats &s, DType dtype, bool lowPrecisionOut,
              s.maxAbs <= maxAbsBase + 4 * abs;
     v.rule = "rel_l2 <= 1e-5";
     if (rel > 0)
-      v.rule += format(" + 4*sens %.2g", rel);
+      v.rule += format(" + 4*sens_rel %.2e", rel);
     v.rule += format(", max_abs <= %.3g", maxAbsBase);
     if (abs > 0)
-      v.rule += format(" + 4*sens %.2g", abs);
+      v.rule += format(" + 4*sens_abs %.2e", abs);
     return v;
   }
   double bound = dtype == DType::F16 ? kF16RelL2 : kBF16RelL2;

@@ -103,6 +103,7 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
 
 void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
   pm.addPass(createConvertAttnToLinalg());
+  pm.addPass(createConvertAttnGradToLinalg());
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -120,6 +121,13 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   if (options.microkernels && options.vectorWidth > 0)
     tiling.rowMultiple = options.vectorWidth;
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
+  // The backward pass (attn.sdpa_grad), fused; its blocks are its own.
+  AttnCpuSdpaGradOptions grad;
+  grad.blockQ = options.gradBlockQ;
+  grad.blockKV = options.gradBlockKV;
+  if (options.vectorWidth > 0)
+    grad.vectorWidth = options.vectorWidth;
+  pm.addPass(createAttnCpuSdpaGrad(grad));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   addBufferization(pm);
@@ -227,6 +235,7 @@ void mlir::attn::buildGpuLoweringTail(OpPassManager &pm,
 
 void mlir::attn::buildNaiveGpuPipeline(OpPassManager &pm,
                                        const GpuPipelineOptions &options) {
+  pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
@@ -256,6 +265,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.chip = options.chip;
   fused.blockQ = options.blockQ;
   fused.blockKV = options.blockKV;
+  pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createConvertAttnToGpu(fused));
   pm.addPass(createCanonicalizerPass());
   // Ownership-based deallocation cannot see through the kernel's NVVM ops

@@ -8,7 +8,10 @@ manager that routes ``F.scaled_dot_product_attention`` to it.
         y = model(x)                     # call inside goes to attn
 
 The op has a fake (meta) implementation, so torch.compile traces it as one
-opaque node of the graph. It has no autograd formula (inference only).
+opaque node of the graph. Both ops are differentiable (CPU, rank-4 tensors):
+their backward is attn.sdpa_grad (docs/op.md), compiled for the shapes at
+hand. ``sdpa_lse`` keeps the forward's lse for it; ``sdpa`` recomputes it (one
+more forward) since its result does not include it.
 CPU tensors are passed by address when contiguous (copied otherwise); CUDA
 tensors go to a cuda library on the current stream (untested: it needs a
 GPU, which the machines attn is built on do not have).
@@ -20,7 +23,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from . import _sdpa
+from . import _grad, _sdpa
 
 
 @torch.library.custom_op("attn::sdpa", mutates_args=())
@@ -54,6 +57,33 @@ def _sdpa_lse_fake(query, key, value, attn_mask=None, is_causal=False,
                    scale=None, enable_gqa=False, causal="top_left"):
     out = query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
     return out, query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
+
+
+def _setup(ctx, inputs, output):
+    query, key, value, attn_mask, is_causal, scale, _, causal = inputs
+    out, lse = output if isinstance(output, tuple) else (output, None)
+    ctx.save_for_backward(query, key, value, attn_mask, out, lse)
+    ctx.options = dict(is_causal=is_causal, scale=scale, causal=causal)
+    ctx.enable_gqa = inputs[6]
+
+
+def _backward(ctx, d_out, d_lse=None):
+    query, key, value, attn_mask, out, lse = ctx.saved_tensors
+    if d_lse is not None and bool((d_lse != 0).any()):
+        raise NotImplementedError(
+            "attn: the backward does not take a gradient of the lse")
+    if lse is None:  # attn::sdpa: its lse was not kept
+        out, lse = _sdpa.sdpa(query, key, value, attn_mask,
+                              enable_gqa=ctx.enable_gqa, return_lse=True,
+                              **ctx.options)
+    grads = _grad.sdpa_backward(query, key, value, out, lse, d_out,
+                                attn_mask, **ctx.options)
+    return (*grads, None, None, None, None, None)
+
+
+torch.library.register_autograd("attn::sdpa", _backward, setup_context=_setup)
+torch.library.register_autograd("attn::sdpa_lse", _backward,
+                                setup_context=_setup)
 
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)

@@ -6,8 +6,8 @@
 // REQUIRES: cuda-toolkit
 // RUN: attn-opt %s -split-input-file --attn-lower-gpu-tail="chip=sm_80 format=isa" -o %t.mlir
 // RUN: FileCheck %s --check-prefix=HOST < %t.mlir
-// RUN: %python %S/Inputs/ptx.py --print < %t.mlir | FileCheck %s --check-prefix=PTX
-// RUN: %python %S/Inputs/ptx.py --ptxas %ptxas --arch sm_80 < %t.mlir | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptx --print < %t.mlir | FileCheck %s --check-prefix=PTX
+// RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.mlir | FileCheck %s --check-prefix=PTXAS
 
 // HOST-LABEL: llvm.func @vector_math_shuffle(
 // HOST:         gpu.launch_func <%{{.*}} : !llvm.ptr> @vector_math_shuffle_kernel::@vector_math_shuffle_kernel blocks in ({{.*}}) threads in ({{.*}}) : i64 args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)

@@ -9,10 +9,10 @@
 // RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_80 format=isa" -o %t.sm80.mlir
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm80.mlir
 // RUN: not grep -e @malloc -e @free %t.sm80.mlir
-// RUN: %python %S/Inputs/ptx.py --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
-// RUN: %python %S/Inputs/ptx.py --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptx --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
+// RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_90 format=isa" -o %t.sm90.mlir
-// RUN: %python %S/Inputs/ptx.py --ptxas %ptxas --arch sm_90 < %t.sm90.mlir | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptx --ptxas %ptxas --arch sm_90 < %t.sm90.mlir | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_90" | FileCheck %s --check-prefix=FATBIN
 
 // HOST-LABEL: llvm.func @f16_d64

@@ -9,11 +9,11 @@
 // RUN: attn-opt %s -split-input-file --attn-lower-naive-gpu="chip=sm_80 format=isa" -o %t.sm80.mlir
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm80.mlir
 // RUN: not grep -e llvm.load -e llvm.store -e @malloc -e @free %t.sm80.mlir
-// RUN: %python %S/Inputs/ptx.py --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
-// RUN: %python %S/Inputs/ptx.py --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefixes=PTXAS,PTXAS80
+// RUN: %ptx --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
+// RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefixes=PTXAS,PTXAS80
 // RUN: attn-opt %s -split-input-file --attn-lower-naive-gpu="chip=sm_90 format=isa" -o %t.sm90.mlir
 // RUN: FileCheck %s --check-prefix=SM90 < %t.sm90.mlir
-// RUN: %python %S/Inputs/ptx.py --ptxas %ptxas --arch sm_90 < %t.sm90.mlir | FileCheck %s --check-prefixes=PTXAS,PTXAS90
+// RUN: %ptx --ptxas %ptxas --arch sm_90 < %t.sm90.mlir | FileCheck %s --check-prefixes=PTXAS,PTXAS90
 //
 // The default format (fatbin) translates to LLVM IR that loads each kernel
 // from its embedded binary and launches it through the mgpu* functions.

@@ -61,6 +61,11 @@ static auto dims = opt<std::string>(
 static auto peak = opt<bool>(
     "peak", "Measure one core's f32 FMA peak and report GFLOP/s against it",
     false);
+static auto grad = opt<bool>(
+    "grad",
+    "With --sdpa: run the forward, then attn.sdpa_grad on a random d_out, and "
+    "check (and with --bench time) the backward",
+    false);
 static auto refLimit = opt<double>(
     "ref-limit-gflop",
     "Above this many GFLOP the f64 reference checks a sample of query rows",
@@ -72,6 +77,10 @@ static auto naiveLimit = opt<double>(
 // their defaults and parsing are the pipeline's own.
 static auto blockQ = opt<std::string>("block-q", "Query rows per block", "");
 static auto blockKV = opt<std::string>("block-kv", "Keys per block", "");
+static auto gradBlockQ = opt<std::string>(
+    "grad-block-q", "Query rows per tile of the fused backward (--grad)", "");
+static auto gradBlockKV = opt<std::string>(
+    "grad-block-kv", "Keys per block of the fused backward (--grad)", "");
 static auto regBlock = opt<std::string>(
     "reg-block", "Keys or value columns per register block", "");
 static auto guardPages = opt<bool>(
@@ -150,11 +159,13 @@ int main(int argc, char **argv) {
   options.refLimitGflop = refLimit;
   options.naiveLimitGib = naiveLimit;
   options.guardPages = guardPages;
+  options.grad = grad;
   // An out-of-bounds access is wrong generated code, like a failed numerics
   // check: status 1, not 2 (the input was fine).
   if (guardPages)
     installGuardFaultHandler("attn-run: error: ", 1);
-  for (cl::opt<std::string> *flag : {&blockQ, &blockKV, &regBlock, &rowVectors})
+  for (cl::opt<std::string> *flag :
+       {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

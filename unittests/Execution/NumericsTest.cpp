@@ -164,12 +164,12 @@ TEST(JudgeNumericsTest, RuleStrings) {
             "rel_l2 <= min(0.016, 2*naive 0.0001 + 1e-6)");
   // With sens, only the measures it widens say so.
   EXPECT_EQ(rule(stats(0, 0), DType::F32, false, std::nullopt, 2.1e-7, 0),
-            "rel_l2 <= 1e-5 + 4*sens 2.1e-07, max_abs <= 0.0001");
+            "rel_l2 <= 1e-5 + 4*sens_rel 2.10e-07, max_abs <= 0.0001");
   EXPECT_EQ(rule(stats(0, 0, 2), DType::F32, false, std::nullopt, 2.1e-7, 3e-7),
-            "rel_l2 <= 1e-5 + 4*sens 2.1e-07, max_abs <= 0.0002 + 4*sens "
-            "3e-07");
+            "rel_l2 <= 1e-5 + 4*sens_rel 2.10e-07, max_abs <= 0.0002 + "
+            "4*sens_abs 3.00e-07");
   EXPECT_EQ(rule(stats(0, 0), DType::F32, false, std::nullopt, 0, 3e-7),
-            "rel_l2 <= 1e-5, max_abs <= 0.0001 + 4*sens 3e-07");
+            "rel_l2 <= 1e-5, max_abs <= 0.0001 + 4*sens_abs 3.00e-07");
 }
 
 /// A [b, h, lq, width] (or [b, h, lq] when width is 0) f32 tensor with

@@ -7,6 +7,7 @@
 #ifndef ATTN_CONVERSION_PASSES_H
 #define ATTN_CONVERSION_PASSES_H
 
+#include "attn/Conversion/AttnGradToLinalg.h"
 #include "attn/Conversion/AttnToGpu.h"
 #include "attn/Conversion/AttnToLinalg.h"
 

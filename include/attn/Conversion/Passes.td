@@ -159,4 +159,51 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
   ];
 }
 
+def ConvertAttnGradToLinalg : Pass<"convert-attn-grad-to-linalg"> {
+  let summary = "Lower attn.sdpa_grad to linalg on tensors, materializing "
+                "the probabilities (the reference backward)";
+  let description = [{
+    Rewrites every `attn.sdpa_grad` into `linalg.generic` ops on tensors that
+    compute the gradient as the formula reads, with `[B, Hq, Lq, Lk]` f32
+    tables for the scores, the probabilities and their gradient:
+
+    1. `S = Q . K^T`, `P = exp(scale * S + mask - lse)` where visible (the i1
+       mask, the causal rule, a score above `-inf`, a row whose `lse` is above
+       `-inf`), 0 elsewhere,
+    2. `Di = rowsum(dO o O)`, `dP = dO . V^T`, `dS = P o (dP - Di)`,
+    3. `dQ = scale * dS . K`, `dK = scale * dS^T . Q`, `dV = P^T . dO`; with
+       grouped-query attention the query heads of a group are reduced
+       together with the rows (indexing map `hk * G + g`, no copy),
+    4. each gradient rounded once to the element type.
+
+    It is the oracle that the fused backward (attn-tile-sdpa-grad) is checked
+    against.
+
+    Before:
+
+    ```mlir
+    %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %lse, %do
+        : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>,
+          tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4x8xf32>
+        -> tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %s = linalg.generic {...} ins(%q, %k) outs(%zero) {...}
+    %p = linalg.generic {...} ins(%s, %lse) outs(%empty) {... math.exp ...}
+    %di = linalg.generic {...} ins(%do, %o) outs(%zero_rows) {...}
+    ...
+    %dk = linalg.generic {...} ins(%ds, %q) outs(%zero_k) {...}
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

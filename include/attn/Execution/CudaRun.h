@@ -49,8 +49,9 @@ public:
   /// dtypes the caller sets).
   llvm::Error run(const std::vector<HostTensor *> &inputs,
                   const std::vector<HostTensor *> &outputs);
-  /// One warm-up run, then `runs` timed ones (host time around the call and
-  /// a context synchronization; inputs copied once); the median. The results
+  /// One warm-up run, then `runs` timed ones (CUDA events recorded before
+  /// and after each run on the stream it launches on; inputs copied once);
+  /// the median. The results
   /// of the last run are copied into `outputs`.
   llvm::Expected<Timing> benchmark(const std::vector<HostTensor *> &inputs,
                                    const std::vector<HostTensor *> &outputs,

@@ -82,6 +82,10 @@ struct RunOptions {
   /// against the one before its start (the caller installs the fault
   /// handler). Timing still uses the plain tensors.
   bool guardPages = false;
+  /// attn-run --grad: forward, then attn.sdpa_grad on a random d_out; the
+  /// gradients are checked and (with benchRuns) the backward is timed
+  /// (lib/Execution/Grad.cpp).
+  bool grad = false;
 };
 
 /// One numerics check: a result against an oracle, or the no-NaN rule.
@@ -123,6 +127,9 @@ struct RunReport {
   std::optional<double> peakGflops, readGBs;
   /// Bytes of K and V: a decode step's memory roofline reads them once.
   double kvBytes = 0;
+  /// The run was --grad: results are d_query, d_key, d_value and `flops` is
+  /// the backward's (2.5x the forward's).
+  bool grad = false;
   bool pass = false;
 
   /// GFLOP/s of a timing (0 without a FLOP count).

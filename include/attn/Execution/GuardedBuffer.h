@@ -48,6 +48,9 @@ public:
   /// The first data byte; for zero bytes, the guard page boundary itself.
   void *data() const { return dataPtr; }
   size_t size() const { return bytes; }
+  /// Makes the data pages read-only (after they are filled): a write into
+  /// them then faults, and the handler reports it as a write into an input.
+  llvm::Error makeReadOnly();
 
 private:
   GuardedBuffer() = default;
@@ -66,7 +69,10 @@ private:
 ///   <prefix>out-of-bounds access by the generated code (a write at byte
 ///   1024 of a 1024-byte buffer)
 /// (the faulting address's offset from the first data byte; negative before
-/// the start; "read or write" where the fault does not say which)
+/// the start; "read or write" where the fault does not say which), or for a
+/// write into the data of a buffer made read-only,
+///   <prefix>write into an input by the generated code (a write at byte 0
+///   of a 64-byte read-only buffer)
 /// and calls _exit(exitStatus). Any other fault gets the default action
 /// (the process dies by the signal), as without the handler. `prefix` must
 /// outlive the process (a string literal).

@@ -58,6 +58,16 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "row-vectors",
       llvm::cl::desc("Row vectors per register block in the microkernels"),
       llvm::cl::init(AttnCpuMicrokernelsOptions{}.rowVectors)};
+  PassOptions::Option<int64_t> gradBlockQ{
+      *this, "grad-block-q",
+      llvm::cl::desc("Query rows per tile of the fused backward "
+                     "(attn-cpu-sdpa-grad)"),
+      llvm::cl::init(AttnCpuSdpaGradOptions{}.blockQ)};
+  PassOptions::Option<int64_t> gradBlockKV{
+      *this, "grad-block-kv",
+      llvm::cl::desc("Keys per block of the fused backward "
+                     "(attn-cpu-sdpa-grad)"),
+      llvm::cl::init(AttnCpuSdpaGradOptions{}.blockKV)};
   PassOptions::Option<bool> openmp{
       *this, "openmp", llvm::cl::desc("Run the query blocks on OpenMP threads"),
       llvm::cl::init(true)};

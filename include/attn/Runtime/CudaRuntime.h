@@ -46,6 +46,13 @@ int32_t attnCudaHostCopyToDevice(void *dst, const void *src,
                                  uint64_t sizeBytes);
 int32_t attnCudaHostCopyToHost(void *dst, const void *src, uint64_t sizeBytes);
 int32_t attnCudaHostSynchronize(void);
+/// Timing events (cuEventCreate with timing) recorded on the legacy default
+/// stream, the one attn-run's calls launch on; attnCudaHostEventElapsed waits
+/// for `end` and gives the GPU time from `start` to `end` in milliseconds.
+int32_t attnCudaHostEventCreate(void **event);
+int32_t attnCudaHostEventRecord(void *event);
+int32_t attnCudaHostEventElapsed(void *start, void *end, float *ms);
+int32_t attnCudaHostEventDestroy(void *event);
 
 #ifdef __cplusplus
 }

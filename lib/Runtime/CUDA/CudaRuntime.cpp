@@ -69,6 +69,7 @@ namespace {
   X(cuEventDestroy, "cuEventDestroy_v2")                                       \
   X(cuEventRecord, "cuEventRecord")                                            \
   X(cuEventSynchronize, "cuEventSynchronize")                                  \
+  X(cuEventElapsedTime, "cuEventElapsedTime")                                  \
   X(cuMemAllocAsync, "cuMemAllocAsync")                                        \
   X(cuMemFreeAsync, "cuMemFreeAsync")                                          \
   X(cuMemAllocManaged, "cuMemAllocManaged")                                    \
@@ -527,5 +528,49 @@ ATTN_EXPORT int32_t attnCudaHostSynchronize(void) {
   if (status != ATTN_OK)
     return status;
   check(driver.cuCtxSynchronize(), ATTN_ERROR_LAUNCH, "cuCtxSynchronize");
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostEventCreate(void **event) {
+  *event = nullptr;
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK)
+    return status;
+  CUevent e = nullptr;
+  if (check(driver.cuEventCreate(&e, CU_EVENT_DEFAULT), ATTN_ERROR_INTERNAL,
+            "cuEventCreate"))
+    *event = e;
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostEventRecord(void *event) {
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK)
+    return status;
+  check(driver.cuEventRecord(static_cast<CUevent>(event), nullptr),
+        ATTN_ERROR_LAUNCH, "cuEventRecord");
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostEventElapsed(void *start, void *end,
+                                             float *ms) {
+  *ms = 0;
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK)
+    return status;
+  if (check(driver.cuEventSynchronize(static_cast<CUevent>(end)),
+            ATTN_ERROR_LAUNCH, "cuEventSynchronize"))
+    check(driver.cuEventElapsedTime(ms, static_cast<CUevent>(start),
+                                    static_cast<CUevent>(end)),
+          ATTN_ERROR_LAUNCH, "cuEventElapsedTime");
+  return attnCudaEndCall();
+}
+
+ATTN_EXPORT int32_t attnCudaHostEventDestroy(void *event) {
+  int32_t status = attnCudaBeginCall(nullptr);
+  if (status != ATTN_OK || !event)
+    return status;
+  check(driver.cuEventDestroy(static_cast<CUevent>(event)), ATTN_ERROR_INTERNAL,
+        "cuEventDestroy");
   return attnCudaEndCall();
 }

@@ -14,17 +14,17 @@
 // RUN:   -canonicalize -gpu-kernel-outlining -nvvm-attach-target="chip=sm_80 features=+ptx80 O=3" \
 // RUN: | attn-opt -pass-pipeline="builtin.module(gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts))" \
 // RUN: | attn-opt -gpu-module-to-binary="format=isa toolkit=%cuda_toolkit" > %t.sm80.mlir
-// RUN: %extract_ptx < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
+// RUN: %ptx --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm80.mlir
-// RUN: %extract_ptx --ptxas %ptxas -v -arch=sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
 //
 // RUN: attn-opt %s -convert-attn-to-gpu="chip=sm_90" \
 // RUN:   -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   -canonicalize -gpu-kernel-outlining -nvvm-attach-target="chip=sm_90 features=+ptx80 O=3" \
 // RUN: | attn-opt -pass-pipeline="builtin.module(gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts))" \
 // RUN: | attn-opt -gpu-module-to-binary="format=isa toolkit=%cuda_toolkit" > %t.sm90.mlir
-// RUN: %extract_ptx < %t.sm90.mlir | FileCheck %s --check-prefix=PTX
-// RUN: %extract_ptx --ptxas %ptxas -v -arch=sm_90 < %t.sm90.mlir | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptx --print < %t.sm90.mlir | FileCheck %s --check-prefix=PTX
+// RUN: %ptx --ptxas %ptxas --arch sm_90 < %t.sm90.mlir | FileCheck %s --check-prefix=PTXAS
 
 // PTX-LABEL: .entry f16_d64_kernel(
 // PTX: .shared .align 16 .b8 __dynamic_shmem__0;
@@ -37,9 +37,7 @@
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PTXAS-LABEL: ptx-module: f16_d64_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @f16_d64_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @f16_d64_kernel::@f16_d64_kernel {{.*}} dynamic_shared_memory_size %c36864_i32
 func.func @f16_d64(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: tensor<2x8x256x64xf16>)
     -> (tensor<2x8x256x64xf16>) {
@@ -59,9 +57,7 @@ func.func @f16_d64(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>, %v: t
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PTXAS-LABEL: ptx-module: f16_d128_causal_dynamic_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @f16_d128_causal_dynamic_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @f16_d128_causal_dynamic_kernel::@f16_d128_causal_dynamic_kernel {{.*}} dynamic_shared_memory_size %c34816_i32
 func.func @f16_d128_causal_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>)
     -> (tensor<?x8x?x128xf16>) {
@@ -81,9 +77,7 @@ func.func @f16_d128_causal_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x1
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTXAS-LABEL: ptx-module: bf16_d64_causal_br_gqa_lse_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @bf16_d64_causal_br_gqa_lse_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @bf16_d64_causal_br_gqa_lse_kernel::@bf16_d64_causal_br_gqa_lse_kernel {{.*}} dynamic_shared_memory_size %c36864_i32
 func.func @bf16_d64_causal_br_gqa_lse(%q: tensor<2x8x200x64xbf16>, %k: tensor<2x2x300x64xbf16>, %v: tensor<2x2x300x64xbf16>)
     -> (tensor<2x8x200x64xbf16>, tensor<2x8x200xf32>) {
@@ -103,9 +97,7 @@ func.func @bf16_d64_causal_br_gqa_lse(%q: tensor<2x8x200x64xbf16>, %k: tensor<2x
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTXAS-LABEL: ptx-module: bf16_d128_bool_mask_lse_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @bf16_d128_bool_mask_lse_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @bf16_d128_bool_mask_lse_kernel::@bf16_d128_bool_mask_lse_kernel {{.*}} dynamic_shared_memory_size %c34816_i32
 func.func @bf16_d128_bool_mask_lse(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x4x77x128xbf16>, %v: tensor<2x4x77x128xbf16>, %m: tensor<1x1x100x77xi1>)
     -> (tensor<2x4x100x128xbf16>, tensor<2x4x100xf32>) {
@@ -125,9 +117,7 @@ func.func @bf16_d128_bool_mask_lse(%q: tensor<2x4x100x128xbf16>, %k: tensor<2x4x
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PTXAS-LABEL: ptx-module: f16_d64_float_mask_dynamic_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @f16_d64_float_mask_dynamic_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @f16_d64_float_mask_dynamic_kernel::@f16_d64_float_mask_dynamic_kernel {{.*}} dynamic_shared_memory_size %c36864_i32
 func.func @f16_d64_float_mask_dynamic(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?x64xf16>, %v: tensor<?x4x?x64xf16>, %m: tensor<?x1x?x?xf16>)
     -> (tensor<?x4x?x64xf16>) {
@@ -147,9 +137,7 @@ func.func @f16_d64_float_mask_dynamic(%q: tensor<?x4x?x64xf16>, %k: tensor<?x4x?
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PTXAS-LABEL: ptx-module: f16_d80_f32_mask_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @f16_d80_f32_mask_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @f16_d80_f32_mask_kernel::@f16_d80_f32_mask_kernel {{.*}} dynamic_shared_memory_size %c45056_i32
 func.func @f16_d80_f32_mask(%q: tensor<1x4x100x80xf16>, %k: tensor<1x4x100x80xf16>, %v: tensor<1x4x100x80xf16>, %m: tensor<1x4x100x100xf32>)
     -> (tensor<1x4x100x80xf16>, tensor<1x4x100xf32>) {
@@ -169,9 +157,7 @@ func.func @f16_d80_f32_mask(%q: tensor<1x4x100x80xf16>, %k: tensor<1x4x100x80xf1
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// PTXAS-LABEL: ptx-module: bf16_d96_dv64_causal_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @bf16_d96_dv64_causal_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @bf16_d96_dv64_causal_kernel::@bf16_d96_dv64_causal_kernel {{.*}} dynamic_shared_memory_size %c45056_i32
 func.func @bf16_d96_dv64_causal(%q: tensor<1x4x128x96xbf16>, %k: tensor<1x4x128x96xbf16>, %v: tensor<1x4x128x64xbf16>)
     -> (tensor<1x4x128x64xbf16>) {
@@ -191,9 +177,7 @@ func.func @bf16_d96_dv64_causal(%q: tensor<1x4x128x96xbf16>, %k: tensor<1x4x128x
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PTXAS-LABEL: ptx-module: f16_d32_mqa_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @f16_d32_mqa_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @f16_d32_mqa_kernel::@f16_d32_mqa_kernel {{.*}} dynamic_shared_memory_size %c20480_i32
 func.func @f16_d32_mqa(%q: tensor<4x16x64x32xf16>, %k: tensor<4x1x1024x32xf16>, %v: tensor<4x1x1024x32xf16>)
     -> (tensor<4x16x64x32xf16>) {
@@ -213,9 +197,7 @@ func.func @f16_d32_mqa(%q: tensor<4x16x64x32xf16>, %k: tensor<4x1x1024x32xf16>, 
 // PTX-DAG: ex2.approx
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// PTXAS-LABEL: ptx-module: f16_d128_float_mask_br_lse_dynamic_kernel
-// PTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, used 1 barriers, 1 bytes smem
+// PTXAS: @f16_d128_float_mask_br_lse_dynamic_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack, 1 bytes smem, 1 barriers
 // HOST: gpu.launch_func @f16_d128_float_mask_br_lse_dynamic_kernel::@f16_d128_float_mask_br_lse_dynamic_kernel {{.*}} dynamic_shared_memory_size %c34816_i32
 func.func @f16_d128_float_mask_br_lse_dynamic(%q: tensor<?x8x?x128xf16>, %k: tensor<?x8x?x128xf16>, %v: tensor<?x8x?x128xf16>, %m: tensor<?x1x?x?xf32>)
     -> (tensor<?x8x?x128xf16>, tensor<?x8x?xf32>) {
@@ -230,9 +212,7 @@ func.func @f16_d128_float_mask_br_lse_dynamic(%q: tensor<?x8x?x128xf16>, %k: ten
 // PTX-NOT: cp.async
 // PTX: fma.rn.f32
 // PTX-DAG: ex2.approx
-// PTXAS-LABEL: ptx-module: f32_d64_causal_mask_lse_kernel
-// PTXAS: 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers
+// PTXAS: @f32_d64_causal_mask_lse_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads
 func.func @f32_d64_causal_mask_lse(%q: tensor<?x4x?x64xf32>, %k: tensor<?x2x?x64xf32>, %v: tensor<?x2x?x64xf32>, %m: tensor<?x1x?x?xi1>)
     -> (tensor<?x4x?x64xf32>, tensor<?x4x?xf32>) {
   %o, %l = attn.sdpa %q, %k, %v mask(%m) {causal = #attn.causal<bottom_right>}
@@ -246,9 +226,7 @@ func.func @f32_d64_causal_mask_lse(%q: tensor<?x4x?x64xf32>, %k: tensor<?x2x?x64
 // PTX-NOT: cp.async
 // PTX: fma.rn.f32
 // PTX-DAG: ex2.approx
-// PTXAS-LABEL: ptx-module: f32_d256_kernel
-// PTXAS: 0 bytes spill stores, 0 bytes spill loads
-// PTXAS: Used {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers
+// PTXAS: @f32_d256_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads
 func.func @f32_d256(%q: tensor<1x2x100x256xf32>, %k: tensor<1x2x100x256xf32>, %v: tensor<1x2x100x256xf32>)
     -> (tensor<1x2x100x256xf32>) {
   %o = attn.sdpa %q, %k, %v 

@@ -7,6 +7,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn/Dialect/Attn/IR/AttnGradOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -41,6 +42,10 @@ void AttnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "attn/Dialect/Attn/IR/AttnGradOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST

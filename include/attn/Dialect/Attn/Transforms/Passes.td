@@ -263,4 +263,147 @@ def AttnGpuRebuildCapturedMemrefs
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def AttnRaiseSdpa : Pass<"attn-raise-sdpa", "func::FuncOp"> {
+  let summary = "Raise attention written out in upstream ops to attn.sdpa";
+  let description = [{
+    Finds scaled dot-product attention that a producer wrote out in linalg,
+    tensor and arith ops and replaces it with one `attn.sdpa`, folding into
+    the op what it can: the scale (also split as sqrt(scale) on Q and K), an
+    added float mask, an i1 mask as a select of 0/-inf, causal `linalg.index`
+    comparisons (`j - i <= 0` top-left, `j - i <= Lk - Lq` bottom-right),
+    grouped-query broadcasts of K/V (read in place), the empty-row guard, and
+    `extf`/`truncf` around an f32 computation on f16/bf16 operands. It also
+    raises the generic form of torch-mlir's `tm_tensor.attention` with the
+    collapse/expand around it (parse it with `--allow-unregistered-dialect`).
+
+    Matching starts at each P.V `linalg.batch_matmul` and follows elements
+    backwards through the producers, checking each generic's body and
+    indexing maps (softmax over the key axis, max/sum reductions with their
+    initial values, the mask, the Q.K^T `batch_matmul`). It does not fire
+    when an intermediate (the scores, the softmax, ...) has a user outside
+    the attention, or when the computation differs in a way that changes
+    results. `-debug-only=attn-raise-sdpa` says why a candidate was left.
+
+    Before (torch-mlir's decomposition, abridged):
+
+    ```mlir
+    %s = linalg.batch_matmul ins(%q3, %kt3 ...)    // Q.K^T on [B*H, L, S]
+    %m = linalg.generic ... maximumf ...          // row max
+    %e = linalg.generic ... math.exp ...          // exp(s - m)
+    %l = linalg.generic ... addf ...              // row sum
+    %p = linalg.generic ... divf ...              // e / l
+    %o = linalg.batch_matmul ins(%p3, %v3 ...)    // P.V
+    %r = tensor.expand_shape %o [[0, 1], [2], [3]] ...
+    ```
+
+    After:
+
+    ```mlir
+    %r = attn.sdpa %q, %k, %v {scale = 1.000000e+00 : f32}
+        : tensor<1x2x16x32xf32>, ... -> tensor<1x2x16x32xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::attn::AttnDialect",
+                           "mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"decomposed", "decomposed", "bool", /*default=*/"true",
+           "Raise attention written out in linalg ops (torch-mlir's "
+           "decomposition)">,
+    Option<"tmTensor", "tm-tensor", "bool", /*default=*/"true",
+           "Raise the generic form of tm_tensor.attention">,
+    Option<"requireEmptyRowGuard", "require-empty-row-guard", "bool",
+           /*default=*/"false",
+           "Leave a masked softmax without the empty-row guard unraised (in "
+           "the original a fully masked row is NaN, attn.sdpa gives 0)">,
+  ];
+}
+
+def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
+  let summary = "Lower attn.sdpa_grad to fused FlashAttention-2 backward "
+                "loops of vector code for the CPU";
+  let description = [{
+    Rewrites every `attn.sdpa_grad` (on tensors, before bufferization) into
+    `bufferization.to_buffer` of its operands, `memref.alloc` of its results
+    and three `scf.parallel` loops (OpenMP threads after
+    `convert-scf-to-openmp`):
+
+    1. over (batch, query head): `Di = rowsum(dO o O)` once per row, and an
+       f32 dQ accumulator cleared;
+    2. over (batch, key/value head), FlashAttention-2's backward: key blocks
+       of `block-kv` outside; for each, the query heads of the group and the
+       query blocks of `block-q` rows inside (with a causal rule, the blocks
+       of rows that see no key of the block are skipped). Per tile, in f32
+       tiles on the thread's stack: `St = K . Q^T`, `dPt = V . dO^T`,
+       `P = exp2(log2e * (scale * S + mask - lse))` (0 where hidden; the
+       polynomial exp2 of the forward) and `dS = P o (dP - Di)`; then
+       `dV += P^T . dO`, `dK += dS^T . Q` (accumulated over the group and the
+       query blocks, written once per key block) and `dQ += dS . K` into the
+       f32 accumulator. Every product is the register-blocked vector
+       contraction of `attn-cpu-microkernels`. P is never stored beyond one
+       tile: memory is O(L).
+    3. over (batch, query head): `d_query = scale * acc`, rounded once.
+
+    dQ has no race: a query head belongs to one key/value head, so its rows
+    are only touched by the thread that owns that (batch, key/value head).
+    Of FlashAttention-2's two options this avoids both costs: per-thread
+    partial dQ (one dQ-sized f32 buffer per thread, summed after) and a
+    second pass over the query blocks (Q.K^T and dO.V^T recomputed once more:
+    7 products instead of 5). The price is parallelism: at most B * Hkv
+    threads (B = 1, Hkv = 1, as in multi-query decoding, runs on one).
+    Tails (Lq, Lk not multiples of the blocks; D, Dv not multiples of the
+    width) are zero-padded tiles and masked probabilities; Lq, Lk and B may
+    be dynamic; f16 and bf16 are widened to f32 as the tiles are filled.
+
+    Before:
+
+    ```mlir
+    %dq, %dk, %dv = attn.sdpa_grad %q, %k, %v, %o, %lse, %do ...
+    ```
+
+    After (abridged):
+
+    ```mlir
+    scf.parallel (%b, %h) = ... {  // Di, clear dQ acc
+    scf.parallel (%b, %hk) = ... {
+      scf.for %k0 = %c0 to %lk step %c64 {
+        scf.for %g = ... { scf.for %q0 = %start to %lq step %c64 {
+          ... vector.fma ... // St, dPt
+          ... exp2 polynomial, select ... // P, dS
+          ... vector.fma ... // dV, dK, dQ
+        } }
+        ... dk, dv rows of the block ...
+    } }
+    scf.parallel (%b, %h) = ... { // d_query
+    ```
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "Query rows per tile (a multiple of vector-width)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
+           "Keys per key block (128: the dK/dV tiles of a block amortize "
+           "more query tiles than with 64; measured faster at d=64 and 128)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnRejectSdpaGrad : Pass<"attn-reject-sdpa-grad"> {
+  let summary = "Fail on attn.sdpa_grad, for pipelines that cannot lower it";
+  let description = [{
+    Emits an error on the first `attn.sdpa_grad` and fails: the GPU
+    pipelines run it first, because the backward pass has no GPU lowering
+    yet (it runs on `attn-lower-cpu` and `attn-lower-naive-cpu`). Without it
+    the op would reach bufferization and fail there with a message that does
+    not say why.
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -4,12 +4,14 @@
   ptx.py --print < out.mlir            every kernel's PTX, one after another
   ptx.py --ptxas PTXAS --arch sm_80 < out.mlir
                                        assembles each kernel with `ptxas -v`
-                                       and prints its registers and spills,
-                                       then the totals over all kernels
+                                       and prints one line per kernel (its
+                                       registers, spills, stack, shared memory
+                                       and barriers), then the totals over all
+                                       kernels
 
 MLIR prints the PTX as an escaped string attribute (`assembly = "..."`, with
-`\\XX` hex escapes); this undoes the escaping. Exits 1 when there is no PTX
-or ptxas fails.
+`\\XX` hex escapes and `\\"`, `\\\\`, `\\n`, `\\t`); this undoes the escaping.
+Exits 1 when there is no PTX or ptxas fails. The lit tests reach it as `%ptx`.
 """
 import argparse
 import os
@@ -25,18 +27,20 @@ INFO = {
     "spill_loads": re.compile(r"(\d+) bytes spill loads"),
     "stack": re.compile(r"(\d+) bytes stack frame"),
     "smem": re.compile(r"(\d+) bytes smem"),
+    "barriers": re.compile(r"used (\d+) barriers"),
 }
 
 
 def unescape(text):
+    simple = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
     out = bytearray()
     i = 0
     while i < len(text):
         if text[i] != "\\":
             out += text[i].encode()
             i += 1
-        elif text[i + 1] == "\\":
-            out.append(ord("\\"))
+        elif text[i + 1] in simple:
+            out += simple[text[i + 1]].encode()
             i += 2
         else:
             out.append(int(text[i + 1 : i + 3], 16))
@@ -80,12 +84,14 @@ def main():
             print(
                 f"@{name}: {info['registers']} registers, {info['spill_stores']} bytes "
                 f"spill stores, {info['spill_loads']} bytes spill loads, "
-                f"{info['stack']} bytes stack, {info['smem']} bytes smem"
+                f"{info['stack']} bytes stack, {info['smem']} bytes smem, "
+                f"{info['barriers']} barriers"
             )
             totals["registers"] = max(totals["registers"], info["registers"])
             for key in ("spill_stores", "spill_loads", "stack"):
                 totals[key] += info[key]
             totals["smem"] = max(totals["smem"], info["smem"])
+            totals["barriers"] = max(totals["barriers"], info["barriers"])
     print(
         f"{len(kernels)} kernels assembled for {args.arch}: "
         f"at most {totals['registers']} registers, {totals['spill_stores']} bytes "

@@ -1,0 +1,200 @@
+//===- AttnGradOps.cpp - attn dialect gradient operations -----------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnGradOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnGradOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Accessors
+//===----------------------------------------------------------------------===//
+
+float SdpaGradOp::getEffectiveScale() {
+  if (std::optional<APFloat> s = getScale())
+    return s->convertToFloat();
+  int64_t d = getQueryType().getDimSize(3);
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+}
+
+int64_t SdpaGradOp::getGroupSize() {
+  return getQueryType().getDimSize(1) / getKeyType().getDimSize(1);
+}
+
+bool SdpaGradOp::hasBoolMask() {
+  return getMask() && cast<RankedTensorType>(getMask().getType())
+                          .getElementType()
+                          .isInteger(1);
+}
+
+std::optional<CausalKind> SdpaGradOp::getCausalKind() {
+  if (CausalKindAttr attr = getCausalAttr())
+    return attr.getValue();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Verifier
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A tensor of the op by the name its diagnostics use.
+struct NamedType {
+  StringRef name;
+  RankedTensorType type;
+};
+/// "dim `lhsDim` of `lhs` equals dim `rhsDim` of `rhs`".
+struct DimRule {
+  unsigned lhs, lhsDim, rhs, rhsDim;
+};
+} // namespace
+
+static std::string dimToString(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+LogicalResult SdpaGradOp::verify() {
+  // Indices into `all` below, used by the dim rules.
+  enum { Q, K, V, O, Lse, DO, DQ, DK, DV };
+  NamedType all[] = {
+      {"query", getQueryType()},
+      {"key", getKeyType()},
+      {"value", getValueType()},
+      {"out", getOut().getType()},
+      {"lse", getLse().getType()},
+      {"d_out", getDOut().getType()},
+      {"result d_query", getDQuery().getType()},
+      {"result d_key", getDKey().getType()},
+      {"result d_value", getDValue().getType()},
+  };
+  for (const NamedType &n : all) {
+    int64_t rank = n.name == "lse" ? 3 : 4;
+    if (n.type.getRank() != rank)
+      return emitOpError() << "expected " << n.name << " to have rank " << rank
+                           << ", but got rank " << n.type.getRank();
+  }
+
+  Type elt = all[Q].type.getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+    return emitOpError() << "expected query element type to be f32, f16 or "
+                            "bf16, but got "
+                         << elt;
+  for (const NamedType &n : all) {
+    if (n.name == "lse") {
+      if (!n.type.getElementType().isF32())
+        return emitOpError() << "expected lse element type to be f32, but got "
+                             << n.type.getElementType();
+      continue;
+    }
+    if (n.type.getElementType() != elt)
+      return emitOpError() << "expected " << n.name << " element type ("
+                           << n.type.getElementType()
+                           << ") to equal query element type (" << elt << ")";
+  }
+
+  // Heads and head dims drive the GQA mapping, the default scale and the
+  // tile shapes, as for attn.sdpa.
+  for (unsigned t : {Q, K, V})
+    for (unsigned dim : {1u, 3u})
+      if (all[t].type.isDynamicDim(dim))
+        return emitOpError()
+               << "expected " << all[t].name << " dim " << dim << " ("
+               << (dim == 1 ? "heads" : "head dim") << ") to be static";
+
+  const DimRule rules[] = {
+      // key [B, Hkv, Lk, D], value [B, Hkv, Lk, Dv].
+      {K, 0, Q, 0},
+      {K, 3, Q, 3},
+      {V, 0, Q, 0},
+      {V, 1, K, 1},
+      {V, 2, K, 2},
+      // out and d_out [B, Hq, Lq, Dv]; lse [B, Hq, Lq].
+      {O, 0, Q, 0},
+      {O, 1, Q, 1},
+      {O, 2, Q, 2},
+      {O, 3, V, 3},
+      {Lse, 0, Q, 0},
+      {Lse, 1, Q, 1},
+      {Lse, 2, Q, 2},
+      {DO, 0, O, 0},
+      {DO, 1, O, 1},
+      {DO, 2, O, 2},
+      {DO, 3, O, 3},
+      // Each gradient has the shape of what it differentiates.
+      {DQ, 0, Q, 0},
+      {DQ, 1, Q, 1},
+      {DQ, 2, Q, 2},
+      {DQ, 3, Q, 3},
+      {DK, 0, K, 0},
+      {DK, 1, K, 1},
+      {DK, 2, K, 2},
+      {DK, 3, K, 3},
+      {DV, 0, V, 0},
+      {DV, 1, V, 1},
+      {DV, 2, V, 2},
+      {DV, 3, V, 3},
+  };
+  for (const DimRule &r : rules) {
+    int64_t a = all[r.lhs].type.getDimSize(r.lhsDim);
+    int64_t b = all[r.rhs].type.getDimSize(r.rhsDim);
+    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
+      continue;
+    return emitOpError() << "expected " << all[r.lhs].name << " dim "
+                         << r.lhsDim << " (" << a << ") to equal "
+                         << all[r.rhs].name << " dim " << r.rhsDim << " (" << b
+                         << ")";
+  }
+
+  int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
+    return emitOpError() << "expected query heads (query dim 1: " << hq
+                         << ") to be a positive multiple of key/value heads "
+                            "(key dim 1: "
+                         << hkv << ")";
+  if (all[Q].type.getDimSize(3) <= 0 || all[V].type.getDimSize(3) <= 0)
+    return emitOpError() << "expected positive head dims, but got query dim 3 ("
+                         << all[Q].type.getDimSize(3) << ") and value dim 3 ("
+                         << all[V].type.getDimSize(3) << ")";
+
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    if (m.getRank() != 4)
+      return emitOpError() << "expected mask to have rank 4, but got rank "
+                           << m.getRank();
+    Type mt = m.getElementType();
+    if (!mt.isInteger(1) && mt != elt && !mt.isF32())
+      return emitOpError() << "expected mask element type to be i1, f32 or "
+                              "the query element type ("
+                           << elt << "), but got " << mt;
+    int64_t full[4] = {all[Q].type.getDimSize(0), hq, all[Q].type.getDimSize(2),
+                       all[K].type.getDimSize(2)};
+    const char *names[4] = {"B", "Hq", "Lq", "Lk"};
+    for (unsigned i = 0; i < 4; ++i) {
+      int64_t md = m.getDimSize(i);
+      if (md == 1 || ShapedType::isDynamic(md) ||
+          ShapedType::isDynamic(full[i]) || md == full[i])
+        continue;
+      return emitOpError() << "expected mask dim " << i << " (" << md
+                           << ") to be 1 or " << names[i] << " ("
+                           << dimToString(full[i]) << ")";
+    }
+  }
+
+  if (std::optional<APFloat> s = getScale())
+    if (!s->isFiniteNonZero())
+      return emitOpError() << "expected scale to be finite and non-zero, but "
+                              "got "
+                           << getScaleAttr();
+  return success();
+}

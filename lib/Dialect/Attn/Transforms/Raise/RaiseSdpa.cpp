@@ -1,0 +1,276 @@
+//===- RaiseSdpa.cpp - raise attention written in upstream ops to attn.sdpa ==//
+//
+// Part of the attn project.
+//
+// Anchors on each P.V contraction (linalg.batch_matmul) and each generic-form
+// tm_tensor.attention, matches the attention around it (Match.cpp), checks
+// that nothing outside the match uses its intermediates, and replaces its
+// result by one attn.sdpa. The ops it replaces are then erased.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "Match.h"
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "attn-raise-sdpa"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNRAISESDPA
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::raise;
+
+namespace {
+
+LogicalResult reject(const Twine &why) {
+  LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] not raised: " << why << "\n");
+  return failure();
+}
+
+/// Every intermediate the match consumed is used only inside the match (the
+/// root's users are what the attn.sdpa takes over).
+LogicalResult checkUses(const SdpaMatch &m) {
+  const llvm::SetVector<Operation *> &ops = m.tracer.consumed();
+  Operation *rootOp = m.root.getDefiningOp();
+  for (Operation *op : ops) {
+    if (op == rootOp)
+      continue;
+    for (Operation *user : op->getUsers())
+      if (!ops.contains(user))
+        return reject("an intermediate has a user outside the attention: " +
+                      op->getName().getStringRef() + " used by " +
+                      user->getName().getStringRef());
+  }
+  return success();
+}
+
+/// The types attn.sdpa requires of what was matched.
+RankedTensorType permutedType(Value v, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (perm.empty())
+    return type;
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+/// `v` transposed by `perm` (a linalg.transpose), or `v` itself.
+Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  if (perm.empty())
+    return v;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t p : perm)
+    sizes.push_back(tensor::getMixedSize(b, loc, v, p));
+  Value init =
+      tensor::EmptyOp::create(b, loc, sizes, getElementTypeOrSelf(v.getType()));
+  return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
+}
+
+LogicalResult checkTypes(const SdpaMatch &m, bool boolMask) {
+  RankedTensorType q = permutedType(m.query, m.queryPerm);
+  RankedTensorType k = permutedType(m.key, m.keyPerm);
+  RankedTensorType v = permutedType(m.value, m.valuePerm);
+  auto out = dyn_cast<RankedTensorType>(m.root.getType());
+  Type elem = q.getElementType();
+  if (!elem.isF32() && !elem.isF16() && !elem.isBF16())
+    return reject("query element type is not f32, f16 or bf16");
+  if (k.getElementType() != elem || v.getElementType() != elem)
+    return reject("query, key and value element types differ");
+  if (!out || out.getElementType() != elem)
+    return reject("the result's element type is not the query's (an f16/bf16 "
+                  "attention must round its f32 result once, at the end)");
+  if (q.isDynamicDim(1) || k.isDynamicDim(1) || v.isDynamicDim(1) ||
+      q.getDimSize(1) != m.kvGroup * k.getDimSize(1) ||
+      k.getDimSize(1) != v.getDimSize(1))
+    return reject("head counts are not Hq = group * Hkv with the group the "
+                  "program reads K/V with");
+  // What the element-wise walk took as the same extent must be one.
+  auto sameDim = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!sameDim(q.getDimSize(0), k.getDimSize(0)) ||
+      !sameDim(k.getDimSize(0), v.getDimSize(0)) ||
+      !sameDim(k.getDimSize(2), v.getDimSize(2)) ||
+      !sameDim(q.getDimSize(3), k.getDimSize(3)))
+    return reject("Q, K and V extents disagree");
+  SmallVector<int64_t> expected = {q.getDimSize(0), q.getDimSize(1),
+                                   q.getDimSize(2), v.getDimSize(3)};
+  if (!m.outPerm.empty()) {
+    SmallVector<int64_t> permuted;
+    for (int64_t p : m.outPerm)
+      permuted.push_back(expected[p]);
+    expected = permuted;
+  }
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return reject("the result is not [B, Hq, Lq, Dv] (or its transpose)");
+  if (m.mask && !boolMask) {
+    Type me = getElementTypeOrSelf(m.mask.getType());
+    if (me != elem && !me.isF32())
+      return reject("a float mask of neither the query's type nor f32");
+  }
+  return success();
+}
+
+/// The mask as a rank-4 tensor: dims the element read by (b, h, i, j) in
+/// order, unit dims inserted for the missing ones.
+FailureOr<Value> rank4Mask(OpBuilder &b, Location loc, Value mask,
+                           ArrayRef<Idx> idx) {
+  auto type = cast<RankedTensorType>(mask.getType());
+  int64_t rank = type.getRank();
+  if (rank == 4 && llvm::all_of(llvm::enumerate(idx), [](auto it) {
+        return it.value().isZero() ||
+               it.value().isPlain(static_cast<int>(it.index()));
+      }))
+    return mask;
+  if (rank == 0 || rank > 4 ||
+      llvm::any_of(idx, [](const Idx &i) { return i.isZero(); }))
+    return reject("a mask layout that needs more than inserting unit dims");
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape(4, 1);
+  SmallVector<OpFoldResult> sizes(4, b.getIndexAttr(1));
+  int64_t next = 0;
+  for (int64_t k = 0; k < rank; ++k) {
+    int64_t root = idx[k].root;
+    ReassociationIndices group;
+    int64_t end = k + 1 == rank ? 3 : root;
+    for (int64_t d = next; d <= end; ++d)
+      group.push_back(d);
+    next = end + 1;
+    groups.push_back(group);
+    shape[root] = type.getDimSize(k);
+    sizes[root] = tensor::getMixedSize(b, loc, mask, k);
+  }
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  return tensor::ExpandShapeOp::create(b, loc, result, mask, groups, sizes)
+      .getResult();
+}
+
+/// Erases the matched ops (their users are all matched, the root's replaced)
+/// and what only they used.
+void eraseMatched(const SdpaMatch &m, DenseSet<Operation *> &erased) {
+  SmallVector<Operation *> ops(m.tracer.consumed().begin(),
+                               m.tracer.consumed().end());
+  SmallVector<Operation *> worklist;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (Operation *&op : ops) {
+      if (!op || !op->use_empty())
+        continue;
+      // Operands, and values a body captures from outside.
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && !op->isAncestor(def))
+            worklist.push_back(def);
+      });
+      erased.insert(op);
+      op->erase();
+      op = nullptr;
+      progress = true;
+    }
+  }
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || !isOpTriviallyDead(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    erased.insert(op);
+    op->erase();
+  }
+}
+
+struct AttnRaiseSdpaPass
+    : public attn::impl::AttnRaiseSdpaBase<AttnRaiseSdpaPass> {
+  using AttnRaiseSdpaBase::AttnRaiseSdpaBase;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> anchors;
+    getOperation()->walk([&](Operation *op) {
+      if (decomposed && isa<linalg::BatchMatmulOp>(op))
+        anchors.push_back(op);
+      else if (tmTensor &&
+               op->getName().getStringRef() == "tm_tensor.attention")
+        anchors.push_back(op);
+    });
+    DenseSet<Operation *> erased;
+    for (Operation *anchor : anchors) {
+      if (erased.contains(anchor))
+        continue;
+      // The forms, in order; each try starts from a fresh match.
+      std::unique_ptr<SdpaMatch> found;
+      for (int form = 0; form < 3 && !found; ++form) {
+        auto candidate = std::make_unique<SdpaMatch>();
+        Matcher matcher(*candidate);
+        LogicalResult matched = failure();
+        if (auto pv = dyn_cast<linalg::BatchMatmulOp>(anchor))
+          matched = form == 0 ? matcher.matchDecomposed(pv)
+                              : matcher.matchUnitBatch(pv, form == 2);
+        else if (form == 0)
+          matched = matcher.matchTmTensorAttention(anchor);
+        if (succeeded(matched))
+          found = std::move(candidate);
+      }
+      if (!found)
+        continue;
+      SdpaMatch &m = *found;
+      if (requireEmptyRowGuard && !m.guarded && (m.causal || m.mask))
+        continue;
+      bool boolMask =
+          m.mask && getElementTypeOrSelf(m.mask.getType()).isInteger(1);
+      if (failed(checkTypes(m, boolMask)) || failed(checkUses(m)))
+        continue;
+      Operation *rootOp = m.root.getDefiningOp();
+      OpBuilder b(rootOp);
+      Location loc = rootOp->getLoc();
+      Value mask;
+      if (m.mask) {
+        FailureOr<Value> mask4 = rank4Mask(b, loc, m.mask, m.maskIdx);
+        if (failed(mask4))
+          continue;
+        mask = *mask4;
+      }
+      FloatAttr scale;
+      if (m.scale)
+        scale = b.getF32FloatAttr(static_cast<float>(*m.scale));
+      CausalKindAttr causal;
+      if (m.causal)
+        causal = CausalKindAttr::get(&getContext(), *m.causal);
+      Value query = transposed(b, loc, m.query, m.queryPerm);
+      Value key = transposed(b, loc, m.key, m.keyPerm);
+      Value value = transposed(b, loc, m.value, m.valuePerm);
+      auto q = cast<RankedTensorType>(query.getType());
+      auto v = cast<RankedTensorType>(value.getType());
+      auto outType = RankedTensorType::get(
+          {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
+          q.getElementType());
+      if (m.outPerm.empty())
+        outType = cast<RankedTensorType>(m.root.getType());
+      auto sdpa = SdpaOp::create(b, loc, TypeRange{outType}, query, key, value,
+                                 mask, /*key_lengths=*/Value(),
+                                 /*alibi_slopes=*/Value(), scale, causal,
+                                 /*window=*/nullptr, /*softcap=*/nullptr);
+      LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] raised: " << sdpa << "\n");
+      m.root.replaceAllUsesWith(transposed(b, loc, sdpa.getOut(), m.outPerm));
+      eraseMatched(m, erased);
+    }
+  }
+};
+
+} // namespace

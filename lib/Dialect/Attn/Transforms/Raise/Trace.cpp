@@ -1,0 +1,354 @@
+//===- Trace.cpp - element-wise tracing of attention written in linalg ----===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Trace.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::attn::raise;
+
+bool mlir::attn::raise::isElementwiseGeneric(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic && generic.getNumReductionLoops() == 0 &&
+         generic.hasPureTensorSemantics();
+}
+
+Type Term::getType() const {
+  if (value)
+    return value.getType();
+  if (constant)
+    return constant.getType();
+  if (leaf)
+    return getElementTypeOrSelf(leaf.getType());
+  return {};
+}
+
+static bool isUnitDim(ShapedType type, int64_t dim) {
+  return type.getDimSize(dim) == 1;
+}
+
+/// Indices of the source of an expand_shape from those of its result: each
+/// group must have at most one dim that is not a static 1.
+std::optional<SmallVector<Idx>>
+mlir::attn::raise::collapseGroups(ShapedType expanded,
+                                  ArrayRef<ReassociationIndices> groups,
+                                  ArrayRef<Idx> idx) {
+  SmallVector<Idx> src;
+  for (const ReassociationIndices &group : groups) {
+    Idx chosen = group.size() == 1 ? idx[group[0]] : Idx::zero();
+    int nonUnit = 0;
+    for (int64_t d : group) {
+      if (isUnitDim(expanded, d))
+        continue;
+      chosen = idx[d];
+      ++nonUnit;
+    }
+    if (nonUnit > 1)
+      return std::nullopt;
+    src.push_back(chosen);
+  }
+  return src;
+}
+
+static bool isSortedPlain(ArrayRef<Idx> idx) {
+  int last = -1;
+  for (const Idx &i : idx) {
+    if (i.isZero() || i.div != 1 || i.mod != 0 || i.root <= last)
+      return false;
+    last = i.root;
+  }
+  return true;
+}
+
+Term Tracer::element(Value tensor, ArrayRef<Idx> idx) {
+  Term t = elementImpl(tensor, idx);
+  if (t.isLeaf() && !t.plain && isSortedPlain(idx)) {
+    t.plain = tensor;
+    t.plainIdx.assign(idx.begin(), idx.end());
+  }
+  return t;
+}
+
+Term Tracer::viaPlain(const Term &t) {
+  if (!t.isLeaf() || !t.plain)
+    return t;
+  Term u = t;
+  u.leaf = t.plain;
+  u.leafIdx = t.plainIdx;
+  return u;
+}
+
+Term Tracer::elementImpl(Value tensor, ArrayRef<Idx> idx) {
+  Term leafTerm;
+  leafTerm.leaf = tensor;
+  leafTerm.leafIdx.assign(idx.begin(), idx.end());
+  Operation *def = tensor.getDefiningOp();
+  if (!def)
+    return leafTerm;
+
+  if (auto generic = dyn_cast<linalg::GenericOp>(def)) {
+    if (!isElementwiseGeneric(generic))
+      return leafTerm;
+    unsigned r = cast<OpResult>(tensor).getResultNumber();
+    AffineMap out =
+        generic.getIndexingMapsArray()[generic.getNumDpsInputs() + r];
+    if (!out.isPermutation())
+      return leafTerm;
+    Term t;
+    t.generic = generic;
+    t.iter.resize(generic.getNumLoops());
+    for (auto [k, e] : llvm::enumerate(out.getResults()))
+      t.iter[cast<AffineDimExpr>(e).getPosition()] = idx[k];
+    t.value = generic.getBody()->getTerminator()->getOperand(r);
+    ops.insert(generic);
+    return resolve(t);
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(def)) {
+    Term t;
+    t.value = fill.getInputs()[0];
+    return t;
+  }
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    if (auto dense = dyn_cast<SplatElementsAttr>(cst.getValue())) {
+      Term t;
+      t.constant = dense.getSplatValue<TypedAttr>();
+      return t;
+    }
+    return leafTerm;
+  }
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
+    SmallVector<Idx> src(idx.size());
+    for (auto [k, p] : llvm::enumerate(transpose.getPermutation()))
+      src[p] = idx[k];
+    ops.insert(transpose);
+    return element(transpose.getInput(), src);
+  }
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(def)) {
+    SmallVector<Idx> src;
+    ArrayRef<int64_t> added = broadcast.getDimensions();
+    for (auto [k, i] : llvm::enumerate(idx))
+      if (!llvm::is_contained(added, static_cast<int64_t>(k)))
+        src.push_back(i);
+    ops.insert(broadcast);
+    return element(broadcast.getInput(), src);
+  }
+  if (auto cast = dyn_cast<tensor::CastOp>(def))
+    return element(cast.getSource(), idx);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    // The result of a contraction or reduction is a leaf, reshape included.
+    Operation *srcDef = expand.getSrc().getDefiningOp();
+    if (srcDef && isa<linalg::LinalgOp>(srcDef) &&
+        !isElementwiseGeneric(srcDef) && !throughContractionReshapes)
+      return leafTerm;
+    auto src = collapseGroups(expand.getResultType(),
+                              expand.getReassociationIndices(), idx);
+    if (!src) {
+      // A flatten and unflatten (collapse then expand) that keeps the dims
+      // that are not 1, in order.
+      auto inner = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>();
+      if (!inner)
+        return leafTerm;
+      ShapedType from = inner.getSrcType(), to = expand.getResultType();
+      if (!from.hasStaticShape() || !to.hasStaticShape())
+        return leafTerm;
+      SmallVector<int64_t> fromDims, toDims;
+      for (int64_t d = 0; d < from.getRank(); ++d)
+        if (from.getDimSize(d) != 1)
+          fromDims.push_back(d);
+      for (int64_t d = 0; d < to.getRank(); ++d)
+        if (to.getDimSize(d) != 1)
+          toDims.push_back(d);
+      if (fromDims.size() != toDims.size())
+        return leafTerm;
+      SmallVector<Idx> fromIdx(from.getRank(), Idx::zero());
+      for (auto [f, t] : llvm::zip(fromDims, toDims)) {
+        if (from.getDimSize(f) != to.getDimSize(t))
+          return leafTerm;
+        fromIdx[f] = idx[t];
+      }
+      ops.insert(expand);
+      ops.insert(inner);
+      return element(inner.getSrc(), fromIdx);
+    }
+    ops.insert(expand);
+    return element(expand.getSrc(), *src);
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    ShapedType srcType = collapse.getSrcType();
+    SmallVector<Idx> src;
+    for (auto [k, group] :
+         llvm::enumerate(collapse.getReassociationIndices())) {
+      SmallVector<int64_t> nonUnit;
+      for (int64_t d : group)
+        if (!isUnitDim(srcType, d))
+          nonUnit.push_back(d);
+      for (int64_t d : group) {
+        (void)d;
+        src.push_back(Idx::zero());
+      }
+      if (group.size() == 1) {
+        src[group[0]] = idx[k];
+      } else if (nonUnit.size() == 1) {
+        src[nonUnit[0]] = idx[k];
+      } else if (nonUnit.size() == 2 && nonUnit[1] == nonUnit[0] + 1 &&
+                 !srcType.isDynamicDim(nonUnit[1]) && idx[k].mod == 0 &&
+                 !idx[k].isZero()) {
+        // [outer, inner] -> outer * inner: x -> (x / inner, x % inner).
+        int64_t inner = srcType.getDimSize(nonUnit[1]);
+        src[nonUnit[0]] = Idx{idx[k].root, idx[k].div * inner, 0};
+        src[nonUnit[1]] = Idx{idx[k].root, idx[k].div, inner};
+      } else if (!nonUnit.empty()) {
+        return leafTerm;
+      }
+    }
+    ops.insert(collapse);
+    return element(collapse.getSrc(), src);
+  }
+  return leafTerm;
+}
+
+Term Tracer::resolve(Term t) {
+  if (!t.value || !t.generic)
+    return t;
+  Block *body = t.generic.getBody();
+  if (auto arg = dyn_cast<BlockArgument>(t.value)) {
+    if (arg.getOwner() != body ||
+        arg.getArgNumber() >= t.generic.getNumDpsInputs())
+      return t;
+    OpOperand *operand = t.generic.getDpsInputOperand(arg.getArgNumber());
+    AffineMap map = t.generic.getMatchingIndexingMap(operand);
+    SmallVector<Idx> idx;
+    for (AffineExpr e : map.getResults()) {
+      if (auto dim = dyn_cast<AffineDimExpr>(e)) {
+        idx.push_back(t.iter[dim.getPosition()]);
+        continue;
+      }
+      auto cst = dyn_cast<AffineConstantExpr>(e);
+      if (!cst || cst.getValue() != 0)
+        return t; // an access the matcher does not model
+      idx.push_back(Idx::zero());
+    }
+    // A rank-0 operand (a scalar tensor) reads its only element.
+    return element(operand->get(), idx);
+  }
+  // A value defined outside the body is the same at every point.
+  if (!body->getParent()->isAncestor(t.value.getParentRegion())) {
+    t.generic = {};
+    t.iter.clear();
+  }
+  return t;
+}
+
+SmallVector<Term> Tracer::operands(const Term &t) {
+  SmallVector<Term> result;
+  Operation *op = t.op();
+  if (!op)
+    return result;
+  for (Value operand : op->getOperands()) {
+    Term u = t;
+    u.value = operand;
+    result.push_back(resolve(u));
+  }
+  return result;
+}
+
+static std::optional<double> attrValue(Attribute attr) {
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return static_cast<double>(i.getType().isInteger(1)
+                                   ? i.getValue().getZExtValue()
+                                   : i.getValue().getSExtValue());
+  return std::nullopt;
+}
+
+std::optional<double> Tracer::constantValue(const Term &t) {
+  if (t.constant)
+    return attrValue(t.constant);
+  if (!t.value)
+    return std::nullopt;
+  Attribute attr;
+  if (matchPattern(t.value, m_Constant(&attr)))
+    return attrValue(attr);
+  if (auto trunc = opOf<arith::TruncFOp>(t)) {
+    std::optional<double> v = constantValue(operands(t)[0]);
+    if (!v)
+      return std::nullopt;
+    APFloat f(*v);
+    bool lost;
+    f.convert(cast<FloatType>(trunc.getType()).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  }
+  if (opOf<arith::ExtFOp>(t))
+    return constantValue(operands(t)[0]);
+  return std::nullopt;
+}
+
+std::optional<Tracer::Linear> Tracer::linear(const Term &t) {
+  if (auto index = opOf<linalg::IndexOp>(t)) {
+    if (!t.generic || index.getDim() >= t.iter.size())
+      return std::nullopt;
+    const Idx &i = t.iter[index.getDim()];
+    if (i.isPlain(kI))
+      return Linear{1, 0, 0};
+    if (i.isPlain(kJ))
+      return Linear{0, 1, 0};
+    if (i.isZero())
+      return Linear{0, 0, 0};
+    return std::nullopt;
+  }
+  if (opOf<arith::IndexCastOp>(t) || opOf<arith::IndexCastUIOp>(t) ||
+      opOf<arith::ExtSIOp>(t))
+    return linear(operands(t)[0]);
+  bool add = static_cast<bool>(opOf<arith::AddIOp>(t));
+  if (add || opOf<arith::SubIOp>(t)) {
+    SmallVector<Term> in = operands(t);
+    std::optional<Linear> a = linear(in[0]), b = linear(in[1]);
+    if (!a || !b)
+      return std::nullopt;
+    int64_t s = add ? 1 : -1;
+    return Linear{a->ci + s * b->ci, a->cj + s * b->cj, a->c0 + s * b->c0};
+  }
+  if ((t.value && isa<IntegerType, IndexType>(t.value.getType())) ||
+      t.constant) {
+    std::optional<double> v = constantValue(t);
+    if (v)
+      return Linear{0, 0, static_cast<int64_t>(*v)};
+  }
+  return std::nullopt;
+}
+
+bool Tracer::equivalent(const Term &a, const Term &b, unsigned depth) {
+  if (depth > 64)
+    return false;
+  if (a.isLeaf() || b.isLeaf())
+    return a.isLeaf() && b.isLeaf() && a.leaf == b.leaf &&
+           a.leafIdx == b.leafIdx;
+  if (a.value && a.value == b.value && a.iter == b.iter)
+    return true;
+  std::optional<double> ca = constantValue(a), cb = constantValue(b);
+  if (ca || cb)
+    return ca && cb && *ca == *cb && a.getType() == b.getType();
+  Operation *oa = a.op(), *ob = b.op();
+  if (!oa || !ob || oa->getName() != ob->getName() ||
+      oa->getNumOperands() != ob->getNumOperands() ||
+      oa->getRawDictionaryAttrs() != ob->getRawDictionaryAttrs() ||
+      oa->getPropertiesAsAttribute() != ob->getPropertiesAsAttribute() ||
+      cast<OpResult>(a.value).getResultNumber() !=
+          cast<OpResult>(b.value).getResultNumber())
+    return false;
+  if (auto index = dyn_cast<linalg::IndexOp>(oa))
+    return a.iter[index.getDim()] == b.iter[index.getDim()];
+  SmallVector<Term> ia = operands(a), ib = operands(b);
+  for (auto [x, y] : llvm::zip(ia, ib))
+    if (!equivalent(x, y, depth + 1))
+      return false;
+  return true;
+}

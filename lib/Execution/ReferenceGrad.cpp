@@ -1,0 +1,209 @@
+//===- ReferenceGrad.cpp - The f64 oracle of attn.sdpa_grad ---------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Execution/ReferenceGrad.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir::attn::exec;
+
+static const double kInf = std::numeric_limits<double>::infinity();
+static const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+static std::vector<double> toDoubles(const HostTensor &t) {
+  std::vector<double> values(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = t.getAsDouble(static_cast<int64_t>(i));
+  return values;
+}
+
+static bool causalAdmits(Causal causal, int64_t i, int64_t j, int64_t lq,
+                         int64_t lk) {
+  switch (causal) {
+  case Causal::None:
+    return true;
+  case Causal::TopLeft:
+    return j <= i;
+  case Causal::BottomRight:
+    return j <= i + lk - lq;
+  }
+  return true;
+}
+
+/// The same counter-based normal as Reference.cpp's score noise (SplitMix64
+/// hashing of (seed, b, h, i, j), Box-Muller), so that `sens` of the
+/// backward perturbs the scores the way the forward's does.
+static uint64_t splitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static double scoreNoise(uint64_t seed, int64_t b, int64_t h, int64_t i,
+                         int64_t j) {
+  uint64_t key = splitMix64(seed);
+  for (int64_t index : {b, h, i, j})
+    key = splitMix64(key ^ static_cast<uint64_t>(index));
+  const double twoToMinus53 = 1.0 / 9007199254740992.0;
+  double u1 = static_cast<double>(splitMix64(key) >> 11) * twoToMinus53;
+  double u2 = static_cast<double>(splitMix64(key + 1) >> 11) * twoToMinus53;
+  const double twoPi = 6.283185307179586476925286766559;
+  return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(twoPi * u2);
+}
+
+void mlir::attn::exec::referenceSdpaGrad(
+    const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
+    const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
+    GradReference &ref, std::optional<uint64_t> noiseSeed) {
+  auto &[dq, dk, dv] = ref.grads;
+  dq.assign(static_cast<size_t>(q.numel()), 0.0);
+  dk.assign(static_cast<size_t>(k.numel()), 0.0);
+  dv.assign(static_cast<size_t>(v.numel()), 0.0);
+  bool dOutOk = dOut.shape == std::vector<int64_t>{p.b, p.hq, p.lq, p.dv};
+  if (llvm::Error err = validateOperands(p, q, k, v, mask)) {
+    llvm::consumeError(std::move(err));
+    dOutOk = false;
+  }
+  if (!dOutOk) {
+    for (std::vector<double> *g : {&dq, &dk, &dv})
+      std::fill(g->begin(), g->end(), kNaN);
+    return;
+  }
+
+  std::vector<double> qd = toDoubles(q), kd = toDoubles(k), vd = toDoubles(v);
+  std::vector<double> dod = toDoubles(dOut), md;
+  if (p.mask != MaskKind::None)
+    md = toDoubles(*mask);
+  const int64_t group = p.hq / p.hkv;
+  const double noiseScale = std::ldexp(1.0, -24) *
+                            std::sqrt(static_cast<double>(p.d)) *
+                            std::fabs(p.scale);
+  std::vector<double> scores(p.lk), probs(p.lk), out(p.dv);
+  std::vector<char> visible(p.lk);
+
+  for (int64_t b = 0; b < p.b; ++b)
+    for (int64_t h = 0; h < p.hq; ++h) {
+      const int64_t hk = h / group;
+      for (int64_t i = 0; i < p.lq; ++i) {
+        const int64_t row = (b * p.hq + h) * p.lq + i;
+        const double *qRow = &qd[row * p.d];
+        const double *doRow = &dod[row * p.dv];
+        // The forward, as referenceSdpa computes it.
+        double rowMax = -kInf;
+        bool anyVisible = false, sawNaN = false;
+        for (int64_t j = 0; j < p.lk; ++j) {
+          const double *kRow = &kd[((b * p.hkv + hk) * p.lk + j) * p.d];
+          double dot = 0, normSq = 0;
+          for (int64_t x = 0; x < p.d; ++x) {
+            dot += qRow[x] * kRow[x];
+            normSq += qRow[x] * kRow[x] * qRow[x] * kRow[x];
+          }
+          double s = p.scale * dot;
+          if (noiseSeed && std::isfinite(s))
+            s += noiseScale * std::sqrt(normSq) *
+                 scoreNoise(*noiseSeed, b, h, i, j);
+          bool allowed = causalAdmits(p.causal, i, j, p.lq, p.lk);
+          if (p.mask != MaskKind::None) {
+            const std::vector<int64_t> &ms = p.maskShape;
+            int64_t mIndex =
+                (((ms[0] == 1 ? 0 : b) * ms[1] + (ms[1] == 1 ? 0 : h)) * ms[2] +
+                 (ms[2] == 1 ? 0 : i)) *
+                    ms[3] +
+                (ms[3] == 1 ? 0 : j);
+            if (p.mask == MaskKind::Float)
+              s += md[mIndex];
+            else if (md[mIndex] == 0)
+              allowed = false;
+          }
+          scores[j] = s;
+          visible[j] = allowed && s != -kInf;
+          if (!visible[j])
+            continue;
+          anyVisible = true;
+          if (std::isnan(s))
+            sawNaN = true;
+          else
+            rowMax = std::max(rowMax, s);
+        }
+        if (!anyVisible)
+          continue; // No gradient flows through an empty row.
+        if (sawNaN)
+          rowMax = kNaN;
+        double sum = 0;
+        for (int64_t j = 0; j < p.lk; ++j) {
+          probs[j] = visible[j] ? std::exp(scores[j] - rowMax) : 0.0;
+          sum += probs[j];
+        }
+        std::fill(out.begin(), out.end(), 0.0);
+        for (int64_t j = 0; j < p.lk; ++j) {
+          probs[j] /= sum;
+          if (!visible[j])
+            continue;
+          const double *vRow = &vd[((b * p.hkv + hk) * p.lk + j) * p.dv];
+          for (int64_t x = 0; x < p.dv; ++x)
+            out[x] += probs[j] * vRow[x];
+        }
+        // The backward.
+        double di = 0;
+        for (int64_t x = 0; x < p.dv; ++x)
+          di += doRow[x] * out[x];
+        for (int64_t j = 0; j < p.lk; ++j) {
+          if (!visible[j])
+            continue;
+          const int64_t kvRow = (b * p.hkv + hk) * p.lk + j;
+          const double *vRow = &vd[kvRow * p.dv];
+          const double *kRow = &kd[kvRow * p.d];
+          double dP = 0;
+          for (int64_t x = 0; x < p.dv; ++x) {
+            dP += doRow[x] * vRow[x];
+            dv[kvRow * p.dv + x] += probs[j] * doRow[x];
+          }
+          double dS = p.scale * probs[j] * (dP - di);
+          for (int64_t x = 0; x < p.d; ++x) {
+            dq[row * p.d + x] += dS * kRow[x];
+            dk[kvRow * p.d + x] += dS * qRow[x];
+          }
+        }
+      }
+    }
+}
+
+GradSensitivity mlir::attn::exec::measureGradSensitivity(
+    const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
+    const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
+    const GradReference &ref, uint64_t seed, int trials) {
+  GradSensitivity sens;
+  for (int t = 0; t < trials; ++t) {
+    GradReference perturbed;
+    referenceSdpaGrad(p, q, k, v, mask, dOut, perturbed,
+                      splitMix64(splitMix64(seed) + static_cast<uint64_t>(t)));
+    for (size_t g = 0; g < 3; ++g) {
+      const std::vector<double> &a = perturbed.grads[g], &r = ref.grads[g];
+      if (a.size() != r.size()) {
+        sens.relL2[g] = sens.maxAbs[g] = kNaN;
+        continue;
+      }
+      long double diffSq = 0, refSq = 0;
+      double maxAbs = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        if (!std::isfinite(a[i]) || !std::isfinite(r[i]))
+          continue;
+        double diff = a[i] - r[i];
+        diffSq += static_cast<long double>(diff) * diff;
+        refSq += static_cast<long double>(r[i]) * r[i];
+        maxAbs = std::max(maxAbs, std::fabs(diff));
+      }
+      double rel = static_cast<double>(refSq == 0 ? std::sqrt(diffSq)
+                                                  : std::sqrt(diffSq / refSq));
+      sens.relL2[g] = std::max(sens.relL2[g], rel);
+      sens.maxAbs[g] = std::max(sens.maxAbs[g], maxAbs);
+    }
+  }
+  return sens;
+}
