@@ -82,6 +82,9 @@ static auto guardPages = opt<bool>(
     false);
 static auto rowVectors =
     opt<std::string>("row-vectors", "Row vectors per register block", "");
+static auto kernels = opt<std::string>(
+    "kernels",
+    "CPU kernels: auto (the best this CPU has), avx512-bf16, avx512, avx2", "");
 
 static int badInput(const llvm::Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";
@@ -154,7 +157,8 @@ int main(int argc, char **argv) {
   // check: status 1, not 2 (the input was fine).
   if (guardPages)
     installGuardFaultHandler("attn-run: error: ", 1);
-  for (cl::opt<std::string> *flag : {&blockQ, &blockKV, &regBlock, &rowVectors})
+  for (cl::opt<std::string> *flag :
+       {&blockQ, &blockKV, &regBlock, &rowVectors, &kernels})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

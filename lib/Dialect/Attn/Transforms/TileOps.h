@@ -27,6 +27,10 @@ namespace mlir::attn::detail {
 /// scale * log2(e) and the loop uses exp2.
 constexpr double kLog2E = 1.4426950408889634;
 
+/// The f32 attribute on the `scores` tile op that holds the factor the
+/// query tile was multiplied by (scale * log2 e).
+constexpr llvm::StringLiteral kScoreScaleAttrName = "attn.score_scale";
+
 /// What every tile builder needs to know about the op being tiled.
 struct TiledSdpa {
   mutable SdpaOp op; // op accessors are not const
