@@ -139,6 +139,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
+  tiling.kvSplits = options.kvSplits;
   AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
   // Query rows run along the microkernels' vectors: fill whole vectors. A
   // width that is not positive is left to attn-cpu-microkernels to reject,

@@ -42,6 +42,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "block-kv",
       llvm::cl::desc("Keys per block of the online-softmax loop"),
       llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockKV)};
+  PassOptions::Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("Split-K chunks of the keys (0: auto, 1: never)"),
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.kvSplits)};
   PassOptions::Option<bool> microkernels{
       *this, "microkernels",
       llvm::cl::desc("Replace the tile ops with vector microkernels "

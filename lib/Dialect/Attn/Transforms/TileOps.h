@@ -47,6 +47,9 @@ struct TiledSdpa {
   /// group * Lq fits a block: decoding with grouped-query attention.
   bool groupedRows = false;
   int64_t staticLq = 0;
+  /// Split-K (SplitKeys.h): the keys are cut into kvSplits chunks of
+  /// splitKeys keys (a multiple of bk), one forall iteration each.
+  int64_t kvSplits = 1, splitKeys = 0;
 };
 
 /// The indices that identify one query block inside the scf.forall. Rows

@@ -81,6 +81,11 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     Option<"rowMultiple", "row-multiple", "int64_t", /*default=*/"1",
            "Round a short static query block up to a multiple of this "
            "(padding rows are computed and dropped)">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "Split-K: cut the keys into this many chunks, one forall "
+           "iteration each, merged by their lse (static B and Lk, one query "
+           "block per head or group); 0: auto (when there are fewer than 16 "
+           "query blocks and at least 2048 keys), 1: never">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
