@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir::attn;
 
@@ -71,5 +72,9 @@ bool mlir::attn::hostCanRun(CpuKernels kernels) {
 }
 
 llvm::StringRef mlir::attn::disabledTargetFeatures(CpuKernels kernels) {
-  return kernels == CpuKernels::Avx2 ? "-avx512f" : "";
+  // Only x86 knows the feature (the 8-lane kernels also serve other hosts).
+  if (kernels != CpuKernels::Avx2 ||
+      !llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86())
+    return "";
+  return "-avx512f";
 }

@@ -55,7 +55,8 @@ bool canRunCpuKernels(CpuKernels kernels,
 bool hostCanRun(CpuKernels kernels);
 
 /// The LLVM target features a function compiled for `kernels` must not use
-/// ("-avx512f" for Avx2: LLVM then drops every AVX-512 extension), or "".
+/// ("-avx512f" for Avx2 on x86: LLVM then drops every AVX-512 extension),
+/// or "".
 llvm::StringRef disabledTargetFeatures(CpuKernels kernels);
 
 } // namespace mlir::attn
