@@ -63,6 +63,20 @@ config.substitutions.append(
     ("%mlir_opt_stock", os.path.join(config.llvm_tools_dir, "mlir-opt"))
 )
 
+# Tests that force a CPU kernel path (attn-run --kernels) need the CPU
+# features it uses: cpu-avx512f, cpu-avx512bf16, cpu-avx2 (from Linux's flags).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        cpu_flags = set(
+            next((l for l in cpuinfo if l.startswith("flags")), "").split()
+        )
+except OSError:
+    cpu_flags = set()
+for flag, feature in [("avx512f", "cpu-avx512f"), ("avx512_bf16", "cpu-avx512bf16"),
+                      ("avx2", "cpu-avx2")]:
+    if flag in cpu_flags:
+        config.available_features.add(feature)
+
 # GPU integration tests need a CUDA device; the machines CI runs on have none.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
     config.available_features.add("cuda-device")

@@ -251,6 +251,38 @@ static llvm::Error wrapInDestinationPassingEntry(ModuleOp module,
   return llvm::Error::success();
 }
 
+/// The kernels of the fused cpu lowering: --kernels, with auto resolved from
+/// the features of --cpu (this machine's for native); a forced path --cpu
+/// cannot run is an error.
+static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options) {
+  std::optional<CpuKernels> kernels = parseCpuKernels(options.kernels);
+  if (!kernels)
+    return makeError("--kernels must be auto, avx512-bf16, avx512 or avx2, "
+                     "got '" +
+                     options.kernels + "'");
+  llvm::StringMap<bool> hostFeatures;
+  std::unique_ptr<llvm::MCSubtargetInfo> info;
+  if (options.cpu == "native") {
+    hostFeatures = llvm::sys::getHostCPUFeatures();
+  } else {
+    llvm::InitializeNativeTarget();
+    llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+    std::string error;
+    if (const llvm::Target *target =
+            llvm::TargetRegistry::lookupTarget(triple, error))
+      info.reset(target->createMCSubtargetInfo(triple, options.cpu, ""));
+  }
+  auto hasFeature = [&](llvm::StringRef name) {
+    if (!info)
+      return hostFeatures.lookup(name);
+    return info->checkFeatures(("+" + name).str());
+  };
+  if (!canRunCpuKernels(*kernels, hasFeature))
+    return makeError("--kernels " + options.kernels + " needs CPU features " +
+                     "that --cpu " + options.cpu + " does not have");
+  return resolveCpuKernels(*kernels, hasFeature);
+}
+
 /// Clones the function's module, gives its entry the internal name and
 /// lowers it to the LLVM dialect for `options.target`.
 static llvm::Expected<OwningOpRef<ModuleOp>>
@@ -280,6 +312,10 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       buildNaiveCpuPipeline(pm);
     } else {
       CpuPipelineOptions cpu;
+      llvm::Expected<CpuKernels> kernels = cpuKernelsFor(options);
+      if (!kernels)
+        return kernels.takeError();
+      cpu.kernels = *kernels;
       cpu.openmp = options.openmp;
       if (options.blockQ)
         cpu.blockQ = *options.blockQ;

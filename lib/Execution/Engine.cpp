@@ -87,6 +87,17 @@ struct LoadedModule {
 
 } // namespace
 
+/// The bf16 dot-product peak beside the f32 one, where the CPU has it.
+static llvm::Error measureBf16Peak(MLIRContext &context, RunReport &report) {
+  if (!hostHasBf16Dot())
+    return llvm::Error::success();
+  llvm::Expected<double> peak = measureBf16DotPeakGflops(context, 1.0);
+  if (!peak)
+    return makeError("bf16 peak probe: " + toString(peak.takeError()));
+  report.bf16PeakGflops = *peak;
+  return llvm::Error::success();
+}
+
 static llvm::Error checkOptions(const RunOptions &options,
                                 CpuPipelineOptions &pipeline) {
   if (options.threads < 0 || options.benchRuns < 0)
@@ -99,6 +110,9 @@ static llvm::Error checkOptions(const RunOptions &options,
                      StringRef(options.pipelineOptions).trim() + "'" +
                      (why.empty() ? StringRef(" (see above)") : ": " + why));
   }
+  if (!hostCanRun(pipeline.kernels))
+    return makeError("kernels=" + stringifyCpuKernels(pipeline.kernels) +
+                     " needs CPU features this machine does not have");
   // Values the pipeline cannot use (block-q=0) are its passes' to diagnose.
   if (!options.inputFile.empty() == options.spec.has_value())
     return makeError("give exactly one of FILE.mlir and --sdpa SPEC");
@@ -441,6 +455,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       return makeError("peak probe: " + toString(peak.takeError()));
     report.peakOnly = true;
     report.peakGflops = *peak;
+    if (llvm::Error e = measureBf16Peak(context, report))
+      return std::move(e);
     report.pass = true;
     return report;
   }
@@ -560,6 +576,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       if (!peak)
         return makeError("peak probe: " + toString(peak.takeError()));
       report.peakGflops = *peak;
+      if (llvm::Error e = measureBf16Peak(context, report))
+        return std::move(e);
       report.readGBs =
           measureReadBandwidthGBs(options.threads, size_t(1) << 30);
     }

@@ -15,6 +15,9 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -22,24 +25,35 @@
 #include <vector>
 
 using namespace mlir;
+using namespace mlir::attn::exec;
 
-/// 16 independent chains acc_k = acc_k * a + b over vector<16xf32>: 512
-/// FLOP per iteration, no loads or stores in the loop.
-static std::string peakKernelText() {
+/// 16 independent chains over vector<16xf32>, no loads or stores in the
+/// loop: acc_k = acc_k * a + b (512 FLOP per iteration), or with `bf16Dot`
+/// acc_k += dot(a, b) on vector<32xbf16> pairs (vdpbf16ps: 16 lanes x 2
+/// products x 2 FLOP, 1024 FLOP per iteration).
+static std::string peakKernelText(bool bf16Dot) {
   std::string s = "func.func @peak(%n: index, %out: memref<16xf32>) "
                   "attributes {llvm.emit_c_interface} {\n"
                   "  %c0 = arith.constant 0 : index\n"
-                  "  %c1 = arith.constant 1 : index\n"
-                  "  %a = arith.constant dense<0.999999> : vector<16xf32>\n"
-                  "  %b = arith.constant dense<1.0e-7> : vector<16xf32>\n";
+                  "  %c1 = arith.constant 1 : index\n";
+  if (bf16Dot)
+    s += "  %a = arith.constant dense<0.01> : vector<32xbf16>\n"
+         "  %b = arith.constant dense<0.02> : vector<32xbf16>\n";
+  else
+    s += "  %a = arith.constant dense<0.999999> : vector<16xf32>\n"
+         "  %b = arith.constant dense<1.0e-7> : vector<16xf32>\n";
   std::string inits, args, fmas, yields, types;
   for (int k = 0; k < 16; ++k) {
     std::string n = std::to_string(k);
     s += "  %i" + n + " = arith.constant dense<" + std::to_string(k) +
          ".0> : vector<16xf32>\n";
     args += std::string(k ? ", " : "") + "%x" + n + " = %i" + n;
-    fmas +=
-        "    %y" + n + " = vector.fma %x" + n + ", %a, %b : vector<16xf32>\n";
+    if (bf16Dot)
+      fmas += "    %y" + n + " = x86vector.avx512.dot %x" + n +
+              ", %a, %b : vector<32xbf16> -> vector<16xf32>\n";
+    else
+      fmas +=
+          "    %y" + n + " = vector.fma %x" + n + ", %a, %b : vector<16xf32>\n";
     yields += std::string(k ? ", " : "") + "%y" + n;
     types += std::string(k ? ", " : "") + "vector<16xf32>";
   }
@@ -59,10 +73,10 @@ static std::string peakKernelText() {
   return s;
 }
 
-llvm::Expected<double>
-mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context, double seconds) {
+static llvm::Expected<double> measurePeak(MLIRContext &context, double seconds,
+                                          bool bf16Dot) {
   OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(peakKernelText(), &context, "peak");
+      parseSourceString<ModuleOp>(peakKernelText(bf16Dot), &context, "peak");
   if (!module)
     return makeError("the peak kernel does not parse");
   PassManager pm(&context);
@@ -96,9 +110,20 @@ mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context, double seconds) {
     llvm::Expected<double> dt = run(iters);
     if (!dt)
       return dt.takeError();
-    best = std::max(best, 512.0 * iters / *dt / 1e9);
+    best = std::max(best, (bf16Dot ? 1024.0 : 512.0) * iters / *dt / 1e9);
   }
   return best;
+}
+
+llvm::Expected<double>
+mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context, double seconds) {
+  return measurePeak(context, seconds, /*bf16Dot=*/false);
+}
+
+llvm::Expected<double>
+mlir::attn::exec::measureBf16DotPeakGflops(MLIRContext &context,
+                                           double seconds) {
+  return measurePeak(context, seconds, /*bf16Dot=*/true);
 }
 
 double mlir::attn::exec::measureReadBandwidthGBs(int threads, size_t bytes) {
@@ -143,4 +168,9 @@ double mlir::attn::exec::measureReadBandwidthGBs(int threads, size_t bytes) {
     sink = sink + s;
   (void)sink;
   return best;
+}
+
+bool mlir::attn::exec::hostHasBf16Dot() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx512f") && features.lookup("avx512bf16");
 }

@@ -24,6 +24,18 @@ static void printPeakOnly(llvm::raw_ostream &os, const RunReport &report) {
   os << format("f32 FMA peak of one core: %.2f GFLOP/s (16 chains of "
                "vector<16xf32> FMAs)\n",
                *report.peakGflops);
+  if (report.bf16PeakGflops)
+    os << format("bf16 dot-product peak of one core: %.2f GFLOP/s (16 chains "
+                 "of vdpbf16ps on vector<32xbf16>)\n",
+                 *report.bf16PeakGflops);
+}
+
+/// Whether the run's inputs are bf16 (its rate is then also a share of the
+/// bf16 dot-product peak).
+static bool hasBf16Inputs(const RunReport &report) {
+  return llvm::any_of(report.inputs, [](const TensorSpec &t) {
+    return t.dtype == DType::BF16;
+  });
 }
 
 static void printCheck(llvm::raw_ostream &os, const CheckRecord &c) {
@@ -52,6 +64,10 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
                    100 * report.gflops(fused) /
                        (*report.peakGflops * report.usedThreads),
                    report.usedThreads);
+    if (report.bf16PeakGflops && hasBf16Inputs(report))
+      os << format("  %5.1f%% of bf16 peak",
+                   100 * report.gflops(fused) /
+                       (*report.bf16PeakGflops * report.usedThreads));
   }
   if (report.target == "cuda")
     os << "  (median of " << fused.runs << ", " << report.chip
@@ -70,6 +86,10 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
     os << format("  peak   %10.2f GFLOP/s  (one core, f32 FMA, measured in "
                  "this run)\n",
                  *report.peakGflops);
+  if (report.bf16PeakGflops)
+    os << format("  peak   %10.2f GFLOP/s  (one core, bf16 dot products, "
+                 "measured in this run)\n",
+                 *report.bf16PeakGflops);
   // The memory roofline matters where reading K and V takes longer than the
   // FLOPs at peak would (a decode step); elsewhere it is not shown.
   if (std::optional<double> share = report.kvRooflineShare())
@@ -122,8 +142,12 @@ static llvm::json::Value number(double x) {
 llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
   using llvm::json::Array;
   using llvm::json::Object;
-  if (report.peakOnly)
-    return Object{{"peak_gflops", number(*report.peakGflops)}};
+  if (report.peakOnly) {
+    Object peaks{{"peak_gflops", number(*report.peakGflops)}};
+    if (report.bf16PeakGflops)
+      peaks["bf16_peak_gflops"] = number(*report.bf16PeakGflops);
+    return peaks;
+  }
   Object root{
       {"entry", report.entry},
       {"seed", static_cast<int64_t>(report.seed)},
@@ -180,6 +204,13 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       root["fused_pct_peak"] =
           number(100 * report.gflops(*report.fused) /
                  (*report.peakGflops * report.usedThreads));
+  }
+  if (report.bf16PeakGflops) {
+    root["bf16_peak_gflops"] = number(*report.bf16PeakGflops);
+    if (report.fused && report.flops && hasBf16Inputs(report))
+      root["fused_pct_bf16_peak"] =
+          number(100 * report.gflops(*report.fused) /
+                 (*report.bf16PeakGflops * report.usedThreads));
   }
   if (report.naive) {
     root["naive_ms"] = number(report.naive->medianMs);

@@ -11,6 +11,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -83,7 +84,10 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector ops (avx512.dot of the bf16 kernels) become LLVM intrinsics.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // memref.alloc calls _mlir_memref_to_llvm_alloc/_free, which attn's hosts
   // define to check for allocation failure (attn-run's JIT, the AOT shim,
   // libattn_runner_utils.so for mlir-runner).
@@ -110,16 +114,39 @@ void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
   buildLowerToLLVMPipeline(pm);
 }
 
+AttnCpuMicrokernelsOptions
+mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
+  CpuKernels path = resolveCpuKernelsForHost(options.kernels);
+  AttnCpuMicrokernelsOptions kernels;
+  if (path == CpuKernels::Avx2) {
+    // 16 vector registers: 8 accumulators, 2 row vectors, a broadcast.
+    kernels.vectorWidth = 8;
+    kernels.regBlock = 4;
+    kernels.rowVectors = 2;
+  }
+  if (options.vectorWidth.hasValue())
+    kernels.vectorWidth = options.vectorWidth;
+  if (options.regBlock.hasValue())
+    kernels.regBlock = options.regBlock;
+  if (options.rowVectors.hasValue())
+    kernels.rowVectors = options.rowVectors;
+  kernels.bf16Dot = path == CpuKernels::Avx512Bf16 && kernels.vectorWidth == 16;
+  kernels.targetFeatures = disabledTargetFeatures(path).str();
+  return kernels;
+}
+
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
+  tiling.kvSplits = options.kvSplits;
+  AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
   // Query rows run along the microkernels' vectors: fill whole vectors. A
   // width that is not positive is left to attn-cpu-microkernels to reject,
   // under its own name.
-  if (options.microkernels && options.vectorWidth > 0)
-    tiling.rowMultiple = options.vectorWidth;
+  if (options.microkernels && kernels.vectorWidth > 0)
+    tiling.rowMultiple = kernels.vectorWidth;
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.
   AttnCpuSdpaGradOptions grad;
@@ -131,18 +158,21 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   addBufferization(pm);
-  if (options.microkernels) {
-    AttnCpuMicrokernelsOptions kernels;
-    kernels.vectorWidth = options.vectorWidth;
-    kernels.regBlock = options.regBlock;
-    kernels.rowVectors = options.rowVectors;
+  if (options.microkernels)
     pm.addNestedPass<func::FuncOp>(createAttnCpuMicrokernels(kernels));
-  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   if (options.openmp) {
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createCanonicalizerPass());
+  }
+  // Without AVX512-BF16, LLVM rounds f32 to bf16 by a call to
+  // __truncsfbf2, which older libgcc lacks (an AOT library would not link):
+  // integer code instead.
+  if (resolveCpuKernelsForHost(options.kernels) != CpuKernels::Avx512Bf16) {
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    pm.addPass(arith::createArithExpandOpsPass(expand));
   }
   buildLowerToLLVMPipeline(pm);
 }

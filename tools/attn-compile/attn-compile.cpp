@@ -51,6 +51,11 @@ static cl::opt<std::string>
         cl::desc("cpu: native (default), generic, or an LLVM CPU name "
                  "(x86-64-v3, x86-64-v4, ...)"),
         cl::init("native"), cl::cat(category));
+static cl::opt<std::string>
+    kernels("kernels",
+            cl::desc("cpu, fused: auto (default: the best --cpu has), "
+                     "avx512-bf16, avx512 or avx2"),
+            cl::init("auto"), cl::cat(category));
 static cl::opt<bool>
     openmp("openmp",
            cl::desc("cpu: run query blocks on OpenMP threads (links libomp)"),
@@ -101,8 +106,8 @@ int main(int argc, char **argv) {
   if (!sdpa.empty() && !entry.empty())
     return fail("--entry names a function of FILE.mlir, not of --sdpa");
   if (options.target == compile::Target::Cuda &&
-      (openmp || cpu.getNumOccurrences()))
-    return fail("--openmp and --cpu are for --target cpu");
+      (openmp || cpu.getNumOccurrences() || kernels.getNumOccurrences()))
+    return fail("--openmp, --cpu and --kernels are for --target cpu");
   if (lowering == "fused")
     options.lowering = compile::Lowering::Fused;
   else if (lowering == "naive")
@@ -118,6 +123,7 @@ int main(int argc, char **argv) {
       return fail(llvm::Twine("--") + flag + " must be positive");
   options.chip = chip;
   options.cpu = cpu;
+  options.kernels = kernels;
   options.openmp = openmp;
   if (blockQ)
     options.blockQ = blockQ;

@@ -91,6 +91,11 @@ static auto guardPages = opt<bool>(
     false);
 static auto rowVectors =
     opt<std::string>("row-vectors", "Row vectors per register block", "");
+static auto kvSplits = opt<std::string>(
+    "kv-splits", "Split-K chunks of the keys (0: auto, 1: never)", "");
+static auto kernels = opt<std::string>(
+    "kernels",
+    "CPU kernels: auto (the best this CPU has), avx512-bf16, avx512, avx2", "");
 
 static int badInput(const llvm::Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";
@@ -165,7 +170,8 @@ int main(int argc, char **argv) {
   if (guardPages)
     installGuardFaultHandler("attn-run: error: ", 1);
   for (cl::opt<std::string> *flag :
-       {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV})
+       {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV,
+        &kernels, &kvSplits})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

@@ -104,6 +104,9 @@ struct AotOptions {
   /// cpu: "native" (this machine's CPU and features), "generic", or an LLVM
   /// CPU name (x86-64-v3, x86-64-v4, skylake-avx512, ...).
   std::string cpu = "native";
+  /// cpu, fused: the kernels (attn-lower-cpu's `kernels`): auto picks the
+  /// best `cpu` has; a forced path must be one `cpu` can run.
+  std::string kernels = "auto";
   /// cpu: run the query blocks on OpenMP threads (the library then needs
   /// libomp.so).
   bool openmp = false;

@@ -21,6 +21,15 @@ namespace attn::exec {
 llvm::Expected<double> measureFmaPeakGflops(MLIRContext &context,
                                             double seconds);
 
+/// One core's bf16 dot-product rate in GFLOP/s (each of the 32 bf16
+/// products of a vdpbf16ps and its add count as 2 FLOP): the same loop on
+/// x86vector.avx512.dot. Only for a CPU with avx512_bf16 (hostHasBf16Dot).
+llvm::Expected<double> measureBf16DotPeakGflops(MLIRContext &context,
+                                                double seconds);
+
+/// Whether this machine's CPU has AVX512-BF16's vdpbf16ps.
+bool hostHasBf16Dot();
+
 /// Memory read bandwidth in GB/s: `threads` threads (0 = all cores) each
 /// sum their share of a buffer of `bytes` (far larger than the caches),
 /// best of three passes.

@@ -12,6 +12,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Pipelines/CpuFeatures.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -41,6 +42,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "block-kv",
       llvm::cl::desc("Keys per block of the online-softmax loop"),
       llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockKV)};
+  PassOptions::Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("Split-K chunks of the keys (0: auto, 1: never)"),
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.kvSplits)};
   PassOptions::Option<bool> microkernels{
       *this, "microkernels",
       llvm::cl::desc("Replace the tile ops with vector microkernels "
@@ -71,7 +76,28 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> openmp{
       *this, "openmp", llvm::cl::desc("Run the query blocks on OpenMP threads"),
       llvm::cl::init(true)};
+  PassOptions::Option<CpuKernels> kernels{
+      *this, "kernels",
+      llvm::cl::desc("Which CPU kernels (docs/passes.md): auto picks the "
+                     "best this machine has; vector-width, reg-block and "
+                     "row-vectors, when given, override the kernels' own"),
+      llvm::cl::init(CpuKernels::Auto),
+      llvm::cl::values(
+          clEnumValN(CpuKernels::Auto, "auto",
+                     "avx512-bf16, avx512 or avx2, by the host's features"),
+          clEnumValN(CpuKernels::Avx512Bf16, "avx512-bf16",
+                     "AVX-512, bf16 products on vdpbf16ps"),
+          clEnumValN(CpuKernels::Avx512, "avx512",
+                     "AVX-512, bf16/f16 widened to f32"),
+          clEnumValN(CpuKernels::Avx2, "avx2",
+                     "AVX2 + FMA, 8 lanes, no AVX-512 instructions"))};
 };
+
+/// The attn-cpu-microkernels options of the pipeline: those of its
+/// `kernels` path (resolved against this machine's CPU for auto), with the
+/// vector-width, reg-block and row-vectors the options give explicitly.
+AttnCpuMicrokernelsOptions
+microkernelOptionsFor(const CpuPipelineOptions &options);
 
 /// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
 /// OpenMP, LLVM. The fused lowering for the CPU.

@@ -15,16 +15,19 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "CpuKernels.h"
+#include "CpuKernelsBf16.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -71,6 +74,8 @@ struct TileRewrite {
   KernelBuilder &kernel;
   const RegisterBlocking &blocking;
   SmallVector<Operation *> folded;
+  /// bf16 products on vdpbf16ps where the operands allow (bf16-dot).
+  bool bf16Dot = false;
 
   Value input(unsigned i) { return op.getDpsInputs()[i]; }
   Value output(unsigned i = 0) { return op.getDpsInits()[i]; }
@@ -96,6 +101,9 @@ bool rewriteScores(TileRewrite &rewrite) {
     extras.rowMax = rowMax.getDpsInits()[0];
     rewrite.folded.push_back(rowMax);
   }
+  if (rewrite.bf16Dot &&
+      emitScoresBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
+    return true;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
                   /*bMat=*/rewrite.input(1), /*bIsTC=*/false, out, extras);
   return true;
@@ -112,6 +120,9 @@ bool rewritePV(TileRewrite &rewrite) {
     extras.rowScale = rescale.getDpsInputs()[0];
     rewrite.folded.push_back(rescale);
   }
+  if (rewrite.bf16Dot &&
+      emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
+    return true;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
                   /*bMat=*/rewrite.input(1), /*bIsTC=*/true, out, extras);
   return true;
@@ -229,7 +240,8 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// the probabilities, the rescale before P.V) are erased too and added to
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
-                   int64_t rowVectors, DenseSet<Operation *> &erased) {
+                   int64_t rowVectors, bool bf16Dot,
+                   DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
   if (!role || !asTile(op, *role))
     return false;
@@ -247,7 +259,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
 
   OpBuilder builder(op);
   KernelBuilder kernel(builder, op.getLoc(), width);
-  TileRewrite rewrite{op, kernel, blocking, {}};
+  TileRewrite rewrite{op, kernel, blocking, {}, bf16Dot};
   if (!rewriteByRole(*role, rewrite))
     return false;
   for (Operation *folded : rewrite.folded) {
@@ -273,10 +285,14 @@ struct AttnCpuMicrokernelsPass
       if (getTileRole(op))
         tiles.push_back(op);
     });
+    if (!targetFeatures.empty())
+      getOperation()->setAttr(
+          "target_features",
+          LLVM::TargetFeaturesAttr::get(&getContext(), targetFeatures));
     DenseSet<Operation *> erased;
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
-        rewriteTileOp(op, vectorWidth, regBlock, rowVectors, erased);
+        rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, erased);
   }
 };
 

@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
+#include "SplitKeys.h"
 #include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
@@ -354,15 +355,58 @@ void writeBlockResults(OpBuilder &b, const TiledSdpa &sdpa,
   }
 }
 
-/// The body of the scf.forall for one query block.
+/// The key blocks of `keys` inside chunk `split` of sdpa.splitKeys keys
+/// (split-K): every bound clamped into the chunk, so that a chunk that the
+/// causal structure hides entirely visits nothing.
+KeyBlocks restrictToChunk(OpBuilder &b, const TiledSdpa &sdpa, Value split,
+                          KeyBlocks keys) {
+  Location loc = sdpa.loc;
+  Value chunkStart = arith::MulIOp::create(
+      b, loc, split, indexConstant(b, loc, sdpa.splitKeys));
+  Value chunkEnd =
+      minIndex(b, loc,
+               arith::AddIOp::create(b, loc, chunkStart,
+                                     indexConstant(b, loc, sdpa.splitKeys)),
+               sdpa.lk);
+  keys.keyEnd =
+      maxIndex(b, loc, minIndex(b, loc, keys.keyEnd, chunkEnd), chunkStart);
+  keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
+  // The window's first block and the unmasked range, clamped into the
+  // chunk too, so that first <= unmaskedBegin <= unmaskedEnd <= fullEnd.
+  keys.first = minIndex(
+      b, loc,
+      maxIndex(b, loc, keys.first,
+               arith::DivUIOp::create(b, loc, chunkStart, keys.blockSize)),
+      keys.fullEnd);
+  keys.unmaskedBegin = minIndex(
+      b, loc, maxIndex(b, loc, keys.unmaskedBegin, keys.first), keys.fullEnd);
+  keys.unmaskedEnd =
+      minIndex(b, loc, maxIndex(b, loc, keys.unmaskedEnd, keys.unmaskedBegin),
+               keys.fullEnd);
+  return keys;
+}
+
+/// The body of the scf.forall for one query block (with split-K, for one
+/// chunk of the keys: the forall's last dim).
 void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
-  QueryBlock qb = locateQueryBlock(b, sdpa, forall.getInductionVars());
+  SmallVector<Value> ivs(forall.getInductionVars());
+  Value split;
+  if (sdpa.kvSplits > 1) {
+    split = ivs[2];
+    ivs[2] = indexConstant(b, sdpa.loc, 0);
+  }
+  QueryBlock qb = locateQueryBlock(b, sdpa, ivs);
   locateKeys(b, sdpa, qb);
   Value qTile = emitScaledQueryTile(b, sdpa, qb);
   KeyBlocks keys = computeKeyBlocks(b, sdpa, qb);
+  if (split)
+    keys = restrictToChunk(b, sdpa, split, keys);
   SoftmaxState state =
       attendToKeyBlocks(b, sdpa, qb, qTile, keys, initSoftmaxState(b, sdpa));
-  writeBlockResults(b, sdpa, qb, forall, state);
+  if (split)
+    writeSplitResults(b, sdpa, qb, forall, state, split);
+  else
+    writeBlockResults(b, sdpa, qb, forall, state);
 }
 
 /// Tiles are allocated whole, whatever the sequence lengths: the largest
@@ -435,6 +479,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   sdpa.diagShift =
       sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, sdpa.lk)
                 : indexConstant(b, loc, 0);
+  planKeySplits(sdpa, tiling.kvSplits);
   return sdpa;
 }
 
@@ -475,13 +520,18 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     if (failed(checkTileSizes(op, tiling)))
       return failure();
     TiledSdpa sdpa = planTiling(rewriter, op, tiling);
-    scf::ForallOp forall = createQueryBlockLoop(rewriter, sdpa);
+    scf::ForallOp forall = sdpa.kvSplits > 1
+                               ? createSplitQueryBlockLoop(rewriter, sdpa)
+                               : createQueryBlockLoop(rewriter, sdpa);
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPoint(forall.getTerminator());
       emitQueryBlock(rewriter, sdpa, forall);
     }
-    replaceOpWithCastValues(rewriter, op, forall.getResults());
+    SmallVector<Value> results(forall.getResults());
+    if (sdpa.kvSplits > 1)
+      results = mergeSplits(rewriter, sdpa, results);
+    replaceOpWithCastValues(rewriter, op, results);
     return success();
   }
 
@@ -498,8 +548,15 @@ struct AttnTileOnlineSoftmaxPass
                                       {"block-kv", blockKV},
                                       {"row-multiple", rowMultiple}})))
       return signalPassFailure();
+    if (kvSplits < 0) {
+      getOperation()->emitError()
+          << getArgument() << ": kv-splits (" << static_cast<int64_t>(kvSplits)
+          << ") must not be negative";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(patterns, {blockQ, blockKV, rowMultiple});
+    populateTileOnlineSoftmaxPatterns(patterns,
+                                      {blockQ, blockKV, rowMultiple, kvSplits});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

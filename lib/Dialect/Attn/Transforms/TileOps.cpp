@@ -183,9 +183,14 @@ Value mlir::attn::detail::emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa,
                                         Value qTile, Value kTile) {
   Value init =
       filledTile(b, sdpa.loc, {sdpa.bk, sdpa.bq}, 0.0f, TileRole::InitScores);
-  return emitTileContraction(b, sdpa, qTile, kTile,
-                             mapOf(b.getContext(), 3, {0, 2}), init,
-                             TileRole::Scores);
+  Value scores = emitTileContraction(b, sdpa, qTile, kTile,
+                                     mapOf(b.getContext(), 3, {0, 2}), init,
+                                     TileRole::Scores);
+  // The factor the query tile carries (scale * log2 e): a kernel that needs
+  // the query as it was given (bf16 dot products) divides it back out.
+  scores.getDefiningOp()->setAttr(kScoreScaleAttrName,
+                                  b.getF32FloatAttr(sdpa.qScale));
+  return scores;
 }
 
 /// Applies the user's mask to the score tile. Mask elements are read with

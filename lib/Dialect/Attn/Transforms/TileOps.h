@@ -28,6 +28,10 @@ namespace mlir::attn::detail {
 /// scale * log2(e) and the loop uses exp2.
 constexpr double kLog2E = 1.4426950408889634;
 
+/// The f32 attribute on the `scores` tile op that holds the factor the
+/// query tile was multiplied by (scale * log2 e).
+constexpr llvm::StringLiteral kScoreScaleAttrName = "attn.score_scale";
+
 /// What every tile builder needs to know about the op being tiled.
 struct TiledSdpa {
   mutable SdpaOp op; // op accessors are not const
@@ -45,6 +49,9 @@ struct TiledSdpa {
   /// group * Lq fits a block: decoding with grouped-query attention.
   bool groupedRows = false;
   int64_t staticLq = 0;
+  /// Split-K (SplitKeys.h): the keys are cut into kvSplits chunks of
+  /// splitKeys keys (a multiple of bk), one forall iteration each.
+  int64_t kvSplits = 1, splitKeys = 0;
 };
 
 /// The indices that identify one query block inside the scf.forall. Rows

@@ -77,7 +77,7 @@ func.func @bf16_tiles(%q: tensor<1x1x64x16xbf16>, %k: tensor<1x1x64x16xbf16>) ->
 // A decode step (one query row) has no full row vector: its tile ops stay
 // linalg.generic and lower as loops.
 // CHECK-LABEL: func.func @decode_left_alone
-// CHECK: linalg.generic {{.*}} attrs = {attn.tile = #attn.tile<scores>}
+// CHECK: linalg.generic {{.*}} attrs = {attn.score_scale = {{.*}} : f32, attn.tile = #attn.tile<scores>}
 // CHECK: linalg.generic {{.*}} attrs = {attn.tile = #attn.tile<pv>}
 // CHECK-NOT: vector.fma
 func.func @decode_left_alone(%q: tensor<1x2x1x16xf32>, %k: tensor<1x2x64x16xf32>) -> tensor<1x2x1x16xf32> {

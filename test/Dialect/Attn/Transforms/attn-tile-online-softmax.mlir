@@ -148,7 +148,7 @@ func.func @decode_gqa(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x640x64xf32>) -> (
 // ROLES: scf.for
 // ROLES:   linalg.fill {attn.tile = #attn.tile<init_row_max>}
 // ROLES:   linalg.fill {attn.tile = #attn.tile<init_scores>}
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.score_scale = {{.*}} : f32, attn.tile = #attn.tile<scores>}
 // ROLES-NOT: #attn.tile<element_mask>
 // ROLES:   attrs = {attn.tile = #attn.tile<row_max>}
 // ROLES:   attrs = {attn.tile = #attn.tile<max_update>}
@@ -158,11 +158,11 @@ func.func @decode_gqa(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x640x64xf32>) -> (
 // ROLES:   attrs = {attn.tile = #attn.tile<rescale>}
 // ROLES:   attrs = {attn.tile = #attn.tile<pv>}
 // ROLES: scf.for
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.score_scale = {{.*}} : f32, attn.tile = #attn.tile<scores>}
 // ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
 // ROLES:   attrs = {attn.tile = #attn.tile<row_max>}
 // ROLES: scf.if
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attrs = {attn.score_scale = {{.*}} : f32, attn.tile = #attn.tile<scores>}
 // ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
 // ROLES:   attrs = {attn.tile = #attn.tile<pv>}
 func.func @tile_roles(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x100x8xf32>) -> tensor<1x1x16x8xf32> {

@@ -85,6 +85,11 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     Option<"rowMultiple", "row-multiple", "int64_t", /*default=*/"1",
            "Round a short static query block up to a multiple of this "
            "(padding rows are computed and dropped)">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "Split-K: cut the keys into this many chunks, one forall "
+           "iteration each, merged by their lse (static B and Lk, one query "
+           "block per head or group); 0: auto (when there are fewer than 16 "
+           "query blocks and at least 2048 keys), 1: never">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -166,13 +171,24 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "up when a tile has fewer row vectors, up to 24 accumulators)">,
     Option<"rowVectors", "row-vectors", "int64_t", /*default=*/"4",
            "Row vectors per register block (fewer if the tile has fewer)">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "bf16 scores and P.V on AVX512-BF16 dot products "
+           "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16); needs "
+           "vector-width=16 and a CPU with avx512_bf16">,
+    Option<"targetFeatures", "target-features", "std::string",
+           /*default=*/"\"\"",
+           "LLVM target features to compile the function with, set as its "
+           "`target_features` (comma-separated, e.g. -avx512f for the AVX2 "
+           "kernels); empty: the target machine's">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

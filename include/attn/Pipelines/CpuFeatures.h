@@ -1,0 +1,64 @@
+//===- CpuFeatures.h - which CPU kernels the fused lowering uses -*- C++
+//-*-===//
+//
+// Part of the attn project.
+//
+// The fused CPU lowering has one set of kernels per instruction-set level;
+// the pipeline option `kernels` (attn-run --kernels, attn-compile --kernels)
+// forces one, and `auto` picks the best the target CPU has.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PIPELINES_CPUFEATURES_H
+#define ATTN_PIPELINES_CPUFEATURES_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace mlir::attn {
+
+enum class CpuKernels {
+  /// The best the CPU has: avx512-bf16, else avx512, else avx2.
+  Auto,
+  /// 16-lane f32 kernels; bf16 products on vdpbf16ps (AVX512-BF16).
+  Avx512Bf16,
+  /// 16-lane f32 kernels; bf16 and f16 widened to f32 (AVX-512F).
+  Avx512,
+  /// 8-lane f32 kernels blocked for 16 vector registers (AVX2 + FMA), for
+  /// CPUs without AVX-512; compiled without AVX-512 instructions.
+  Avx2,
+};
+
+/// The option spelling of `kernels` ("auto", "avx512-bf16", ...).
+llvm::StringRef stringifyCpuKernels(CpuKernels kernels);
+
+/// `kernels` with Auto resolved by `hasFeature` (an LLVM feature name such
+/// as "avx512bf16" -> whether the target CPU has it).
+CpuKernels
+resolveCpuKernels(CpuKernels kernels,
+                  llvm::function_ref<bool(llvm::StringRef)> hasFeature);
+
+/// `kernels` with Auto resolved from this machine's CPU.
+CpuKernels resolveCpuKernelsForHost(CpuKernels kernels);
+
+/// The kernels an option spelling names, or nullopt.
+std::optional<CpuKernels> parseCpuKernels(llvm::StringRef text);
+
+/// Whether a CPU with the features `hasFeature` says it has can run
+/// `kernels` (Auto, and Avx2, which only needs x86-64: always).
+bool canRunCpuKernels(CpuKernels kernels,
+                      llvm::function_ref<bool(llvm::StringRef)> hasFeature);
+
+/// Whether this machine's CPU can run `kernels`.
+bool hostCanRun(CpuKernels kernels);
+
+/// The LLVM target features a function compiled for `kernels` must not use
+/// ("-avx512f" for Avx2 on x86: LLVM then drops every AVX-512 extension),
+/// or "".
+llvm::StringRef disabledTargetFeatures(CpuKernels kernels);
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_CPUFEATURES_H

@@ -1,0 +1,148 @@
+//===- CpuKernelsBf16.cpp - bf16 dot-product kernels for the tile ops -----===//
+//
+// Part of the attn project.
+//
+// Packing: two rows of a tile (two keys of P, two values of V, two dims of
+// Q) are loaded as vectors, rounded to bf16 where they are f32, and
+// interleaved (vector.interleave), so that lane i of the packed vector holds
+// the pair (row 2t, row 2t + 1) of column i. The contraction then feeds
+// x86vector.avx512.dot with a packed row vector and one 32-bit pair of the
+// other operand broadcast to every lane.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernelsBf16.h"
+
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
+using namespace mlir;
+using namespace mlir::attn::detail;
+
+namespace {
+
+VectorType bf16Vector(KernelBuilder &kernel, int64_t lanes) {
+  return VectorType::get({lanes}, kernel.b.getBF16Type());
+}
+
+/// Shared by both packers: `row(r, i0)` gives W bf16 values of row r from
+/// column i0.
+void packRowPairs(KernelBuilder &kernel, int64_t rows, int64_t cols, Value dst,
+                  function_ref<Value(Value, Value)> row) {
+  OpBuilder &b = kernel.b;
+  kernel.loop(0, rows / 2, 1, [&](Value t) {
+    Value r0 = arith::MulIOp::create(b, kernel.loc, t, kernel.idx(2));
+    Value r1 = kernel.add(r0, 1);
+    kernel.loop(0, cols, kernel.width, [&](Value i0) {
+      Value pairs =
+          vector::InterleaveOp::create(b, kernel.loc, row(r0, i0), row(r1, i0));
+      Value col = arith::MulIOp::create(b, kernel.loc, i0, kernel.idx(2));
+      vector::StoreOp::create(b, kernel.loc, pairs, dst, ValueRange{t, col});
+    });
+  });
+}
+
+} // namespace
+
+void mlir::attn::detail::emitPackRowPairsF32(KernelBuilder &kernel, Value src,
+                                             Value dst,
+                                             std::optional<float> scale) {
+  MemRefType type = memrefOf(src);
+  Value factor = scale ? kernel.splat(*scale) : Value();
+  packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
+               [&](Value r, Value i0) -> Value {
+                 Value x = kernel.load(src, {r, i0});
+                 if (factor)
+                   x = arith::MulFOp::create(kernel.b, kernel.loc, x, factor);
+                 return arith::TruncFOp::create(
+                     kernel.b, kernel.loc, bf16Vector(kernel, kernel.width), x);
+               });
+}
+
+void mlir::attn::detail::emitPackRowPairsBf16(KernelBuilder &kernel, Value src,
+                                              Value dst) {
+  MemRefType type = memrefOf(src);
+  packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
+               [&](Value r, Value i0) -> Value {
+                 return vector::LoadOp::create(kernel.b, kernel.loc,
+                                               bf16Vector(kernel, kernel.width),
+                                               src, ValueRange{r, i0});
+               });
+}
+
+void mlir::attn::detail::emitBf16Contraction(
+    KernelBuilder &kernel, const RegisterBlocking &blocking, Value aPairs,
+    Value bMat, function_ref<SmallVector<Value>(Value, Value)> bPair, Value out,
+    const ContractionExtras &extras, float outScale) {
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
+  int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
+  int64_t numT = memrefOf(aPairs).getDimSize(0);
+  int64_t rowStep = blocking.width * blocking.rowVecs;
+  VectorType pairsType = bf16Vector(kernel, 2 * blocking.width);
+  VectorType wordsType = VectorType::get({blocking.width}, b.getI32Type());
+  // One pair of bMat, as a 32-bit word broadcast to every lane.
+  auto broadcastPair = [&](Value c, Value t) -> Value {
+    Value pair = vector::LoadOp::create(b, loc, bf16Vector(kernel, 2), bMat,
+                                        bPair(c, t));
+    Value word = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), pair);
+    Value scalar =
+        vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+    Value words = vector::BroadcastOp::create(b, loc, wordsType, scalar);
+    return vector::BitCastOp::create(b, loc, pairsType, words);
+  };
+  kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
+    kernel.loop(0, bq, rowStep, [&](Value i0) {
+      SmallVector<Value> rows, pairCols, cIdx, acc, scale;
+      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+        rows.push_back(kernel.add(i0, r * blocking.width));
+        pairCols.push_back(
+            arith::MulIOp::create(b, loc, rows.back(), kernel.idx(2)));
+      }
+      for (int64_t c = 0; c < count; ++c)
+        cIdx.push_back(kernel.add(c0, c));
+      if (extras.rowScale)
+        for (int64_t r = 0; r < blocking.rowVecs; ++r)
+          scale.push_back(kernel.load(extras.rowScale, {rows[r]}));
+      for (int64_t c = 0; c < count; ++c)
+        for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+          Value x = extras.fromZero ? kernel.splat(0.0f)
+                                    : kernel.load(out, {cIdx[c], rows[r]});
+          if (extras.rowScale)
+            x = arith::MulFOp::create(b, loc, x, scale[r]);
+          acc.push_back(x);
+        }
+      SmallVector<Value> red = kernel.loopCarrying(
+          0, numT, 1, acc, [&](Value t, ValueRange carried) {
+            SmallVector<Value> rowPairs, next;
+            for (int64_t r = 0; r < blocking.rowVecs; ++r)
+              rowPairs.push_back(vector::LoadOp::create(
+                  b, loc, pairsType, aPairs, ValueRange{t, pairCols[r]}));
+            for (int64_t c = 0; c < count; ++c) {
+              Value bc = broadcastPair(cIdx[c], t);
+              for (int64_t r = 0; r < blocking.rowVecs; ++r)
+                next.push_back(x86vector::DotBF16Op::create(
+                    b, loc, kernel.vecType, carried[c * blocking.rowVecs + r],
+                    rowPairs[r], bc));
+            }
+            return next;
+          });
+      if (outScale != 1.0f) {
+        Value factor = kernel.splat(outScale);
+        for (Value &v : red)
+          v = arith::MulFOp::create(b, loc, v, factor);
+      }
+      for (int64_t c = 0; c < count; ++c)
+        for (int64_t r = 0; r < blocking.rowVecs; ++r)
+          kernel.store(red[c * blocking.rowVecs + r], out, {cIdx[c], rows[r]});
+      if (!extras.rowMax)
+        return;
+      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+        Value blockMax = kernel.load(extras.rowMax, {rows[r]});
+        for (int64_t c = 0; c < count; ++c)
+          blockMax = kernel.max(blockMax, red[c * blocking.rowVecs + r]);
+        kernel.store(blockMax, extras.rowMax, {rows[r]});
+      }
+    });
+  });
+}

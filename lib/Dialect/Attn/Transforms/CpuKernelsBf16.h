@@ -1,0 +1,63 @@
+//===- CpuKernelsBf16.h - bf16 dot-product kernels for the tile ops -*- C++
+//-*-===//
+//
+// Part of the attn project.
+//
+// The scores and P.V kernels on AVX512-BF16's vdpbf16ps
+// (x86vector.avx512.dot): each instruction multiplies 16 pairs of bf16
+// values by 16 pairs and adds both products of a pair into one f32 lane, so
+// both operands must hold the reduction dim in adjacent pairs. Private to
+// the attn transforms library; CpuMicrokernels.cpp decides when to use them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELSBF16_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELSBF16_H
+
+#include "CpuKernels.h"
+
+namespace mlir::attn::detail {
+
+/// dst[t, 2 * i + k] = bf16(src[2 * t + k, i] * scale) for k in {0, 1}:
+/// the rows of the f32 tile `src` [R, N] (R even, N a multiple of the
+/// vector width) as pairs of adjacent rows interleaved along N, rounded to
+/// bf16 (to nearest even). dst is [R / 2, 2 * N] bf16.
+void emitPackRowPairsF32(KernelBuilder &kernel, Value src, Value dst,
+                         std::optional<float> scale);
+
+/// The same for a bf16 tile (V [bk, dv]): no rounding.
+void emitPackRowPairsBf16(KernelBuilder &kernel, Value src, Value dst);
+
+/// out[c, i] (+)= outScale * sum_t dot(aPairs[t, 2i..2i+1], bPair(c, t)):
+/// the register-blocked kernel of emitContraction on vdpbf16ps. aPairs
+/// [T, 2 * bq] bf16 holds the reduction dim in pairs along the rows;
+/// `bPair(c, t)` gives the indices into `bMat` (bf16) of the two adjacent
+/// elements that pair with aPairs[t]. The extras are those of
+/// emitContraction; `outScale`, if not 1, multiplies the sums before they
+/// are stored (and before the row max is taken).
+void emitBf16Contraction(
+    KernelBuilder &kernel, const RegisterBlocking &blocking, Value aPairs,
+    Value bMat, function_ref<SmallVector<Value>(Value c, Value t)> bPair,
+    Value out, const ContractionExtras &extras, float outScale);
+
+/// The `scores` tile op `op` (St [bk, bq] += K [bk, d] . Qt [d, bq]) on
+/// vdpbf16ps, for bf16 keys and an even d: the query tile is packed into
+/// row pairs once per query block (in front of the key loop, with the
+/// score scale divided back out so the packed query is the bf16 query that
+/// was given), K is read in place (its rows hold d in pairs), and the sums
+/// are multiplied by the score scale as they are stored. Returns false,
+/// building nothing, if the op does not qualify.
+bool emitScoresBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                    linalg::GenericOp op, const ContractionExtras &extras);
+
+/// The `pv` tile op (acct [dv, bq] += V [bk, dv] . Pt [bk, bq]) on
+/// vdpbf16ps, for bf16 values, an even bk and dv a multiple of the vector
+/// width: Pt is rounded to bf16 and packed into key pairs, V packed into
+/// key pairs, both into buffers of the query block. Returns false, building
+/// nothing, if the op does not qualify.
+bool emitPVBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                linalg::GenericOp op, const ContractionExtras &extras);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELSBF16_H

@@ -1,0 +1,106 @@
+//===- CpuMicrokernelsBf16.cpp - the bf16 products on vdpbf16ps -----------===//
+//
+// Part of the attn project.
+//
+// Decides whether a `scores` or `pv` tile op can run on the bf16 dot-product
+// kernels of CpuKernelsBf16.h and builds them: the packed operands live in
+// buffers allocated once per query block (at the start of the scf.forall
+// body around the op, freed at its end).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernelsBf16.h"
+#include "TileOps.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::attn::detail;
+
+namespace {
+
+/// A [rows, cols] bf16 buffer of the query block around `op`, or null if
+/// `op` is not inside an scf.forall.
+Value queryBlockBuffer(Operation *op, int64_t rows, int64_t cols) {
+  auto forall = op->getParentOfType<scf::ForallOp>();
+  if (!forall)
+    return {};
+  Block *body = forall.getBody();
+  OpBuilder b(body, body->begin());
+  auto type = MemRefType::get({rows, cols}, b.getBF16Type());
+  Value buffer =
+      memref::AllocOp::create(b, op->getLoc(), type, b.getI64IntegerAttr(64));
+  b.setInsertionPoint(body->getTerminator());
+  memref::DeallocOp::create(b, op->getLoc(), buffer);
+  return buffer;
+}
+
+/// The ancestor of `op` right inside its scf.forall: the key loop (or tail
+/// branch) it is in.
+Operation *keyLoopOf(Operation *op) {
+  auto forall = op->getParentOfType<scf::ForallOp>();
+  Operation *anchor = op;
+  while (anchor->getParentOp() != forall.getOperation())
+    anchor = anchor->getParentOp();
+  return anchor;
+}
+
+bool isBf16(Value v) { return memrefOf(v).getElementType().isBF16(); }
+
+} // namespace
+
+bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
+                                        const RegisterBlocking &blocking,
+                                        linalg::GenericOp op,
+                                        const ContractionExtras &extras) {
+  Value qt = op.getDpsInputs()[0], k = op.getDpsInputs()[1];
+  auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
+  int64_t d = memrefOf(qt).getDimSize(0), bq = memrefOf(qt).getDimSize(1);
+  if (!isBf16(k) || !scale || scale.getValueAsDouble() == 0.0 || d % 2 != 0 ||
+      !op->getParentOfType<scf::ForallOp>())
+    return false;
+  // The query tile must be complete before the key loop starts.
+  Operation *keyLoop = keyLoopOf(op);
+  Operation *qtDef = qt.getDefiningOp();
+  if (!qtDef || keyLoop->isAncestor(qtDef))
+    return false;
+  float qScale = static_cast<float>(scale.getValueAsDouble());
+  Value qPairs = queryBlockBuffer(op, d / 2, 2 * bq);
+  {
+    OpBuilder::InsertionGuard guard(kernel.b);
+    kernel.b.setInsertionPoint(keyLoop);
+    emitPackRowPairsF32(kernel, qt, qPairs, 1.0f / qScale);
+  }
+  emitBf16Contraction(
+      kernel, blocking, qPairs, k,
+      [&](Value j, Value t) -> SmallVector<Value> {
+        return {j,
+                arith::MulIOp::create(kernel.b, kernel.loc, t, kernel.idx(2))};
+      },
+      op.getDpsInits()[0], extras, qScale);
+  return true;
+}
+
+bool mlir::attn::detail::emitPVBf16(KernelBuilder &kernel,
+                                    const RegisterBlocking &blocking,
+                                    linalg::GenericOp op,
+                                    const ContractionExtras &extras) {
+  Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
+  int64_t bk = memrefOf(pt).getDimSize(0), bq = memrefOf(pt).getDimSize(1);
+  int64_t dv = memrefOf(v).getDimSize(1);
+  if (!isBf16(v) || !memrefOf(pt).getElementType().isF32() || bk % 2 != 0 ||
+      dv % kernel.width != 0 || !op->getParentOfType<scf::ForallOp>())
+    return false;
+  Value pPairs = queryBlockBuffer(op, bk / 2, 2 * bq);
+  Value vPairs = queryBlockBuffer(op, bk / 2, 2 * dv);
+  emitPackRowPairsF32(kernel, pt, pPairs, std::nullopt);
+  emitPackRowPairsBf16(kernel, v, vPairs);
+  emitBf16Contraction(
+      kernel, blocking, pPairs, vPairs,
+      [&](Value e, Value t) -> SmallVector<Value> {
+        return {t,
+                arith::MulIOp::create(kernel.b, kernel.loc, e, kernel.idx(2))};
+      },
+      op.getDpsInits()[0], extras, 1.0f);
+  return true;
+}

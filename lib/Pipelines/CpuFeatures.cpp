@@ -1,0 +1,80 @@
+//===- CpuFeatures.cpp - which CPU kernels the fused lowering uses --------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/CpuFeatures.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir::attn;
+
+llvm::StringRef mlir::attn::stringifyCpuKernels(CpuKernels kernels) {
+  switch (kernels) {
+  case CpuKernels::Auto:
+    return "auto";
+  case CpuKernels::Avx512Bf16:
+    return "avx512-bf16";
+  case CpuKernels::Avx512:
+    return "avx512";
+  case CpuKernels::Avx2:
+    return "avx2";
+  }
+  return "auto";
+}
+
+CpuKernels mlir::attn::resolveCpuKernels(
+    CpuKernels kernels, llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  if (kernels != CpuKernels::Auto)
+    return kernels;
+  if (hasFeature("avx512f") && hasFeature("avx512bf16"))
+    return CpuKernels::Avx512Bf16;
+  if (hasFeature("avx512f"))
+    return CpuKernels::Avx512;
+  return CpuKernels::Avx2;
+}
+
+CpuKernels mlir::attn::resolveCpuKernelsForHost(CpuKernels kernels) {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return resolveCpuKernels(
+      kernels, [&](llvm::StringRef name) { return features.lookup(name); });
+}
+
+std::optional<CpuKernels> mlir::attn::parseCpuKernels(llvm::StringRef text) {
+  for (CpuKernels k : {CpuKernels::Auto, CpuKernels::Avx512Bf16,
+                       CpuKernels::Avx512, CpuKernels::Avx2})
+    if (text == stringifyCpuKernels(k))
+      return k;
+  return std::nullopt;
+}
+
+bool mlir::attn::canRunCpuKernels(
+    CpuKernels kernels, llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  switch (kernels) {
+  case CpuKernels::Auto:
+  case CpuKernels::Avx2:
+    return true;
+  case CpuKernels::Avx512Bf16:
+    return hasFeature("avx512f") && hasFeature("avx512bf16");
+  case CpuKernels::Avx512:
+    return hasFeature("avx512f");
+  }
+  return false;
+}
+
+bool mlir::attn::hostCanRun(CpuKernels kernels) {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return canRunCpuKernels(
+      kernels, [&](llvm::StringRef name) { return features.lookup(name); });
+}
+
+llvm::StringRef mlir::attn::disabledTargetFeatures(CpuKernels kernels) {
+  // Only x86 knows the feature (the 8-lane kernels also serve other hosts).
+  if (kernels != CpuKernels::Avx2 ||
+      !llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86())
+    return "";
+  return "-avx512f";
+}

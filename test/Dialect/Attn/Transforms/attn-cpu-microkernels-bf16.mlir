@@ -1,0 +1,66 @@
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=16" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="reg-block=8 row-vectors=2 bf16-dot=true" -canonicalize -cse | FileCheck %s
+
+// bf16-dot: both products on x86vector.avx512.dot. The query tile is packed
+// once per query block, before the key loop, into pairs of adjacent dims
+// (the score scale divided back out, rounded to bf16); K is read in place,
+// one 32-bit pair broadcast per key; the sums are multiplied by the score
+// scale as they leave the registers. P is rounded to bf16 and V packed into
+// key pairs before P.V.
+// CHECK-LABEL: func.func @bf16_dot
+// CHECK: scf.forall
+// CHECK:   memref.alloc() {alignment = 64 : i64} : memref<8x64xbf16>
+// CHECK:   arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK:   vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
+// CHECK:   vector.store %{{.*}}, %[[QP:.*]][{{.*}}] : memref<8x64xbf16>, vector<32xbf16>
+// The key loop.
+// CHECK:   scf.for
+// CHECK:     scf.for %[[T:.*]] = %c0 to %c8 step %c1 iter_args
+// CHECK:       vector.load %[[QP]][%[[T]], {{.*}}] : memref<8x64xbf16>, vector<32xbf16>
+// CHECK:       vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<2xbf16>
+// CHECK:       vector.bitcast %{{.*}} : vector<2xbf16> to vector<1xi32>
+// CHECK:       vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK:       vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
+// CHECK:       x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK:     arith.mulf %{{.*}}, %[[SCALE:cst[_0-9]*]] : vector<16xf32>
+// P.V: P rounded and packed, V packed, then the dot products.
+// CHECK:     arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK:     vector.interleave
+// CHECK:     vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
+// CHECK:     vector.interleave
+// CHECK:     x86vector.avx512.dot
+// CHECK-NOT: attn.tile = #attn.tile<scores>
+// CHECK-NOT: attn.tile = #attn.tile<pv>
+// CHECK:   memref.dealloc %[[QP]]
+func.func @bf16_dot(%q: tensor<1x1x64x16xbf16>, %k: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16> -> tensor<1x1x64x16xbf16>
+  return %o : tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+// An odd D has no pairs of dims: the scores keep the widening kernel (one
+// extended element per key); P.V (16 keys, 16 value columns) still takes
+// the dot products.
+// CHECK-LABEL: func.func @odd_d
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: vector.fma
+// CHECK: x86vector.avx512.dot
+func.func @odd_d(%q: tensor<1x1x64x15xbf16>, %k: tensor<1x1x64x15xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x1x64x15xbf16>, tensor<1x1x64x15xbf16>, tensor<1x1x64x16xbf16> -> tensor<1x1x64x16xbf16>
+  return %o : tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+// f32 inputs never take the bf16 kernels.
+// CHECK-LABEL: func.func @f32_unchanged
+// CHECK-NOT: x86vector
+// CHECK: vector.fma
+// CHECK-NOT: x86vector
+func.func @f32_unchanged(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
+  return %o : tensor<1x1x64x16xf32>
+}

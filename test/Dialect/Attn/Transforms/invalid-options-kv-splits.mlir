@@ -1,0 +1,7 @@
+// RUN: not attn-opt %s --attn-tile-online-softmax="kv-splits=-1" 2>&1 | FileCheck %s
+
+// CHECK: error: attn-tile-online-softmax: kv-splits (-1) must not be negative
+func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %o = attn.sdpa %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
+  return %o : tensor<1x1x4x8xf32>
+}

@@ -1,0 +1,23 @@
+// attn-lower-cpu's `kernels` picks the CPU kernels whatever the host has
+// (only running them needs the features; lowering does not):
+// avx512-bf16 puts bf16 Q.K^T and P.V on vdpbf16ps, avx512 widens bf16 to
+// f32 on 16-lane FMAs, avx2 runs 8-lane FMAs in a function compiled with
+// -avx512f.
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512-bf16" | FileCheck %s --check-prefix=BF16
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" | FileCheck %s --check-prefix=AVX512 --implicit-check-not=dpbf16ps
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" | FileCheck %s --check-prefix=AVX2 --implicit-check-not=dpbf16ps
+
+// BF16: llvm.func @bf16
+// BF16: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"({{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+
+// AVX512: llvm.func @bf16
+// AVX512-NOT: target_features
+// AVX512: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+
+// AVX2: llvm.func @bf16({{.*}}target_features = #llvm.target_features<{{.*}}"-avx512f"{{.*}}>
+// AVX2: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// AVX2-NOT: vector<16xf32>
+func.func @bf16(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
+  %o = attn.sdpa %q, %q, %q : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
+  return %o : tensor<1x2x64x64xbf16>
+}
