@@ -177,14 +177,14 @@ func.func @tile_roles(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x100x8xf32>) -> te
 // blocks outside the band are never visited.
 // ROLES-LABEL: func.func @window_roles
 // ROLES: scf.for
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attn.tile = #attn.tile<scores>}
 // ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
 // ROLES: scf.for
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attn.tile = #attn.tile<scores>}
 // ROLES-NOT: #attn.tile<element_mask>
 // ROLES:   attrs = {attn.tile = #attn.tile<pv>}
 // ROLES: scf.for
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attn.tile = #attn.tile<scores>}
 // ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
 // ROLES: scf.if
 // ROLES:   attrs = {attn.tile = #attn.tile<element_mask>}
@@ -199,13 +199,13 @@ func.func @window_roles(%q: tensor<1x1x256x8xf32>, %k: tensor<1x1x256x8xf32>) ->
 // mask, in every key block.
 // ROLES-LABEL: func.func @softcap_roles
 // ROLES: scf.for
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attn.tile = #attn.tile<scores>}
 // ROLES:   attrs = {attn.tile = #attn.tile<softcap>}
 // ROLES:   math.tanh
 // ROLES:   tensor.extract
 // ROLES:   attrs = {attn.tile = #attn.tile<row_max>}
 // ROLES: scf.if
-// ROLES:   attrs = {attn.tile = #attn.tile<scores>}
+// ROLES:   attn.tile = #attn.tile<scores>}
 // ROLES:   attrs = {attn.tile = #attn.tile<softcap>}
 func.func @softcap_roles(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x100x8xf32>, %m: tensor<1x1x16x100xi1>) -> tensor<1x1x16x8xf32> {
   %o = attn.sdpa %q, %k, %k mask(%m) {softcap = 20.0 : f32} : tensor<1x1x16x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x16x100xi1> -> tensor<1x1x16x8xf32>
