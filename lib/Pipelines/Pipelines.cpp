@@ -152,8 +152,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   AttnCpuSdpaGradOptions grad;
   grad.blockQ = options.gradBlockQ;
   grad.blockKV = options.gradBlockKV;
-  if (options.vectorWidth > 0)
-    grad.vectorWidth = options.vectorWidth;
+  // The forward's kernel path sets the width (8 lanes for avx2).
+  if (kernels.vectorWidth > 0)
+    grad.vectorWidth = kernels.vectorWidth;
   pm.addPass(createAttnCpuSdpaGrad(grad));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -320,6 +320,8 @@ def AttnRaiseSdpa : Pass<"attn-raise-sdpa", "func::FuncOp"> {
     ```
   }];
   let dependentDialects = ["mlir::attn::AttnDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::cf::ControlFlowDialect",
                            "mlir::tensor::TensorDialect"];
   let options = [
     Option<"decomposed", "decomposed", "bool", /*default=*/"true",

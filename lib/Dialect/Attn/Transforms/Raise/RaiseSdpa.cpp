@@ -12,12 +12,16 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "Match.h"
+#include "Sizes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/Debug.h"
@@ -49,7 +53,9 @@ LogicalResult checkUses(const SdpaMatch &m) {
     if (op == rootOp)
       continue;
     for (Operation *user : op->getUsers())
-      if (!ops.contains(user))
+      if (!llvm::any_of(ops, [&](Operation *matched) {
+            return matched->isAncestor(user); // in a matched op's body too
+          }))
         return reject("an intermediate has a user outside the attention: " +
                       op->getName().getStringRef() + " used by " +
                       user->getName().getStringRef());
@@ -159,6 +165,37 @@ FailureOr<Value> rank4Mask(OpBuilder &b, Location loc, Value mask,
       .getResult();
 }
 
+/// The sizes the match assumed equal (Tracer::assumedEqual) can be read
+/// where the attn.sdpa goes: their tensors dominate it and stay.
+LogicalResult checkAssumed(const SdpaMatch &m, DominanceInfo &dom) {
+  Operation *rootOp = m.root.getDefiningOp();
+  for (const auto &[a, b] : m.tracer.assumedEqual)
+    for (const Size &s : {a, b}) {
+      if (!s.base)
+        continue;
+      Operation *def = s.base.getDefiningOp();
+      if (!dom.properlyDominates(s.base, rootOp) ||
+          (def && m.tracer.consumed().contains(def)))
+        return reject("a size the match assumes is not readable there");
+    }
+  return success();
+}
+
+/// cf.assert that each assumed equality holds: where it does not, the
+/// program read a length-1 axis broadcast or a part of a tensor, which the
+/// attn.sdpa does not; the raised program stops instead.
+void assertAssumed(OpBuilder &b, Location loc, const SdpaMatch &m) {
+  for (const auto &[x, y] : m.tracer.assumedEqual) {
+    Value lhs = x.materialize(b, loc);
+    Value rhs = y.materialize(b, loc);
+    Value eq =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
+    cf::AssertOp::create(b, loc, eq,
+                         "attn-raise-sdpa: sizes the raised attention "
+                         "assumes equal differ");
+  }
+}
+
 /// Erases the matched ops (their users are all matched, the root's replaced)
 /// and what only they used.
 void eraseMatched(const SdpaMatch &m, DenseSet<Operation *> &erased) {
@@ -209,6 +246,10 @@ struct AttnRaiseSdpaPass
                op->getName().getStringRef() == "tm_tensor.attention")
         anchors.push_back(op);
     });
+    // torch-mlir's dynamic reshapes, as expand/collapse where provable.
+    if (decomposed)
+      normalizeReshapes(getOperation());
+    DominanceInfo dom(getOperation());
     DenseSet<Operation *> erased;
     for (Operation *anchor : anchors) {
       if (erased.contains(anchor))
@@ -234,11 +275,13 @@ struct AttnRaiseSdpaPass
         continue;
       bool boolMask =
           m.mask && getElementTypeOrSelf(m.mask.getType()).isInteger(1);
-      if (failed(checkTypes(m, boolMask)) || failed(checkUses(m)))
+      if (failed(checkTypes(m, boolMask)) || failed(checkUses(m)) ||
+          failed(checkAssumed(m, dom)))
         continue;
       Operation *rootOp = m.root.getDefiningOp();
       OpBuilder b(rootOp);
       Location loc = rootOp->getLoc();
+      assertAssumed(b, loc, m);
       Value mask;
       if (m.mask) {
         FailureOr<Value> mask4 = rank4Mask(b, loc, m.mask, m.maskIdx);

@@ -237,12 +237,96 @@ Term Tracer::resolve(Term t) {
     // A rank-0 operand (a scalar tensor) reads its only element.
     return element(operand->get(), idx);
   }
+  if (auto extract = t.value.getDefiningOp<tensor::ExtractOp>())
+    if (extract->getParentOp() == t.generic.getOperation())
+      if (Term u = throughExtract(t, extract); u.isValid())
+        return u;
   // A value defined outside the body is the same at every point.
   if (!body->getParent()->isAncestor(t.value.getParentRegion())) {
     t.generic = {};
     t.iter.clear();
   }
   return t;
+}
+
+/// The extent of loop `d` of `generic`, from an operand that it indexes.
+static std::optional<Size> loopExtent(linalg::GenericOp generic, unsigned d) {
+  for (OpOperand &operand : generic->getOpOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(&operand);
+    for (auto [k, e] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(e); dim && dim.getPosition() == d)
+        return dimOf(operand.get(), k);
+  }
+  return std::nullopt;
+}
+
+/// `tensor.extract %src[...]` in a generic's body, each index 0, a loop index
+/// i, or `select(n == 1, 0, i)` (broadcast when n is 1): the element of %src
+/// at those loop dims. That is an identity only if the loop runs over the
+/// whole source axis: n must provably be the source's extent, and the loop's
+/// extent must be it too; what is not provable is assumed (assumedEqual).
+Term Tracer::throughExtract(const Term &t, tensor::ExtractOp extract) {
+  linalg::GenericOp generic = t.generic;
+  Value src = extract.getTensor();
+  if (generic.getRegion().isAncestor(src.getParentRegion()))
+    return {};
+  SmallVector<Idx> idx;
+  SmallVector<bool> used(generic.getNumLoops(), false);
+  SmallVector<std::pair<Size, Size>> assumed;
+  for (auto [axis, index] : llvm::enumerate(extract.getIndices())) {
+    if (matchPattern(index, m_Zero())) {
+      idx.push_back(Idx::zero());
+      continue;
+    }
+    std::optional<Size> srcExtent = dimOf(src, axis);
+    if (!srcExtent)
+      return {};
+    Value loop = index;
+    if (auto select = index.getDefiningOp<arith::SelectOp>()) {
+      auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+      if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq ||
+          !matchPattern(select.getTrueValue(), m_Zero()))
+        return {};
+      Value n = matchPattern(cmp.getRhs(), m_One())   ? cmp.getLhs()
+                : matchPattern(cmp.getLhs(), m_One()) ? cmp.getRhs()
+                                                      : Value();
+      std::optional<Size> broadcastIf = n ? sizeOf(n) : std::nullopt;
+      if (!broadcastIf || !(*broadcastIf == *srcExtent))
+        return {};
+      loop = select.getFalseValue();
+    }
+    auto loopIndex = loop.getDefiningOp<linalg::IndexOp>();
+    if (!loopIndex || loopIndex->getParentOp() != generic.getOperation() ||
+        loopIndex.getDim() >= used.size() || used[loopIndex.getDim()])
+      return {};
+    used[loopIndex.getDim()] = true;
+    std::optional<Size> extent = loopExtent(generic, loopIndex.getDim());
+    if (!extent)
+      return {};
+    if (!extent->base && !srcExtent->base && !(*extent == *srcExtent))
+      return {};
+    if (!(*extent == *srcExtent))
+      assumed.push_back({*extent, *srcExtent});
+    idx.push_back(t.iter[loopIndex.getDim()]);
+  }
+  // Index 0 of a static unit axis read at the same position by a unit loop
+  // that no index uses (torch's batch axis of one): the loop's only index is
+  // 0 too, so the element is read at that loop dim, as an identity would.
+  auto srcType = cast<RankedTensorType>(src.getType());
+  for (auto [axis, i] : llvm::enumerate(idx)) {
+    if (!i.isZero() || srcType.getDimSize(axis) != 1 || axis >= used.size() ||
+        used[axis])
+      continue;
+    std::optional<Size> extent = loopExtent(generic, axis);
+    if (extent && extent->isConstant(1)) {
+      used[axis] = true;
+      i = t.iter[axis];
+    }
+  }
+  for (const std::pair<Size, Size> &eq : assumed)
+    if (!llvm::is_contained(assumedEqual, eq))
+      assumedEqual.push_back(eq);
+  return element(src, idx);
 }
 
 SmallVector<Term> Tracer::operands(const Term &t) {

@@ -8,8 +8,9 @@
 // such an element: a scalar SSA value inside a linalg.generic's body, with
 // the generic's iteration dims expressed in the matcher's root dims, or a
 // leaf (a tensor element the walk does not look into). Element-wise generics,
-// fills, splat constants, transposes, broadcasts and unit-dim reshapes are
-// looked through, so it does not matter whether the producer fused its
+// fills, splat constants, transposes, broadcasts, unit-dim reshapes and
+// copies that tensor.extract their source (torch-mlir's dynamic broadcasts)
+// are looked through, so it does not matter whether the producer fused its
 // element-wise ops into one generic or emitted one generic per op.
 //
 //===----------------------------------------------------------------------===//
@@ -17,7 +18,10 @@
 #ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_RAISE_TRACE_H
 #define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_RAISE_TRACE_H
 
+#include "Sizes.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -100,12 +104,18 @@ public:
   /// reshaped result of a matmul or reduction is a leaf).
   bool throughContractionReshapes = false;
 
+  /// Size equalities the walk relied on but could not prove: each is a
+  /// broadcast-or-identity copy's extent and its source's, read as an
+  /// identity. The raise asserts them at run time (cf.assert).
+  SmallVector<std::pair<Size, Size>> assumedEqual;
+
   /// Records an op the match consumed (reductions, matmuls, reshapes).
   void consume(Operation *op) { ops.insert(op); }
   const llvm::SetVector<Operation *> &consumed() const { return ops; }
 
 private:
   Term elementImpl(Value tensor, ArrayRef<Idx> idx);
+  Term throughExtract(const Term &t, tensor::ExtractOp extract);
   llvm::SetVector<Operation *> ops;
 };
 
