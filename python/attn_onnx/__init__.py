@@ -8,8 +8,9 @@ Each Attention node becomes `func.func @<node name>` whose arguments are the
 node's inputs (Q, K, V, then attn_mask, past_key, past_value when present)
 and whose results are its outputs (Y, then present_key, present_value when
 the node has them). What attn.sdpa does not compute is refused with
-UnsupportedError naming the node and the feature: softcap, sliding windows,
-qk_matmul_output, nonpad_kv_seqlen, a mask shorter than the key sequence.
+UnsupportedError naming the node and the feature: qk_matmul_output,
+nonpad_kv_seqlen, a mask shorter than the key sequence, a sliding window
+whose diagonal attn cannot align (below).
 
 Semantics follow ONNX's reference implementation (onnx.reference):
 - 3-D inputs [B, L, H*D] are split into heads (q_num_heads, kv_num_heads) by
@@ -20,7 +21,14 @@ Semantics follow ONNX's reference implementation (onnx.reference):
   (tensor.insert_slice), and is_causal is then aligned bottom-right (a query
   at i sees keys j <= i + past length); without a past it is top-left;
 - a bool mask (true = attend) or a float mask added to the scaled scores,
-  broadcast right-aligned (rank < 4 masks get leading unit dims).
+  broadcast right-aligned (rank < 4 masks get leading unit dims);
+- softcap (opset 23) becomes attn.sdpa's `softcap` (both apply it to the
+  scaled score before the mask);
+- left/right_window_size (opset 25; -1 = unbounded) become attn.sdpa's
+  `window`. ONNX centres the window on key i + past for query i; attn on i
+  with top-left causality, else on i + Lk - Lq: the two agree with
+  is_causal and no past, when Lk - Lq is the past length, or when Lq = Lk;
+  anything else is refused.
 """
 
 import re
@@ -168,11 +176,14 @@ def _import_node(node, index, types):
         return UnsupportedError(f"{where}: unsupported: {what}")
 
     attrs = _attributes(node)
-    if attrs.get("softcap", 0.0) != 0.0:
-        raise unsupported(f"softcap={attrs['softcap']}")
-    for window in ("left_window_size", "right_window_size"):
-        if attrs.get(window, -1) != -1:
-            raise unsupported(f"{window}={attrs[window]} (sliding windows)")
+    softcap = float(attrs.get("softcap", 0.0))
+    if softcap < 0.0:
+        raise UnsupportedError(f"{where}: softcap={softcap} is negative")
+    window = [int(attrs.get("left_window_size", -1)),
+              int(attrs.get("right_window_size", -1))]
+    if min(window) < -1:
+        raise UnsupportedError(
+            f"{where}: window sizes must be -1 or non-negative, got {window}")
     if attrs.get("qk_matmul_output_mode", 0) != 0:
         raise unsupported(
             f"qk_matmul_output_mode={attrs['qk_matmul_output_mode']}")
@@ -252,6 +263,17 @@ def _import_node(node, index, types):
                 f"is_causal with {past} past keys and {lk - past} new keys "
                 f"for {lq} queries (attn aligns causality top-left or "
                 f"bottom-right)")
+    if softcap > 0.0:
+        sdpa_attrs.append(f"softcap = {softcap:.9e} : f32")
+    if window != [-1, -1]:
+        # ONNX: query i's window is centred on key i + past.
+        top_left = attrs.get("is_causal", 0) and past == 0
+        if not (top_left or lk - lq == past):
+            raise unsupported(
+                f"left_window_size={window[0]}, right_window_size={window[1]} "
+                f"with {past} past keys, {lk - past} new keys and {lq} queries "
+                f"(attn centres a window on key i + {lk - lq} for query i)")
+        sdpa_attrs.append(f"window = array<i64: {window[0]}, {window[1]}>")
     attr_text = " {" + ", ".join(sdpa_attrs) + "}" if sdpa_attrs else ""
     out = _Tensor(fn.fresh(), q.shape[:3] + [v.shape[3]], q.elt)
     fn.emit(f"{out.name} = attn.sdpa {operands}{attr_text} : "

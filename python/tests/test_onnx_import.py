@@ -105,6 +105,21 @@ CASES = {
                               mask=([1, 2, 2, 5], BOOL),
                               past=([1, 2, 3, 8], [1, 2, 3, 8]),
                               present=True),
+    "4d-softcap-float-mask": dict(q=[1, 2, 5, 8], k=[1, 2, 9, 8],
+                                  v=[1, 2, 9, 8], attrs=dict(softcap=2.0),
+                                  mask=([1, 1, 5, 9], F32)),
+    "4d-window-causal": dict(q=[1, 2, 11, 8], k=[1, 2, 13, 8],
+                             v=[1, 2, 13, 8],
+                             attrs=dict(is_causal=1, left_window_size=3),
+                             opset=25),
+    "4d-window-both-sides": dict(q=[1, 2, 12, 8], k=[1, 2, 12, 8],
+                                 v=[1, 2, 12, 8],
+                                 attrs=dict(left_window_size=2,
+                                            right_window_size=1, softcap=5.0),
+                                 opset=25),
+    "4d-window-past": dict(q=[1, 2, 3, 8], k=[1, 2, 3, 8], v=[1, 2, 3, 8],
+                           attrs=dict(left_window_size=4, right_window_size=0),
+                           past=([1, 2, 6, 8], [1, 2, 6, 8]), opset=25),
 }
 
 
@@ -143,7 +158,6 @@ def test_import_run_and_compare(name, tmp_path):
 
 
 @pytest.mark.parametrize("attrs, outputs, message", [
-    (dict(softcap=30.0), 1, "unsupported: softcap=30.0"),
     (dict(qk_matmul_output_mode=1), 1, "unsupported: qk_matmul_output_mode=1"),
     ({}, 4, "unsupported: the qk_matmul_output output"),
 ])
@@ -160,12 +174,22 @@ def test_unsupported(attrs, outputs, message, tmp_path):
                           + message + "\n")
 
 
-def test_sliding_window_opset25_unsupported():
-    model = make_model([1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8],
+def test_window_attn_cannot_align_refused():
+    # No causality, no past and Lq != Lk: ONNX centres query i's window on
+    # key i, attn on key i + Lk - Lq.
+    model = make_model([1, 2, 4, 8], [1, 2, 6, 8], [1, 2, 6, 8],
                        dict(left_window_size=2), opset=25)
     with pytest.raises(attn_onnx.UnsupportedError,
-                       match="left_window_size=2 \\(sliding windows\\)"):
+                       match="attn centres a window on key i \\+ 2"):
         attn_onnx.import_model(model)
+
+
+def test_softcap_and_window_attributes():
+    model = make_model([1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8],
+                       dict(softcap=30.0, left_window_size=2), opset=25)
+    text = attn_onnx.import_model(model)
+    assert "softcap = 3.000000000e+01 : f32" in text
+    assert "window = array<i64: 2, -1>" in text
 
 
 def test_old_opset_refused():

@@ -40,6 +40,10 @@ elif kind == "softcap":
     m = model([("Q", F32, [1, 2, 4, 8]), ("K", F32, [1, 2, 4, 8]),
                ("V", F32, [1, 2, 4, 8])], ["Q", "K", "V"], ["Y"],
               dict(softcap=50.0))
+elif kind == "qk-output":
+    m = model([("Q", F32, [1, 2, 4, 8]), ("K", F32, [1, 2, 4, 8]),
+               ("V", F32, [1, 2, 4, 8])], ["Q", "K", "V"], ["Y"],
+              dict(qk_matmul_output_mode=1))
 else:
     sys.exit(f"unknown kind {kind}")
 onnx.save(m, out)
