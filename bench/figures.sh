@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The quick figures quoted in docs/benchmarks.md ("Kernel paths, bf16 dot
+# products and split-K"): each row one attn-run process that measures its own
+# f32 FMA peak, bf16 dot-product peak (where the CPU has avx512_bf16) and, with
+# --bench, its read bandwidth; quote ratios, not times. About 2 minutes.
+#
+#   bash bench/figures.sh [ATTN_RUN]        (default build/bin/attn-run)
+set -u
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+R="${1:-$ROOT/build/bin/attn-run}"
+grep -m1 "model name" /proc/cpuinfo
+echo "flags: $(grep -m1 -o -w 'avx2\|avx512f\|avx512_bf16\|amx_tile\|amx_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+uptime
+run() {
+  echo "### attn-run $* --check none --peak"
+  "$R" "$@" --check none --peak 2>&1 | grep -E "fused|peak|roofline"
+}
+for d in 64 128; do
+  for dt in f32 bf16; do
+    run --sdpa hq=8,lq=4096,d=$d,dtype=$dt --threads 1 --bench 5
+  done
+done
+run --sdpa hq=8,lq=4096,d=64,causal=bottom_right --threads 1 --bench 5
+for dt in f32 bf16; do
+  for t in 1 2; do
+    run --sdpa hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=$dt --threads $t --bench 20
+  done
+done
+for t in 1 2; do
+  run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
+done
+run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads 2 --bench 30 --kv-splits 1
