@@ -6,6 +6,8 @@
 
 #include "attn/Execution/ReferenceGrad.h"
 
+#include "ReferenceShared.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,47 +17,9 @@ using namespace mlir::attn::exec;
 static const double kInf = std::numeric_limits<double>::infinity();
 static const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-static std::vector<double> toDoubles(const HostTensor &t) {
-  std::vector<double> values(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = t.getAsDouble(static_cast<int64_t>(i));
-  return values;
-}
-
-static bool causalAdmits(Causal causal, int64_t i, int64_t j, int64_t lq,
-                         int64_t lk) {
-  switch (causal) {
-  case Causal::None:
-    return true;
-  case Causal::TopLeft:
-    return j <= i;
-  case Causal::BottomRight:
-    return j <= i + lk - lq;
-  }
-  return true;
-}
-
-/// The same counter-based normal as Reference.cpp's score noise (SplitMix64
-/// hashing of (seed, b, h, i, j), Box-Muller), so that `sens` of the
-/// backward perturbs the scores the way the forward's does.
-static uint64_t splitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-static double scoreNoise(uint64_t seed, int64_t b, int64_t h, int64_t i,
-                         int64_t j) {
-  uint64_t key = splitMix64(seed);
-  for (int64_t index : {b, h, i, j})
-    key = splitMix64(key ^ static_cast<uint64_t>(index));
-  const double twoToMinus53 = 1.0 / 9007199254740992.0;
-  double u1 = static_cast<double>(splitMix64(key) >> 11) * twoToMinus53;
-  double u2 = static_cast<double>(splitMix64(key + 1) >> 11) * twoToMinus53;
-  const double twoPi = 6.283185307179586476925286766559;
-  return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(twoPi * u2);
-}
+using ref::causalAdmits;
+using ref::scoreNoise;
+using ref::toDoubles;
 
 void mlir::attn::exec::referenceSdpaGrad(
     const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
@@ -182,7 +146,7 @@ GradSensitivity mlir::attn::exec::measureGradSensitivity(
   for (int t = 0; t < trials; ++t) {
     GradReference perturbed;
     referenceSdpaGrad(p, q, k, v, mask, dOut, perturbed,
-                      splitMix64(splitMix64(seed) + static_cast<uint64_t>(t)));
+                      ref::trialSeed(seed, t));
     for (size_t g = 0; g < 3; ++g) {
       const std::vector<double> &a = perturbed.grads[g], &r = ref.grads[g];
       if (a.size() != r.size()) {

@@ -248,21 +248,12 @@ static Value scaleAndRound(OpBuilder &b, Location loc, Value acc, float scale,
   return generic.getResult(0);
 }
 
-/// The f32 tables [B, Hq, Lq, Lk] must be addressable: with static dims
-/// whose product overflows, their allocation size would wrap.
+/// The f32 tables [B, Hq, Lq, Lk] must be addressable.
 static LogicalResult checkTableSize(SdpaGradOp op) {
-  int64_t dims[4] = {
-      op.getQueryType().getDimSize(0), op.getQueryType().getDimSize(1),
-      op.getQueryType().getDimSize(2), op.getKeyType().getDimSize(2)};
-  std::optional<int64_t> bytes = int64_t(4);
-  for (int64_t dim : dims)
-    if (!ShapedType::isDynamic(dim))
-      bytes = bytes ? llvm::checkedMul(*bytes, dim) : std::nullopt;
-  if (bytes)
-    return success();
-  return op.emitOpError("expected the f32 probability table [")
-         << dims[0] << ", " << dims[1] << ", " << dims[2] << ", " << dims[3]
-         << "] to fit in 2^63 bytes";
+  return checkF32TableSize(
+      op, "probability table",
+      {op.getQueryType().getDimSize(0), op.getQueryType().getDimSize(1),
+       op.getQueryType().getDimSize(2), op.getKeyType().getDimSize(2)});
 }
 
 struct SdpaGradToLinalg : public OpRewritePattern<SdpaGradOp> {

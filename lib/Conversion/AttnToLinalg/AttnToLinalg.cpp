@@ -294,21 +294,12 @@ static Value computeLogSumExp(OpBuilder &b, Location loc, Value rowMax,
   return generic.getResult(0);
 }
 
-/// The f32 score table [B, Hq, Lq, Lk] must be addressable: with static
-/// dims whose product overflows, its allocation size would wrap.
+/// The f32 score table [B, Hq, Lq, Lk] must be addressable.
 static LogicalResult checkScoreTableSize(SdpaOp op) {
-  int64_t dims[4] = {
-      op.getQueryType().getDimSize(0), op.getQueryType().getDimSize(1),
-      op.getQueryType().getDimSize(2), op.getKeyType().getDimSize(2)};
-  std::optional<int64_t> bytes = int64_t(4);
-  for (int64_t dim : dims)
-    if (!ShapedType::isDynamic(dim))
-      bytes = bytes ? llvm::checkedMul(*bytes, dim) : std::nullopt;
-  if (bytes)
-    return success();
-  return op.emitOpError("expected the f32 score table [")
-         << dims[0] << ", " << dims[1] << ", " << dims[2] << ", " << dims[3]
-         << "] to fit in 2^63 bytes";
+  return checkF32TableSize(
+      op, "score table",
+      {op.getQueryType().getDimSize(0), op.getQueryType().getDimSize(1),
+       op.getQueryType().getDimSize(2), op.getKeyType().getDimSize(2)});
 }
 
 struct SdpaToLinalg : public OpRewritePattern<SdpaOp> {

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -99,6 +100,20 @@ LogicalResult mlir::attn::verifyPositiveOptions(
   }
   diag << " must be positive";
   return diag;
+}
+
+LogicalResult mlir::attn::checkF32TableSize(Operation *op, StringRef what,
+                                            ArrayRef<int64_t> dims) {
+  std::optional<int64_t> bytes = int64_t(4);
+  for (int64_t dim : dims)
+    if (!ShapedType::isDynamic(dim))
+      bytes = bytes ? llvm::checkedMul(*bytes, dim) : std::nullopt;
+  if (bytes)
+    return success();
+  InFlightDiagnostic diag = op->emitOpError("expected the f32 ")
+                            << what << " [";
+  llvm::interleaveComma(dims, diag);
+  return diag << "] to fit in 2^63 bytes";
 }
 
 LogicalResult mlir::attn::reportSdpaLeft(Operation *root, StringRef message) {

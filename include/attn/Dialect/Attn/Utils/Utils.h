@@ -74,6 +74,14 @@ verifyPositiveOptions(Operation *op, StringRef passName,
 /// there is one: a lowering that leaves one behind must say which.
 LogicalResult reportSdpaLeft(Operation *root, StringRef message);
 
+/// The naive lowerings' f32 tables [B, Hq, Lq, Lk] must be addressable:
+/// with static dims whose product overflows, an allocation size would wrap.
+/// Succeeds when the static dims of `dims` (dynamic ones ignored) times 4
+/// bytes fit in 2^63; else emits "expected the f32 <what> [B, Hq, Lq, Lk]
+/// to fit in 2^63 bytes" on `op`.
+LogicalResult checkF32TableSize(Operation *op, StringRef what,
+                                ArrayRef<int64_t> dims);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_UTILS_UTILS_H

@@ -1,0 +1,40 @@
+//===- ReferenceShared.h - pieces both f64 oracles use ----------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// The forward's f64 reference (Reference.cpp) and the backward's
+// (ReferenceGrad.cpp) read tensors as doubles, decide causal visibility and
+// perturb scores for `sens` the same way: one definition of each, here
+// (private to lib/Execution).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_EXECUTION_REFERENCESHARED_H
+#define ATTN_LIB_EXECUTION_REFERENCESHARED_H
+
+#include "attn/Execution/HostTensor.h"
+#include "attn/Execution/Reference.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::attn::exec::ref {
+
+/// Every element of `t` as a double, in order.
+std::vector<double> toDoubles(const HostTensor &t);
+
+/// Whether the causal rule lets query row i see key j (lq queries, lk keys).
+bool causalAdmits(Causal causal, int64_t i, int64_t j, int64_t lq, int64_t lk);
+
+/// A standard normal that is a pure function of (seed, b, h, i, j): the
+/// indices are hashed in turn (SplitMix64) into one 64-bit key, two 53-bit
+/// uniforms are drawn from it and Box-Muller turns them into a normal.
+/// Counter-based, so no state is carried from one score to the next.
+double scoreNoise(uint64_t seed, int64_t b, int64_t h, int64_t i, int64_t j);
+
+/// The noise seed of `sens` trial `trial` of a run seeded with `seed`.
+uint64_t trialSeed(uint64_t seed, int trial);
+
+} // namespace mlir::attn::exec::ref
+
+#endif // ATTN_LIB_EXECUTION_REFERENCESHARED_H
