@@ -30,6 +30,12 @@
 // RUN: attn-run %s --entry f32_window_softcap | FileCheck %s --check-prefix=E2E
 // RUN: attn-run %s --entry f32_window_softcap --check naive --dump %t.f32_window_softcap >/dev/null && \
 // RUN:   %attn_python %S/varlen_reference.py %t.f32_window_softcap f32 0,5,22,22,23,32,45 0,7,24,27,27,57,61 4 2 bottom_right 4:-1 5.0 | FileCheck %s --check-prefix=REF
+// Rows past cu_seqlens_q[B] belong to no sequence (out 0, lse -inf), and
+// B = 0 (one offset) leaves every row so.
+// RUN: attn-run %s --entry tail_rows --check naive --dump %t.tail_rows | FileCheck %s --check-prefix=E2E
+// RUN: %attn_python %S/varlen_reference.py %t.tail_rows f32 0,3,7 0,6,6 4 2 top_left | FileCheck %s --check-prefix=REF
+// RUN: attn-run %s --entry no_sequence --check naive --dump %t.no_sequence | FileCheck %s --check-prefix=E2E
+// RUN: %attn_python %S/varlen_reference.py %t.no_sequence f32 0 0 4 2 none | FileCheck %s --check-prefix=REF
 // E2E: result0 naive {{.*}} PASS
 // E2E: result1 naive {{.*}} PASS
 // E2E-NOT: FAIL
@@ -92,4 +98,19 @@ func.func @f32_window_softcap(%q: tensor<45x4x64xf32>, %k: tensor<61x2x64xf32>, 
   %o, %lse = attn.sdpa_varlen %q, %k, %v, %cq, %ck {causal = #attn.causal<bottom_right>, window = array<i64: 4, -1>, softcap = 5.0 : f32}
       : tensor<45x4x64xf32>, tensor<61x2x64xf32>, tensor<61x2x32xf32>, tensor<7xi32>, tensor<7xi32> -> tensor<45x4x32xf32>, tensor<4x45xf32>
   return %o, %lse : tensor<45x4x32xf32>, tensor<4x45xf32>
+}
+
+func.func @tail_rows(%q: tensor<10x4x16xf32>, %k: tensor<9x2x16xf32>, %v: tensor<9x2x16xf32>) -> (tensor<10x4x16xf32>, tensor<4x10xf32>) {
+  %cq = arith.constant dense<[0, 3, 7]> : tensor<3xi32>
+  %ck = arith.constant dense<[0, 6, 6]> : tensor<3xi32>
+  %o, %lse = attn.sdpa_varlen %q, %k, %v, %cq, %ck {causal = #attn.causal<top_left>}
+      : tensor<10x4x16xf32>, tensor<9x2x16xf32>, tensor<9x2x16xf32>, tensor<3xi32>, tensor<3xi32> -> tensor<10x4x16xf32>, tensor<4x10xf32>
+  return %o, %lse : tensor<10x4x16xf32>, tensor<4x10xf32>
+}
+
+func.func @no_sequence(%q: tensor<6x4x16xf32>, %k: tensor<5x2x16xf32>, %v: tensor<5x2x16xf32>) -> (tensor<6x4x16xf32>, tensor<4x6xf32>) {
+  %c = arith.constant dense<[0]> : tensor<1xi32>
+  %o, %lse = attn.sdpa_varlen %q, %k, %v, %c, %c
+      : tensor<6x4x16xf32>, tensor<5x2x16xf32>, tensor<5x2x16xf32>, tensor<1xi32>, tensor<1xi32> -> tensor<6x4x16xf32>, tensor<4x6xf32>
+  return %o, %lse : tensor<6x4x16xf32>, tensor<4x6xf32>
 }
