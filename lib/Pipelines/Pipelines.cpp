@@ -106,6 +106,9 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
+  // Packed variable-length attention: one attn.sdpa per sequence, the same
+  // decomposition as attn-lower-cpu's.
+  pm.addPass(createAttnExpandVarlen());
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createConvertAttnGradToLinalg());
   pm.addPass(createCanonicalizerPass());
@@ -147,6 +150,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // under its own name.
   if (options.microkernels && kernels.vectorWidth > 0)
     tiling.rowMultiple = kernels.vectorWidth;
+  pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.
   AttnCpuSdpaGradOptions grad;
@@ -267,6 +271,7 @@ void mlir::attn::buildGpuLoweringTail(OpPassManager &pm,
 void mlir::attn::buildNaiveGpuPipeline(OpPassManager &pm,
                                        const GpuPipelineOptions &options) {
   pm.addPass(createAttnRejectSdpaGrad());
+  pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
@@ -297,6 +302,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.blockQ = options.blockQ;
   fused.blockKV = options.blockKV;
   pm.addPass(createAttnRejectSdpaGrad());
+  pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createConvertAttnToGpu(fused));
   pm.addPass(createCanonicalizerPass());
   // Ownership-based deallocation cannot see through the kernel's NVVM ops

@@ -9,6 +9,7 @@
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -46,6 +47,10 @@ void AttnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "attn/Dialect/Attn/IR/AttnGradOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "attn/Dialect/Attn/IR/AttnVarlenOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST

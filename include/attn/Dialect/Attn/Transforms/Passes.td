@@ -424,4 +424,35 @@ def AttnRejectSdpaGrad : Pass<"attn-reject-sdpa-grad"> {
   }];
 }
 
+def AttnExpandVarlen : Pass<"attn-expand-varlen"> {
+  let summary = "Rewrite attn.sdpa_varlen into one attn.sdpa per sequence";
+  let description = [{
+    Replaces each `attn.sdpa_varlen` by an `scf.for` over its `B` sequences
+    (sequential: each inner `attn.sdpa` keeps its own parallel loops). For
+    sequence `b` it slices the packed rows `[cu_seqlens_q[b],
+    cu_seqlens_q[b+1])` of the query and `[cu_seqlens_k[b],
+    cu_seqlens_k[b+1])` of the key and value (dynamic sizes), transposes
+    them to `[1, H, L_b, D]`, runs one `attn.sdpa` with dynamic `Lq`, `Lk`
+    and the op's attributes, and transposes the result back into the packed
+    `out` (and its lse into `[Hq, total_q]`) with `tensor.insert_slice`.
+    The transposes copy the sequence's own rows only: `O(total)` extra
+    traffic, no padding computed. Both CPU pipelines run it first.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def AttnRejectSdpaVarlen : Pass<"attn-reject-sdpa-varlen"> {
+  let summary = "Fail on attn.sdpa_varlen, for pipelines that cannot lower it";
+  let description = [{
+    Emits an error on the first `attn.sdpa_varlen` and fails: the GPU
+    pipelines run it first, because packed variable-length attention is
+    lowered only by the CPU pipelines (`attn-expand-varlen`).
+  }];
+}
+
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

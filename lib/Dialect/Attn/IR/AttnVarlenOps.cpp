@@ -1,0 +1,146 @@
+//===- AttnVarlenOps.cpp - attn.sdpa_varlen -------------------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnVarlenOps.cpp.inc"
+
+namespace {
+/// A tensor of the op by the name its diagnostics use.
+struct NamedType {
+  StringRef name;
+  RankedTensorType type;
+};
+/// "dim `lhsDim` of `lhs` equals dim `rhsDim` of `rhs`".
+struct DimRule {
+  unsigned lhs, lhsDim, rhs, rhsDim;
+};
+} // namespace
+
+LogicalResult SdpaVarlenOp::verify() {
+  enum { Q, K, V, CuQ, CuK, O, Lse };
+  auto lseType =
+      getLse() ? cast<RankedTensorType>(getLse().getType()) : nullptr;
+  NamedType all[] = {
+      {"query", getQuery().getType()},
+      {"key", getKey().getType()},
+      {"value", getValue().getType()},
+      {"cu_seqlens_q", getCuSeqlensQ().getType()},
+      {"cu_seqlens_k", getCuSeqlensK().getType()},
+      {"out", cast<RankedTensorType>(getOut().getType())},
+      {"lse", lseType},
+  };
+  const int64_t ranks[] = {3, 3, 3, 1, 1, 3, 2};
+  for (unsigned t = Q; t <= Lse; ++t) {
+    if (!all[t].type)
+      continue;
+    if (all[t].type.getRank() != ranks[t])
+      return emitOpError() << "expected " << all[t].name << " to have rank "
+                           << ranks[t] << ", but got rank "
+                           << all[t].type.getRank();
+  }
+
+  Type elt = all[Q].type.getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+    return emitOpError() << "expected query element type to be f32, f16 or "
+                            "bf16, but got "
+                         << elt;
+  for (unsigned t : {K, V, O})
+    if (all[t].type.getElementType() != elt)
+      return emitOpError() << "expected " << all[t].name << " element type ("
+                           << all[t].type.getElementType()
+                           << ") to equal query element type (" << elt << ")";
+  for (unsigned t : {CuQ, CuK})
+    if (!all[t].type.getElementType().isInteger(32))
+      return emitOpError() << "expected " << all[t].name
+                           << " element type to be i32, but got "
+                           << all[t].type.getElementType();
+  if (lseType && !lseType.getElementType().isF32())
+    return emitOpError() << "expected lse element type to be f32, but got "
+                         << lseType.getElementType();
+
+  // Heads and head dims drive the GQA mapping, the default scale and the
+  // inner attn.sdpa's types.
+  for (unsigned t : {Q, K, V})
+    for (unsigned dim : {1u, 2u})
+      if (all[t].type.isDynamicDim(dim))
+        return emitOpError()
+               << "expected " << all[t].name << " dim " << dim << " ("
+               << (dim == 1 ? "heads" : "head dim") << ") to be static";
+
+  SmallVector<DimRule> rules = {
+      // key [total_k, Hkv, D], value [total_k, Hkv, Dv].
+      {K, 2, Q, 2},
+      {V, 0, K, 0},
+      {V, 1, K, 1},
+      // out [total_q, Hq, Dv]; cu_seqlens both [B + 1].
+      {O, 0, Q, 0},
+      {O, 1, Q, 1},
+      {O, 2, V, 2},
+      {CuK, 0, CuQ, 0},
+  };
+  if (lseType) {
+    // lse [Hq, total_q].
+    rules.push_back({Lse, 0, Q, 1});
+    rules.push_back({Lse, 1, Q, 0});
+  }
+  for (const DimRule &r : rules) {
+    int64_t a = all[r.lhs].type.getDimSize(r.lhsDim);
+    int64_t b = all[r.rhs].type.getDimSize(r.rhsDim);
+    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
+      continue;
+    return emitOpError() << "expected " << all[r.lhs].name << " dim "
+                         << r.lhsDim << " (" << a << ") to equal "
+                         << all[r.rhs].name << " dim " << r.rhsDim << " (" << b
+                         << ")";
+  }
+  if (all[CuQ].type.getDimSize(0) == 0)
+    return emitOpError() << "expected cu_seqlens_q to hold B + 1 >= 1 "
+                            "offsets, but got 0";
+
+  int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
+    return emitOpError() << "expected query heads (query dim 1: " << hq
+                         << ") to be a positive multiple of key/value heads "
+                            "(key dim 1: "
+                         << hkv << ")";
+  if (all[Q].type.getDimSize(2) <= 0 || all[V].type.getDimSize(2) <= 0)
+    return emitOpError() << "expected positive head dims, but got query dim 2 ("
+                         << all[Q].type.getDimSize(2) << ") and value dim 2 ("
+                         << all[V].type.getDimSize(2) << ")";
+
+  // The attributes mean what they mean on attn.sdpa, per sequence.
+  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
+    if (window->size() != 2)
+      return emitOpError() << "expected window to hold 2 values (left, "
+                              "right), but got "
+                           << window->size();
+    const char *sides[2] = {"left", "right"};
+    for (unsigned i = 0; i < 2; ++i)
+      if ((*window)[i] < -1)
+        return emitOpError()
+               << "expected window " << sides[i] << " (" << (*window)[i]
+               << ") to be -1 (unbounded) or non-negative";
+  }
+  if (std::optional<APFloat> cap = getSoftcap())
+    if (!cap->isFiniteNonZero() || cap->isNegative())
+      return emitOpError() << "expected softcap to be finite and positive, "
+                              "but got "
+                           << getSoftcapAttr();
+  if (std::optional<APFloat> s = getScale())
+    if (!s->isFiniteNonZero())
+      return emitOpError() << "expected scale to be finite and non-zero, but "
+                              "got "
+                           << getScaleAttr();
+  return success();
+}

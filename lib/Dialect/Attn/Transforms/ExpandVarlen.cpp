@@ -1,0 +1,189 @@
+//===- ExpandVarlen.cpp - attn.sdpa_varlen as one attn.sdpa per sequence --===//
+//
+// Part of the attn project.
+//
+// Packed variable-length attention becomes a sequential scf.for over the
+// sequences; each iteration slices the sequence's own rows out of the packed
+// query, key and value, transposes them to attn.sdpa's [1, H, L, D] layout,
+// runs one attn.sdpa with dynamic Lq and Lk (which both CPU lowerings handle
+// with their own parallel loops) and writes the result back into the packed
+// output. No row outside a sequence is read or computed: the transposes cost
+// O(total) extra traffic, no padding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNEXPANDVARLEN
+#include "attn/Dialect/Attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// `cu[i]` as an index.
+static Value offsetAt(OpBuilder &b, Location loc, Value cu, Value i) {
+  Value v = tensor::ExtractOp::create(b, loc, cu, ValueRange{i});
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+/// Rows [start, start + len) of a packed [total, H, D] tensor as the
+/// [1, H, len, D] tensor attn.sdpa takes (a copy of those rows).
+static Value sliceSequence(OpBuilder &b, Location loc, Value packed,
+                           Value start, Value len) {
+  auto type = cast<RankedTensorType>(packed.getType());
+  int64_t h = type.getDimSize(1), d = type.getDimSize(2);
+  Type elt = type.getElementType();
+  SmallVector<OpFoldResult> offsets = {start, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {len, b.getIndexAttr(h), b.getIndexAttr(d)};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto sliceType = RankedTensorType::get({ShapedType::kDynamic, h, d}, elt);
+  Value slice = tensor::ExtractSliceOp::create(b, loc, sliceType, packed,
+                                               offsets, sizes, strides);
+  auto expandedType =
+      RankedTensorType::get({1, ShapedType::kDynamic, h, d}, elt);
+  SmallVector<ReassociationIndices> groups = {{0, 1}, {2}, {3}};
+  SmallVector<OpFoldResult> expandedSizes = {
+      b.getIndexAttr(1), len, b.getIndexAttr(h), b.getIndexAttr(d)};
+  Value expanded = tensor::ExpandShapeOp::create(b, loc, expandedType, slice,
+                                                 groups, expandedSizes);
+  Value init = tensor::EmptyOp::create(
+      b, loc,
+      SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(h), len,
+                                b.getIndexAttr(d)},
+      elt);
+  return linalg::TransposeOp::create(b, loc, expanded, init,
+                                     ArrayRef<int64_t>{0, 2, 1, 3})
+      ->getResult(0);
+}
+
+static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  OpBuilder &b = rewriter;
+  auto qType = op.getQuery().getType();
+  auto vType = op.getValue().getType();
+  Type elt = qType.getElementType();
+  int64_t hq = qType.getDimSize(1), dv = vType.getDimSize(2);
+  bool withLse = static_cast<bool>(op.getLse());
+
+  // Rows of no sequence (past cu_seqlens_q[B]) see nothing: out 0, lse
+  // -inf, the empty-row rule. The fills are one write of each result.
+  OpFoldResult totalQ = tensor::getMixedSize(b, loc, op.getQuery(), 0);
+  Value out = tensor::EmptyOp::create(
+      b, loc,
+      SmallVector<OpFoldResult>{totalQ, b.getIndexAttr(hq), b.getIndexAttr(dv)},
+      elt);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(elt));
+  out = linalg::FillOp::create(b, loc, zero, out)->getResult(0);
+  SmallVector<Value> inits = {out};
+  if (withLse) {
+    Value lse = tensor::EmptyOp::create(
+        b, loc, SmallVector<OpFoldResult>{b.getIndexAttr(hq), totalQ},
+        b.getF32Type());
+    Value ninf = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+    inits.push_back(linalg::FillOp::create(b, loc, ninf, lse)->getResult(0));
+  }
+
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value offsets = tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
+  Value numSeqs = arith::SubIOp::create(b, loc, offsets, c1);
+  auto loop = scf::ForOp::create(
+      b, loc, c0, numSeqs, c1, inits,
+      [&](OpBuilder &b, Location loc, Value seq, ValueRange iter) {
+        Value next = arith::AddIOp::create(b, loc, seq, c1);
+        Value q0 = offsetAt(b, loc, op.getCuSeqlensQ(), seq);
+        Value q1 = offsetAt(b, loc, op.getCuSeqlensQ(), next);
+        Value k0 = offsetAt(b, loc, op.getCuSeqlensK(), seq);
+        Value k1 = offsetAt(b, loc, op.getCuSeqlensK(), next);
+        Value lq = arith::SubIOp::create(b, loc, q1, q0);
+        Value lk = arith::SubIOp::create(b, loc, k1, k0);
+        Value q = sliceSequence(b, loc, op.getQuery(), q0, lq);
+        Value k = sliceSequence(b, loc, op.getKey(), k0, lk);
+        Value v = sliceSequence(b, loc, op.getValue(), k0, lk);
+
+        SmallVector<Type> types = {
+            RankedTensorType::get({1, hq, ShapedType::kDynamic, dv}, elt)};
+        if (withLse)
+          types.push_back(RankedTensorType::get({1, hq, ShapedType::kDynamic},
+                                                b.getF32Type()));
+        auto sdpa = SdpaOp::create(
+            b, loc, types, q, k, v, /*mask=*/Value(), /*key_lengths=*/Value(),
+            /*alibi_slopes=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
+            op.getWindowAttr(), op.getSoftcapAttr());
+
+        // [1, Hq, Lq_b, Dv] -> [Lq_b, Hq, Dv] rows of the packed out.
+        auto seqOutType =
+            RankedTensorType::get({hq, ShapedType::kDynamic, dv}, elt);
+        Value collapsed = tensor::CollapseShapeOp::create(
+            b, loc, seqOutType, sdpa.getOut(),
+            SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+        Value rowsInit = tensor::EmptyOp::create(
+            b, loc,
+            SmallVector<OpFoldResult>{lq, b.getIndexAttr(hq),
+                                      b.getIndexAttr(dv)},
+            elt);
+        Value rows = linalg::TransposeOp::create(b, loc, collapsed, rowsInit,
+                                                 ArrayRef<int64_t>{1, 0, 2})
+                         ->getResult(0);
+        SmallVector<OpFoldResult> strides3(3, b.getIndexAttr(1));
+        SmallVector<Value> results = {tensor::InsertSliceOp::create(
+            b, loc, rows, iter[0],
+            SmallVector<OpFoldResult>{q0, b.getIndexAttr(0), b.getIndexAttr(0)},
+            SmallVector<OpFoldResult>{lq, b.getIndexAttr(hq),
+                                      b.getIndexAttr(dv)},
+            strides3)};
+        if (withLse) {
+          // [1, Hq, Lq_b] -> columns [q0, q1) of lse [Hq, total_q].
+          Value lse = tensor::CollapseShapeOp::create(
+              b, loc,
+              RankedTensorType::get({hq, ShapedType::kDynamic}, b.getF32Type()),
+              sdpa.getLse(), SmallVector<ReassociationIndices>{{0, 1}, {2}});
+          results.push_back(tensor::InsertSliceOp::create(
+              b, loc, lse, iter[1],
+              SmallVector<OpFoldResult>{b.getIndexAttr(0), q0},
+              SmallVector<OpFoldResult>{b.getIndexAttr(hq), lq},
+              SmallVector<OpFoldResult>(2, b.getIndexAttr(1))));
+        }
+        scf::YieldOp::create(b, loc, results);
+      });
+
+  SmallVector<Value> replacements;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    Value r = loop.getResult(i);
+    if (r.getType() != result.getType())
+      r = tensor::CastOp::create(b, loc, result.getType(), r);
+    replacements.push_back(r);
+  }
+  rewriter.replaceOp(op, replacements);
+}
+
+struct AttnExpandVarlenPass
+    : public attn::impl::AttnExpandVarlenBase<AttnExpandVarlenPass> {
+  void runOnOperation() override {
+    SmallVector<SdpaVarlenOp> ops;
+    getOperation()->walk([&](SdpaVarlenOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (SdpaVarlenOp op : ops)
+      expand(rewriter, op);
+  }
+};
+
+} // namespace

@@ -1,0 +1,65 @@
+// attn-expand-varlen: one attn.sdpa per packed sequence, in a sequential
+// scf.for over the B = dim(cu_seqlens_q) - 1 sequences; each iteration
+// slices the sequence's rows [cu[b], cu[b+1]) (dynamic sizes), transposes
+// them to [1, H, L_b, D], and writes the result rows (and the lse columns)
+// back into the packed results, which start as 0 and -inf.
+// RUN: attn-opt %s --attn-expand-varlen | FileCheck %s
+// Both CPU pipelines run it first and lower dynamic totals to LLVM.
+// RUN: attn-opt %s --attn-lower-cpu | FileCheck %s --check-prefix=LLVM
+// RUN: attn-opt %s --attn-lower-naive-cpu | FileCheck %s --check-prefix=LLVM
+
+// CHECK-LABEL: func.func @varlen
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x4x16xf32>, %[[K:.*]]: tensor<?x2x16xf32>, %[[V:.*]]: tensor<?x2x12xf32>, %[[CQ:.*]]: tensor<?xi32>, %[[CK:.*]]: tensor<?xi32>)
+// CHECK-NOT: attn.sdpa_varlen
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[OUT0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<?x4x12xf32>)
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[LSE0:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<4x?xf32>)
+// CHECK: %[[N:.*]] = tensor.dim %[[CQ]], %{{.*}} : tensor<?xi32>
+// CHECK: %[[B:.*]] = arith.subi %[[N]], %[[C1:.*]] : index
+// CHECK: %[[LOOP:.*]]:2 = scf.for %[[S:.*]] = %{{.*}} to %[[B]] step %[[C1]] iter_args(%[[OUT:.*]] = %[[OUT0]], %[[LSE:.*]] = %[[LSE0]])
+// CHECK:   %[[NEXT:.*]] = arith.addi %[[S]], %[[C1]]
+// CHECK:   %[[Q0I:.*]] = tensor.extract %[[CQ]][%[[S]]]
+// CHECK:   %[[Q0:.*]] = arith.index_cast %[[Q0I]] : i32 to index
+// CHECK:   %[[Q1I:.*]] = tensor.extract %[[CQ]][%[[NEXT]]]
+// CHECK:   %[[Q1:.*]] = arith.index_cast %[[Q1I]] : i32 to index
+// CHECK:   %[[K0I:.*]] = tensor.extract %[[CK]][%[[S]]]
+// CHECK:   %[[K0:.*]] = arith.index_cast %[[K0I]] : i32 to index
+// CHECK:   %[[K1I:.*]] = tensor.extract %[[CK]][%[[NEXT]]]
+// CHECK:   %[[K1:.*]] = arith.index_cast %[[K1I]] : i32 to index
+// CHECK:   %[[LQ:.*]] = arith.subi %[[Q1]], %[[Q0]]
+// CHECK:   %[[LK:.*]] = arith.subi %[[K1]], %[[K0]]
+// CHECK:   %[[QS:.*]] = tensor.extract_slice %[[Q]][%[[Q0]], 0, 0] [%[[LQ]], 4, 16] [1, 1, 1]
+// CHECK:   %[[QE:.*]] = tensor.expand_shape %[[QS]] {{\[\[}}0, 1], [2], [3]] output_shape [1, %[[LQ]], 4, 16]
+// CHECK:   %[[QT:.*]] = linalg.transpose ins(%[[QE]] : tensor<1x?x4x16xf32>) outs(%{{.*}} : tensor<1x4x?x16xf32>) permutation = [0, 2, 1, 3]
+// CHECK:   tensor.extract_slice %[[K]][%[[K0]], 0, 0] [%[[LK]], 2, 16] [1, 1, 1]
+// CHECK:   %[[KT:.*]] = linalg.transpose
+// CHECK:   tensor.extract_slice %[[V]][%[[K0]], 0, 0] [%[[LK]], 2, 12] [1, 1, 1]
+// CHECK:   %[[VT:.*]] = linalg.transpose
+// CHECK:   %[[O:.*]], %[[L:.*]] = attn.sdpa %[[QT]], %[[KT]], %[[VT]] {causal = #attn.causal<bottom_right>, scale = 2.500000e-01 : f32, softcap = 3.000000e+01 : f32, window = array<i64: 8, -1>} : tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x12xf32> -> tensor<1x4x?x12xf32>, tensor<1x4x?xf32>
+// CHECK:   %[[OC:.*]] = tensor.collapse_shape %[[O]] {{\[\[}}0, 1], [2], [3]] : tensor<1x4x?x12xf32> into tensor<4x?x12xf32>
+// CHECK:   %[[OT:.*]] = linalg.transpose ins(%[[OC]] : tensor<4x?x12xf32>) outs(%{{.*}} : tensor<?x4x12xf32>) permutation = [1, 0, 2]
+// CHECK:   %[[OI:.*]] = tensor.insert_slice %[[OT]] into %[[OUT]][%[[Q0]], 0, 0] [%[[LQ]], 4, 12] [1, 1, 1]
+// CHECK:   %[[LC:.*]] = tensor.collapse_shape %[[L]] {{\[\[}}0, 1], [2]] : tensor<1x4x?xf32> into tensor<4x?xf32>
+// CHECK:   %[[LI:.*]] = tensor.insert_slice %[[LC]] into %[[LSE]][0, %[[Q0]]] [4, %[[LQ]]] [1, 1]
+// CHECK:   scf.yield %[[OI]], %[[LI]]
+// CHECK: return %[[LOOP]]#0, %[[LOOP]]#1
+
+// LLVM-LABEL: llvm.func @varlen
+// LLVM-NOT: attn.
+func.func @varlen(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x12xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> (tensor<?x4x12xf32>, tensor<4x?xf32>) {
+  %o, %l = attn.sdpa_varlen %q, %k, %v, %cq, %ck {causal = #attn.causal<bottom_right>, scale = 0.25 : f32, softcap = 30.0 : f32, window = array<i64: 8, -1>} : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x12xf32>, tensor<4x?xf32>
+  return %o, %l : tensor<?x4x12xf32>, tensor<4x?xf32>
+}
+
+// Without lse: one loop result; a static packed total keeps its type.
+// CHECK-LABEL: func.func @no_lse
+// CHECK: %[[R:.*]] = scf.for
+// CHECK: attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x2x?x8xbf16>, tensor<1x2x?x8xbf16>, tensor<1x2x?x8xbf16> -> tensor<1x2x?x8xbf16>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}} : tensor<?x2x8xbf16> into tensor<10x2x8xbf16>
+// CHECK: return %[[R]] : tensor<10x2x8xbf16>
+// LLVM-LABEL: llvm.func @no_lse
+func.func @no_lse(%q: tensor<10x2x8xbf16>, %k: tensor<7x2x8xbf16>, %v: tensor<7x2x8xbf16>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) -> tensor<10x2x8xbf16> {
+  %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck : tensor<10x2x8xbf16>, tensor<7x2x8xbf16>, tensor<7x2x8xbf16>, tensor<3xi32>, tensor<3xi32> -> tensor<10x2x8xbf16>
+  return %o : tensor<10x2x8xbf16>
+}
