@@ -6,6 +6,8 @@
 
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
 
+#include "VerifyShapes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -48,21 +50,8 @@ std::optional<CausalKind> SdpaGradOp::getCausalKind() {
 // Verifier
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// A tensor of the op by the name its diagnostics use.
-struct NamedType {
-  StringRef name;
-  RankedTensorType type;
-};
-/// "dim `lhsDim` of `lhs` equals dim `rhsDim` of `rhs`".
-struct DimRule {
-  unsigned lhs, lhsDim, rhs, rhsDim;
-};
-} // namespace
-
-static std::string dimToString(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-}
+using verify::DimRule;
+using verify::NamedType;
 
 LogicalResult SdpaGradOp::verify() {
   // Indices into `all` below, used by the dim rules.
@@ -145,56 +134,23 @@ LogicalResult SdpaGradOp::verify() {
       {DV, 2, V, 2},
       {DV, 3, V, 3},
   };
-  for (const DimRule &r : rules) {
-    int64_t a = all[r.lhs].type.getDimSize(r.lhsDim);
-    int64_t b = all[r.rhs].type.getDimSize(r.rhsDim);
-    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
-      continue;
-    return emitOpError() << "expected " << all[r.lhs].name << " dim "
-                         << r.lhsDim << " (" << a << ") to equal "
-                         << all[r.rhs].name << " dim " << r.rhsDim << " (" << b
-                         << ")";
-  }
+  if (failed(verify::dimRules(*this, all, rules)))
+    return failure();
 
   int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
-  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
-    return emitOpError() << "expected query heads (query dim 1: " << hq
-                         << ") to be a positive multiple of key/value heads "
-                            "(key dim 1: "
-                         << hkv << ")";
+  if (failed(verify::heads(*this, hq, hkv)))
+    return failure();
   if (all[Q].type.getDimSize(3) <= 0 || all[V].type.getDimSize(3) <= 0)
     return emitOpError() << "expected positive head dims, but got query dim 3 ("
                          << all[Q].type.getDimSize(3) << ") and value dim 3 ("
                          << all[V].type.getDimSize(3) << ")";
 
-  if (Value mask = getMask()) {
-    auto m = cast<RankedTensorType>(mask.getType());
-    if (m.getRank() != 4)
-      return emitOpError() << "expected mask to have rank 4, but got rank "
-                           << m.getRank();
-    Type mt = m.getElementType();
-    if (!mt.isInteger(1) && mt != elt && !mt.isF32())
-      return emitOpError() << "expected mask element type to be i1, f32 or "
-                              "the query element type ("
-                           << elt << "), but got " << mt;
-    int64_t full[4] = {all[Q].type.getDimSize(0), hq, all[Q].type.getDimSize(2),
-                       all[K].type.getDimSize(2)};
-    const char *names[4] = {"B", "Hq", "Lq", "Lk"};
-    for (unsigned i = 0; i < 4; ++i) {
-      int64_t md = m.getDimSize(i);
-      if (md == 1 || ShapedType::isDynamic(md) ||
-          ShapedType::isDynamic(full[i]) || md == full[i])
-        continue;
-      return emitOpError() << "expected mask dim " << i << " (" << md
-                           << ") to be 1 or " << names[i] << " ("
-                           << dimToString(full[i]) << ")";
-    }
-  }
+  if (Value mask = getMask())
+    if (failed(verify::mask(*this, cast<RankedTensorType>(mask.getType()), elt,
+                            {all[Q].type.getDimSize(0), hq,
+                             all[Q].type.getDimSize(2),
+                             all[K].type.getDimSize(2)})))
+      return failure();
 
-  if (std::optional<APFloat> s = getScale())
-    if (!s->isFiniteNonZero())
-      return emitOpError() << "expected scale to be finite and non-zero, but "
-                              "got "
-                           << getScaleAttr();
-  return success();
+  return verify::scoreAttributes(*this, std::nullopt, nullptr, getScaleAttr());
 }

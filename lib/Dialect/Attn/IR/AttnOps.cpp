@@ -6,6 +6,8 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
+#include "VerifyShapes.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -55,10 +57,6 @@ std::optional<CausalKind> SdpaOp::getCausalKind() {
 //===----------------------------------------------------------------------===//
 // Verifier
 //===----------------------------------------------------------------------===//
-
-static std::string dimToString(int64_t d) {
-  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
-}
 
 static bool isSupportedElementType(Type t) {
   return t.isF32() || t.isF16() || t.isBF16();
@@ -137,11 +135,8 @@ LogicalResult SdpaOp::verify() {
     return failure();
 
   int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
-  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
-    return emitOpError() << "expected query heads (query dim 1: " << hq
-                         << ") to be a positive multiple of key/value heads "
-                            "(key dim 1: "
-                         << hkv << ")";
+  if (failed(verify::heads(*this, hq, hkv)))
+    return failure();
   if (q.getDimSize(3) <= 0 || v.getDimSize(3) <= 0)
     return emitOpError() << "expected positive head dims, but got query dim 3 ("
                          << q.getDimSize(3) << ") and value dim 3 ("
@@ -169,29 +164,12 @@ LogicalResult SdpaOp::verify() {
         return failure();
   }
 
-  if (Value mask = getMask()) {
-    auto m = cast<RankedTensorType>(mask.getType());
-    if (m.getRank() != 4)
-      return emitOpError() << "expected mask to have rank 4, but got rank "
-                           << m.getRank();
-    Type mt = m.getElementType();
-    if (!mt.isInteger(1) && mt != elt && !mt.isF32())
-      return emitOpError() << "expected mask element type to be i1, f32 or "
-                              "the query element type ("
-                           << elt << "), but got " << mt;
-    // The dims a mask dim is matched against: [B, Hq, Lq, Lk].
-    int64_t full[4] = {q.getDimSize(0), hq, q.getDimSize(2), k.getDimSize(2)};
-    const char *names[4] = {"B", "Hq", "Lq", "Lk"};
-    for (unsigned i = 0; i < 4; ++i) {
-      int64_t md = m.getDimSize(i);
-      if (md == 1 || ShapedType::isDynamic(md) ||
-          ShapedType::isDynamic(full[i]) || md == full[i])
-        continue;
-      return emitOpError() << "expected mask dim " << i << " (" << md
-                           << ") to be 1 or " << names[i] << " ("
-                           << dimToString(full[i]) << ")";
-    }
-  }
+  // The dims a mask dim is matched against: [B, Hq, Lq, Lk].
+  if (Value mask = getMask())
+    if (failed(verify::mask(
+            *this, cast<RankedTensorType>(mask.getType()), elt,
+            {q.getDimSize(0), hq, q.getDimSize(2), k.getDimSize(2)})))
+      return failure();
 
   if (Value lengths = getKeyLengths()) {
     auto t = cast<RankedTensorType>(lengths.getType());
@@ -217,33 +195,8 @@ LogicalResult SdpaOp::verify() {
       return failure();
   }
 
-  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
-    if (window->size() != 2)
-      return emitOpError() << "expected window to hold 2 values (left, "
-                              "right), but got "
-                           << window->size();
-    const char *sides[2] = {"left", "right"};
-    for (unsigned i = 0; i < 2; ++i)
-      if ((*window)[i] < -1)
-        return emitOpError()
-               << "expected window " << sides[i] << " (" << (*window)[i]
-               << ") to be -1 (unbounded) or non-negative";
-  }
-
-  if (std::optional<APFloat> cap = getSoftcap()) {
-    if (!cap->isFiniteNonZero() || cap->isNegative())
-      return emitOpError() << "expected softcap to be finite and positive, "
-                              "but got "
-                           << getSoftcapAttr();
-  }
-
-  if (std::optional<APFloat> s = getScale()) {
-    if (!s->isFiniteNonZero())
-      return emitOpError() << "expected scale to be finite and non-zero, but "
-                              "got "
-                           << getScaleAttr();
-  }
-  return success();
+  return verify::scoreAttributes(*this, getWindow(), getSoftcapAttr(),
+                                 getScaleAttr());
 }
 
 //===----------------------------------------------------------------------===//

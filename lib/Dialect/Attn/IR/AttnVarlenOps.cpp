@@ -6,6 +6,8 @@
 
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
 
+#include "VerifyShapes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -15,17 +17,8 @@ using namespace mlir::attn;
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.cpp.inc"
 
-namespace {
-/// A tensor of the op by the name its diagnostics use.
-struct NamedType {
-  StringRef name;
-  RankedTensorType type;
-};
-/// "dim `lhsDim` of `lhs` equals dim `rhsDim` of `rhs`".
-struct DimRule {
-  unsigned lhs, lhsDim, rhs, rhsDim;
-};
-} // namespace
+using verify::DimRule;
+using verify::NamedType;
 
 LogicalResult SdpaVarlenOp::verify() {
   enum { Q, K, V, CuQ, CuK, O, Lse };
@@ -94,53 +87,21 @@ LogicalResult SdpaVarlenOp::verify() {
     rules.push_back({Lse, 0, Q, 1});
     rules.push_back({Lse, 1, Q, 0});
   }
-  for (const DimRule &r : rules) {
-    int64_t a = all[r.lhs].type.getDimSize(r.lhsDim);
-    int64_t b = all[r.rhs].type.getDimSize(r.rhsDim);
-    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
-      continue;
-    return emitOpError() << "expected " << all[r.lhs].name << " dim "
-                         << r.lhsDim << " (" << a << ") to equal "
-                         << all[r.rhs].name << " dim " << r.rhsDim << " (" << b
-                         << ")";
-  }
+  if (failed(verify::dimRules(*this, all, rules)))
+    return failure();
   if (all[CuQ].type.getDimSize(0) == 0)
     return emitOpError() << "expected cu_seqlens_q to hold B + 1 >= 1 "
                             "offsets, but got 0";
 
   int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
-  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
-    return emitOpError() << "expected query heads (query dim 1: " << hq
-                         << ") to be a positive multiple of key/value heads "
-                            "(key dim 1: "
-                         << hkv << ")";
+  if (failed(verify::heads(*this, hq, hkv)))
+    return failure();
   if (all[Q].type.getDimSize(2) <= 0 || all[V].type.getDimSize(2) <= 0)
     return emitOpError() << "expected positive head dims, but got query dim 2 ("
                          << all[Q].type.getDimSize(2) << ") and value dim 2 ("
                          << all[V].type.getDimSize(2) << ")";
 
   // The attributes mean what they mean on attn.sdpa, per sequence.
-  if (std::optional<ArrayRef<int64_t>> window = getWindow()) {
-    if (window->size() != 2)
-      return emitOpError() << "expected window to hold 2 values (left, "
-                              "right), but got "
-                           << window->size();
-    const char *sides[2] = {"left", "right"};
-    for (unsigned i = 0; i < 2; ++i)
-      if ((*window)[i] < -1)
-        return emitOpError()
-               << "expected window " << sides[i] << " (" << (*window)[i]
-               << ") to be -1 (unbounded) or non-negative";
-  }
-  if (std::optional<APFloat> cap = getSoftcap())
-    if (!cap->isFiniteNonZero() || cap->isNegative())
-      return emitOpError() << "expected softcap to be finite and positive, "
-                              "but got "
-                           << getSoftcapAttr();
-  if (std::optional<APFloat> s = getScale())
-    if (!s->isFiniteNonZero())
-      return emitOpError() << "expected scale to be finite and non-zero, but "
-                              "got "
-                           << getScaleAttr();
-  return success();
+  return verify::scoreAttributes(*this, getWindow(), getSoftcapAttr(),
+                                 getScaleAttr());
 }

@@ -1,0 +1,99 @@
+//===- VerifyShapes.cpp - checks the attn ops' verifiers share ------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VerifyShapes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+static std::string dimToString(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+LogicalResult verify::dimRules(Operation *op, ArrayRef<NamedType> all,
+                               ArrayRef<DimRule> rules) {
+  for (const DimRule &r : rules) {
+    if (!all[r.lhs].type || !all[r.rhs].type)
+      continue;
+    int64_t a = all[r.lhs].type.getDimSize(r.lhsDim);
+    int64_t b = all[r.rhs].type.getDimSize(r.rhsDim);
+    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
+      continue;
+    return op->emitOpError()
+           << "expected " << all[r.lhs].name << " dim " << r.lhsDim << " (" << a
+           << ") to equal " << all[r.rhs].name << " dim " << r.rhsDim << " ("
+           << b << ")";
+  }
+  return success();
+}
+
+LogicalResult verify::heads(Operation *op, int64_t hq, int64_t hkv) {
+  if (hq > 0 && hkv > 0 && hq % hkv == 0)
+    return success();
+  return op->emitOpError() << "expected query heads (query dim 1: " << hq
+                           << ") to be a positive multiple of key/value heads "
+                              "(key dim 1: "
+                           << hkv << ")";
+}
+
+LogicalResult verify::mask(Operation *op, RankedTensorType m, Type elt,
+                           ArrayRef<int64_t> full) {
+  if (m.getRank() != 4)
+    return op->emitOpError()
+           << "expected mask to have rank 4, but got rank " << m.getRank();
+  Type mt = m.getElementType();
+  if (!mt.isInteger(1) && mt != elt && !mt.isF32())
+    return op->emitOpError() << "expected mask element type to be i1, f32 or "
+                                "the query element type ("
+                             << elt << "), but got " << mt;
+  const char *names[4] = {"B", "Hq", "Lq", "Lk"};
+  for (unsigned i = 0; i < 4; ++i) {
+    int64_t md = m.getDimSize(i);
+    if (md == 1 || ShapedType::isDynamic(md) ||
+        ShapedType::isDynamic(full[i]) || md == full[i])
+      continue;
+    return op->emitOpError()
+           << "expected mask dim " << i << " (" << md << ") to be 1 or "
+           << names[i] << " (" << dimToString(full[i]) << ")";
+  }
+  return success();
+}
+
+LogicalResult verify::scoreAttributes(Operation *op,
+                                      std::optional<ArrayRef<int64_t>> window,
+                                      Attribute softcapAttr,
+                                      Attribute scaleAttr) {
+  if (window) {
+    if (window->size() != 2)
+      return op->emitOpError() << "expected window to hold 2 values (left, "
+                                  "right), but got "
+                               << window->size();
+    const char *sides[2] = {"left", "right"};
+    for (unsigned i = 0; i < 2; ++i)
+      if ((*window)[i] < -1)
+        return op->emitOpError()
+               << "expected window " << sides[i] << " (" << (*window)[i]
+               << ") to be -1 (unbounded) or non-negative";
+  }
+  if (auto cap = dyn_cast_or_null<FloatAttr>(softcapAttr)) {
+    const APFloat &c = cap.getValue();
+    if (!c.isFiniteNonZero() || c.isNegative())
+      return op->emitOpError() << "expected softcap to be finite and positive, "
+                                  "but got "
+                               << softcapAttr;
+  }
+  if (auto s = dyn_cast_or_null<FloatAttr>(scaleAttr))
+    if (!s.getValue().isFiniteNonZero())
+      return op->emitOpError() << "expected scale to be finite and non-zero, "
+                                  "but got "
+                               << scaleAttr;
+  return success();
+}
