@@ -6,6 +6,7 @@
 
 #include "Checks.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -211,4 +212,9 @@ void mlir::attn::exec::detail::checkNoNaN(RunReport &report, bool isSdpa,
     if (naiveOut)
       check(name, "no-NaN naive", (*naiveOut)[r]);
   }
+}
+
+bool mlir::attn::exec::detail::allChecksPass(const RunReport &report) {
+  return std::all_of(report.checks.begin(), report.checks.end(),
+                     [](const CheckRecord &c) { return c.verdict.pass; });
 }

@@ -56,6 +56,9 @@ void judgeResults(RunReport &report, const EntrySignature &signature,
                   const Reference *ref);
 
 /// The no-NaN rule on every result of both lowerings.
+/// Whether every check in `report` passed (the run's verdict).
+bool allChecksPass(const RunReport &report);
+
 void checkNoNaN(RunReport &report, bool isSdpa, const Results &fusedOut,
                 const Results *naiveOut);
 

@@ -565,9 +565,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   judgeResults(report, signature, fusedOut, naivePtr, ref ? &*ref : nullptr);
   if (noNaNExpected(*inputs, problem.has_value()))
     checkNoNaN(report, problem.has_value(), fusedOut, naivePtr);
-  report.pass =
-      std::all_of(report.checks.begin(), report.checks.end(),
-                  [](const CheckRecord &c) { return c.verdict.pass; });
+  report.pass = allChecksPass(report);
 
   // Time.
   if (options.benchRuns > 0) {

@@ -257,9 +257,7 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
       report.checks[i].result =
           kGradNames[std::stoi(report.checks[i].result.substr(6))];
   }
-  report.pass =
-      std::all_of(report.checks.begin(), report.checks.end(),
-                  [](const CheckRecord &c) { return c.verdict.pass; });
+  report.pass = allChecksPass(report);
 
   if (options.benchRuns > 0) {
     if (options.peak) {

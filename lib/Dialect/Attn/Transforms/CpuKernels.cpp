@@ -94,22 +94,13 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
   int64_t rowStep = blocking.width * blocking.rowVecs;
   kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
     kernel.loop(0, bq, rowStep, [&](Value i0) {
-      SmallVector<Value> rows, cIdx, acc, scale;
+      SmallVector<Value> rows, cIdx;
       for (int64_t r = 0; r < blocking.rowVecs; ++r)
         rows.push_back(kernel.add(i0, r * blocking.width));
       for (int64_t c = 0; c < count; ++c)
         cIdx.push_back(kernel.add(c0, c));
-      if (extras.rowScale)
-        for (int64_t r = 0; r < blocking.rowVecs; ++r)
-          scale.push_back(kernel.load(extras.rowScale, {rows[r]}));
-      for (int64_t c = 0; c < count; ++c)
-        for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-          Value x = extras.fromZero ? kernel.splat(0.0f)
-                                    : kernel.load(out, {cIdx[c], rows[r]});
-          if (extras.rowScale)
-            x = arith::MulFOp::create(kernel.b, kernel.loc, x, scale[r]);
-          acc.push_back(x);
-        }
+      SmallVector<Value> acc =
+          loadAccumulators(kernel, blocking, out, extras, rows, cIdx);
       SmallVector<Value> red = kernel.loopCarrying(
           0, numT, 1, acc, [&](Value t, ValueRange carried) {
             SmallVector<Value> rowVec, next;
@@ -125,19 +116,48 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
             }
             return next;
           });
-      for (int64_t c = 0; c < count; ++c)
-        for (int64_t r = 0; r < blocking.rowVecs; ++r)
-          kernel.store(red[c * blocking.rowVecs + r], out, {cIdx[c], rows[r]});
-      if (!extras.rowMax)
-        return;
-      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-        Value blockMax = kernel.load(extras.rowMax, {rows[r]});
-        for (int64_t c = 0; c < count; ++c)
-          blockMax = kernel.max(blockMax, red[c * blocking.rowVecs + r]);
-        kernel.store(blockMax, extras.rowMax, {rows[r]});
-      }
+      storeAccumulators(kernel, blocking, red, out, extras, rows, cIdx);
     });
   });
+}
+
+SmallVector<Value> mlir::attn::detail::loadAccumulators(
+    KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
+    const ContractionExtras &extras, ArrayRef<Value> rows,
+    ArrayRef<Value> cIdx) {
+  SmallVector<Value> acc, scale;
+  if (extras.rowScale)
+    for (int64_t r = 0; r < blocking.rowVecs; ++r)
+      scale.push_back(kernel.load(extras.rowScale, {rows[r]}));
+  for (Value c : cIdx)
+    for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+      Value x =
+          extras.fromZero ? kernel.splat(0.0f) : kernel.load(out, {c, rows[r]});
+      if (extras.rowScale)
+        x = arith::MulFOp::create(kernel.b, kernel.loc, x, scale[r]);
+      acc.push_back(x);
+    }
+  return acc;
+}
+
+void mlir::attn::detail::storeAccumulators(KernelBuilder &kernel,
+                                           const RegisterBlocking &blocking,
+                                           ArrayRef<Value> acc, Value out,
+                                           const ContractionExtras &extras,
+                                           ArrayRef<Value> rows,
+                                           ArrayRef<Value> cIdx) {
+  int64_t count = cIdx.size();
+  for (int64_t c = 0; c < count; ++c)
+    for (int64_t r = 0; r < blocking.rowVecs; ++r)
+      kernel.store(acc[c * blocking.rowVecs + r], out, {cIdx[c], rows[r]});
+  if (!extras.rowMax)
+    return;
+  for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+    Value blockMax = kernel.load(extras.rowMax, {rows[r]});
+    for (int64_t c = 0; c < count; ++c)
+      blockMax = kernel.max(blockMax, acc[c * blocking.rowVecs + r]);
+    kernel.store(blockMax, extras.rowMax, {rows[r]});
+  }
 }
 
 void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,

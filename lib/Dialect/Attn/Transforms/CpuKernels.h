@@ -131,6 +131,21 @@ struct ContractionExtras {
   Value rowMax;
 };
 
+/// The accumulators of one register block (c-major: [c * rowVecs + r]):
+/// out[cIdx[c], rows[r]] (or zeros with fromZero), times rowScale[rows[r]]
+/// when set. The f32 and the bf16 dot-product contractions start from these.
+SmallVector<Value> loadAccumulators(KernelBuilder &kernel,
+                                    const RegisterBlocking &blocking, Value out,
+                                    const ContractionExtras &extras,
+                                    ArrayRef<Value> rows, ArrayRef<Value> cIdx);
+
+/// Stores a register block's accumulators `acc` back into out[cIdx, rows]
+/// and, with rowMax set, folds them into the row max.
+void storeAccumulators(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                       ArrayRef<Value> acc, Value out,
+                       const ContractionExtras &extras, ArrayRef<Value> rows,
+                       ArrayRef<Value> cIdx);
+
 /// out[c, i] += sum_t B(c, t) * A[t, i], the register-blocked kernel of both
 /// products: A [T, BQ] is read as row vectors, B one element at a time (as
 /// B[c, t], or as B[t, c] if `bIsTC`), broadcast. A block of regBlock c's

@@ -93,7 +93,7 @@ void mlir::attn::detail::emitBf16Contraction(
   };
   kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
     kernel.loop(0, bq, rowStep, [&](Value i0) {
-      SmallVector<Value> rows, pairCols, cIdx, acc, scale;
+      SmallVector<Value> rows, pairCols, cIdx;
       for (int64_t r = 0; r < blocking.rowVecs; ++r) {
         rows.push_back(kernel.add(i0, r * blocking.width));
         pairCols.push_back(
@@ -101,17 +101,8 @@ void mlir::attn::detail::emitBf16Contraction(
       }
       for (int64_t c = 0; c < count; ++c)
         cIdx.push_back(kernel.add(c0, c));
-      if (extras.rowScale)
-        for (int64_t r = 0; r < blocking.rowVecs; ++r)
-          scale.push_back(kernel.load(extras.rowScale, {rows[r]}));
-      for (int64_t c = 0; c < count; ++c)
-        for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-          Value x = extras.fromZero ? kernel.splat(0.0f)
-                                    : kernel.load(out, {cIdx[c], rows[r]});
-          if (extras.rowScale)
-            x = arith::MulFOp::create(b, loc, x, scale[r]);
-          acc.push_back(x);
-        }
+      SmallVector<Value> acc =
+          loadAccumulators(kernel, blocking, out, extras, rows, cIdx);
       SmallVector<Value> red = kernel.loopCarrying(
           0, numT, 1, acc, [&](Value t, ValueRange carried) {
             SmallVector<Value> rowPairs, next;
@@ -132,17 +123,7 @@ void mlir::attn::detail::emitBf16Contraction(
         for (Value &v : red)
           v = arith::MulFOp::create(b, loc, v, factor);
       }
-      for (int64_t c = 0; c < count; ++c)
-        for (int64_t r = 0; r < blocking.rowVecs; ++r)
-          kernel.store(red[c * blocking.rowVecs + r], out, {cIdx[c], rows[r]});
-      if (!extras.rowMax)
-        return;
-      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-        Value blockMax = kernel.load(extras.rowMax, {rows[r]});
-        for (int64_t c = 0; c < count; ++c)
-          blockMax = kernel.max(blockMax, red[c * blocking.rowVecs + r]);
-        kernel.store(blockMax, extras.rowMax, {rows[r]});
-      }
+      storeAccumulators(kernel, blocking, red, out, extras, rows, cIdx);
     });
   });
 }
