@@ -126,3 +126,27 @@ func.func @scale(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x
   %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck {scale = 0.0 : f32} : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>, tensor<3xi32>, tensor<3xi32> -> tensor<?x4x12xf32>
   return
 }
+
+// -----
+
+func.func @alibi_type(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x12xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>, %s: tensor<4xf16>) {
+  // expected-error @+1 {{expected alibi_slopes to be an f32 tensor [Hq] or [B, Hq], but got 'tensor<4xf16>'}}
+  %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck alibi_slopes(%s : tensor<4xf16>) : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>, tensor<3xi32>, tensor<3xi32> -> tensor<?x4x12xf32>
+  return
+}
+
+// -----
+
+func.func @alibi_heads(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x12xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>, %s: tensor<2x2xf32>) {
+  // expected-error @+1 {{expected alibi_slopes dim 1 (2) to equal query dim 1 (4)}}
+  %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck alibi_slopes(%s : tensor<2x2xf32>) : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>, tensor<3xi32>, tensor<3xi32> -> tensor<?x4x12xf32>
+  return
+}
+
+// -----
+
+func.func @alibi_sequences(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x12xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>, %s: tensor<3x4xf32>) {
+  // expected-error @+1 {{expected alibi_slopes dim 0 (3) to equal the number of sequences (cu_seqlens_q dim 0 - 1 = 2)}}
+  %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck alibi_slopes(%s : tensor<3x4xf32>) : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>, tensor<3xi32>, tensor<3xi32> -> tensor<?x4x12xf32>
+  return
+}

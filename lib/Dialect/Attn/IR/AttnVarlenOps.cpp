@@ -101,6 +101,28 @@ LogicalResult SdpaVarlenOp::verify() {
                          << all[Q].type.getDimSize(2) << ") and value dim 2 ("
                          << all[V].type.getDimSize(2) << ")";
 
+  // ALiBi slopes [Hq] or [B, Hq], B = the offsets' count - 1.
+  if (Value slopes = getAlibiSlopes()) {
+    auto t = cast<RankedTensorType>(slopes.getType());
+    if ((t.getRank() != 1 && t.getRank() != 2) || !t.getElementType().isF32())
+      return emitOpError() << "expected alibi_slopes to be an f32 tensor "
+                              "[Hq] or [B, Hq], but got "
+                           << t;
+    int64_t heads = t.getDimSize(t.getRank() - 1);
+    if (!ShapedType::isDynamic(heads) && heads != hq)
+      return emitOpError() << "expected alibi_slopes dim " << t.getRank() - 1
+                           << " (" << heads << ") to equal query dim 1 (" << hq
+                           << ")";
+    int64_t offsets = all[CuQ].type.getDimSize(0);
+    if (t.getRank() == 2 && !t.isDynamicDim(0) &&
+        !ShapedType::isDynamic(offsets) && t.getDimSize(0) != offsets - 1)
+      return emitOpError()
+             << "expected alibi_slopes dim 0 (" << t.getDimSize(0)
+             << ") to equal the number of sequences (cu_seqlens_q "
+                "dim 0 - 1 = "
+             << offsets - 1 << ")";
+  }
+
   // The attributes mean what they mean on attn.sdpa, per sequence.
   return verify::scoreAttributes(*this, getWindow(), getSoftcapAttr(),
                                  getScaleAttr());

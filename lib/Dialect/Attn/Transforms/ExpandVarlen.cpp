@@ -119,15 +119,25 @@ static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
         Value k = sliceSequence(b, loc, op.getKey(), k0, lk);
         Value v = sliceSequence(b, loc, op.getValue(), k0, lk);
 
+        // ALiBi slopes: [Hq] as they are, [B, Hq] as this sequence's row
+        // ([1, Hq], the inner attn.sdpa's batch of one).
+        Value slopes = op.getAlibiSlopes();
+        if (slopes && cast<RankedTensorType>(slopes.getType()).getRank() == 2)
+          slopes = tensor::ExtractSliceOp::create(
+              b, loc, RankedTensorType::get({1, hq}, b.getF32Type()), slopes,
+              SmallVector<OpFoldResult>{seq, b.getIndexAttr(0)},
+              SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(hq)},
+              SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+
         SmallVector<Type> types = {
             RankedTensorType::get({1, hq, ShapedType::kDynamic, dv}, elt)};
         if (withLse)
           types.push_back(RankedTensorType::get({1, hq, ShapedType::kDynamic},
                                                 b.getF32Type()));
-        auto sdpa = SdpaOp::create(
-            b, loc, types, q, k, v, /*mask=*/Value(), /*key_lengths=*/Value(),
-            /*alibi_slopes=*/Value(), op.getScaleAttr(), op.getCausalAttr(),
-            op.getWindowAttr(), op.getSoftcapAttr());
+        auto sdpa = SdpaOp::create(b, loc, types, q, k, v, /*mask=*/Value(),
+                                   /*key_lengths=*/Value(), slopes,
+                                   op.getScaleAttr(), op.getCausalAttr(),
+                                   op.getWindowAttr(), op.getSoftcapAttr());
 
         // [1, Hq, Lq_b, Dv] -> [Lq_b, Hq, Dv] rows of the packed out.
         auto seqOutType =

@@ -63,3 +63,19 @@ func.func @no_lse(%q: tensor<10x2x8xbf16>, %k: tensor<7x2x8xbf16>, %v: tensor<7x
   %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck : tensor<10x2x8xbf16>, tensor<7x2x8xbf16>, tensor<7x2x8xbf16>, tensor<3xi32>, tensor<3xi32> -> tensor<10x2x8xbf16>
   return %o : tensor<10x2x8xbf16>
 }
+
+// ALiBi slopes [B, Hq]: each sequence's row, as the inner op's [1, Hq]
+// slopes; [Hq] slopes pass through as they are.
+// CHECK-LABEL: func.func @alibi
+// CHECK-SAME: %[[BH:[^:]*]]: tensor<?x2xf32>, %[[H:[^:]*]]: tensor<2xf32>
+// CHECK: scf.for %[[S:[^ ]*]] =
+// CHECK:   %[[ROW:.*]] = tensor.extract_slice %[[BH]][%[[S]], 0] [1, 2] [1, 1] : tensor<?x2xf32> to tensor<1x2xf32>
+// CHECK:   attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} alibi_slopes(%[[ROW]] : tensor<1x2xf32>) {causal = #attn.causal<top_left>}
+// CHECK: scf.for
+// CHECK:   attn.sdpa %{{.*}}, %{{.*}}, %{{.*}} alibi_slopes(%[[H]] : tensor<2xf32>) :
+// LLVM-LABEL: llvm.func @alibi
+func.func @alibi(%q: tensor<10x2x8xf32>, %k: tensor<7x2x8xf32>, %v: tensor<7x2x8xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>, %bh: tensor<?x2xf32>, %h: tensor<2xf32>) -> (tensor<10x2x8xf32>, tensor<10x2x8xf32>) {
+  %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck alibi_slopes(%bh : tensor<?x2xf32>) {causal = #attn.causal<top_left>} : tensor<10x2x8xf32>, tensor<7x2x8xf32>, tensor<7x2x8xf32>, tensor<?xi32>, tensor<?xi32> -> tensor<10x2x8xf32>
+  %p = attn.sdpa_varlen %q, %k, %v, %cq, %ck alibi_slopes(%h : tensor<2xf32>) : tensor<10x2x8xf32>, tensor<7x2x8xf32>, tensor<7x2x8xf32>, tensor<?xi32>, tensor<?xi32> -> tensor<10x2x8xf32>
+  return %o, %p : tensor<10x2x8xf32>, tensor<10x2x8xf32>
+}

@@ -36,6 +36,12 @@ def Attn_SdpaVarlenOp : Op<Attn_Dialect, "sdpa_varlen", [Pure]> {
       (FlashAttention's varlen layout).
     - attributes `scale`, `causal`, `window`, `softcap` as for `attn.sdpa`,
       applied per sequence.
+    - `alibi_slopes` (optional operand, f32 `[Hq]` or `[B, Hq]`): ALiBi as
+      for `attn.sdpa`, per sequence: `s <- s - slope * |i + Lk_b - Lq_b - j|`
+      with the sequence's own lengths and (for `[B, Hq]`) its own row.
+    - No mask and no key lengths: a packed mask would be `O(total_q *
+      total_k)` (or need a layout of its own) and `cu_seqlens_k` already
+      gives every sequence its own key count.
 
     ```mlir
     %o, %lse = attn.sdpa_varlen %q, %k, %v, %cuq, %cuk
@@ -52,6 +58,7 @@ def Attn_SdpaVarlenOp : Op<Attn_Dialect, "sdpa_varlen", [Pure]> {
     AnyRankedTensor:$value,
     AnyRankedTensor:$cu_seqlens_q,
     AnyRankedTensor:$cu_seqlens_k,
+    Optional<AnyRankedTensor>:$alibi_slopes,
     OptionalAttr<F32Attr>:$scale,
     OptionalAttr<Attn_CausalAttr>:$causal,
     OptionalAttr<DenseI64ArrayAttr>:$window,
@@ -64,6 +71,7 @@ def Attn_SdpaVarlenOp : Op<Attn_Dialect, "sdpa_varlen", [Pure]> {
 
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $cu_seqlens_q `,` $cu_seqlens_k
+    (`alibi_slopes` `(` $alibi_slopes^ `:` type($alibi_slopes) `)`)?
     attr-dict `:`
     type($query) `,` type($key) `,` type($value) `,` type($cu_seqlens_q) `,`
     type($cu_seqlens_k) `->` type($out) (`,` type($lse)^)?
