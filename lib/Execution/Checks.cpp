@@ -6,6 +6,8 @@
 
 #include "Checks.h"
 
+#include "attn/Execution/ReferenceVarlen.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -90,6 +92,27 @@ static ErrorStats compareExcusingHiddenNaN(const HostTensor &fused,
   return compareToReference(got, want);
 }
 
+/// computeReference() of a varlen problem: every row (no sampling), the
+/// sensitivity per sequence.
+mlir::attn::exec::detail::Reference
+mlir::attn::exec::detail::computeVarlenReference(
+    const RunOptions &options, const SdpaProblem &problem,
+    const std::vector<HostTensor> &inputs, bool needSens,
+    bool inputsNonFinite) {
+  Reference ref;
+  referenceVarlen(problem, inputs, ref.out, problem.lse ? &ref.lse : nullptr);
+  if (inputsNonFinite)
+    referenceVarlen(problem, inputs, ref.outHiddenNaN, nullptr,
+                    /*hiddenValuesTimesZero=*/true);
+  if (needSens) {
+    ref.sens = measureVarlenSensitivity(problem, inputs, ref.out,
+                                        problem.lse ? &ref.lse : nullptr,
+                                        options.seed);
+    ref.hasSens = true;
+  }
+  return ref;
+}
+
 /// The f64 reference on every `rowStride`-th query row and the input's
 /// conditioning (on a coarser sample when three more references would not
 /// fit the FLOP budget).
@@ -97,6 +120,9 @@ mlir::attn::exec::detail::Reference mlir::attn::exec::detail::computeReference(
     const RunOptions &options, const SdpaProblem &problem,
     const std::vector<HostTensor> &inputs, int64_t rowStride, bool needSens,
     bool inputsNonFinite) {
+  if (problem.varlen)
+    return computeVarlenReference(options, problem, inputs, needSens,
+                                  inputsNonFinite);
   Reference ref;
   const HostTensor *mask =
       problem.mask != MaskKind::None ? &inputs[3] : nullptr;

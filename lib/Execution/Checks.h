@@ -48,6 +48,13 @@ Reference computeReference(const RunOptions &options,
                            int64_t rowStride, bool needSens,
                            bool inputsNonFinite);
 
+/// computeReference() of an attn.sdpa_varlen problem (ReferenceVarlen.cpp):
+/// every row, the conditioning measured per sequence.
+Reference computeVarlenReference(const RunOptions &options,
+                                 const SdpaProblem &problem,
+                                 const std::vector<HostTensor> &inputs,
+                                 bool needSens, bool inputsNonFinite);
+
 /// docs/numerics.md's checks of every result: the naive lowering and the
 /// fused one against the f64 reference (when `ref`), the fused against the
 /// naive (when `naiveOut`). Appends to report.checks.

@@ -19,6 +19,7 @@
 #include "attn/Execution/GuardedBuffer.h"
 #include "attn/Execution/Npy.h"
 #include "attn/Execution/Peak.h"
+#include "attn/Execution/ReferenceVarlen.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
 
@@ -237,7 +238,7 @@ static OraclePlan planOracles(const RunOptions &options,
   double refLimit = std::max(1e-3, options.refLimitGflop);
   if (plan.ref && gflop > refLimit) {
     int64_t stride = static_cast<int64_t>(std::ceil(gflop / refLimit));
-    if (stride >= problem->lq) {
+    if (stride >= problem->lq || problem->varlen) { // Varlen: every row.
       report.refSkipped = llvm::formatv(
           "f64 reference skipped: {0:f1} GFLOP per query row set is over the "
           "limit ({1:f1}, --ref-limit-gflop)",
@@ -514,8 +515,14 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     for (int64_t i = 0, n = slopes.numel(); i < n; ++i)
       slopes.setFromDouble(i, std::fabs(slopes.getAsDouble(i)) / 4);
   }
-  if (problem &&
-      (problem->keyLengths || problem->alibi != SdpaProblem::Alibi::None)) {
+  if (problem && problem->varlen) {
+    if (options.inputsDir.empty())
+      fillVarlenOffsets(*problem, *inputs);
+    if (llvm::Error e = setVarlenValues(*problem, *inputs))
+      return std::move(e);
+    report.flops = problem->flops();
+  } else if (problem && (problem->keyLengths ||
+                         problem->alibi != SdpaProblem::Alibi::None)) {
     setKeyLengthValues(*problem, *inputs);
     report.flops = problem->flops();
   }

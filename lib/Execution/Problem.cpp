@@ -118,6 +118,8 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   context.getOrLoadDialect<AttnDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
   SdpaSpec full = spec.withDefaults();
+  if (full.isVarlen())
+    return buildSdpaVarlenModule(context, full, funcName);
   EntrySignature signature = signatureOf(full);
   bool dynamic = full.dynamic;
   // B and the sequence dims (0 and 2) of query, key, value, out and lse.

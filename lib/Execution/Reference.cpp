@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/Reference.h"
+#include "attn/Execution/ReferenceVarlen.h"
 
 #include "ReferenceShared.h"
 
@@ -81,6 +82,8 @@ static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
 }
 
 size_t keyLengthsArgIndex(const SdpaProblem &p) {
+  if (p.varlen) // query, key, value, cu_seqlens_q, cu_seqlens_k.
+    return 5;
   return p.mask != MaskKind::None ? 4 : 3;
 }
 
@@ -112,6 +115,8 @@ static double alibiSlopeOf(const SdpaProblem &p, int64_t b, int64_t h) {
 }
 
 int64_t SdpaProblem::flops() const {
+  if (varlen)
+    return varlenFlops(*this);
   if (keyLengths) {
     int64_t pairs = 0;
     for (int64_t batch = 0; batch < b; ++batch)

@@ -150,6 +150,8 @@ static bool isElementDType(DType dtype) {
 
 SdpaSpec SdpaSpec::withDefaults() const {
   SdpaSpec s = *this;
+  if (s.isVarlen())
+    setVarlenSizes(s);
   if (s.hkv == -1)
     s.hkv = s.hq;
   if (s.lk == -1)
@@ -163,6 +165,9 @@ SdpaSpec SdpaSpec::withDefaults() const {
 
 llvm::Error SdpaSpec::validate() const {
   SdpaSpec s = withDefaults();
+  if (s.isVarlen())
+    if (llvm::Error err = validateVarlen(s))
+      return err;
   const std::pair<const char *, int64_t> dims[] = {
       {"b", s.b},   {"hq", s.hq}, {"hkv", s.hkv}, {"lq", s.lq},
       {"lk", s.lk}, {"d", s.d},   {"dv", s.dv}};
@@ -290,11 +295,18 @@ SdpaProblem SdpaSpec::toProblem() const {
   p.mask = s.mask;
   p.maskShape = s.maskShape;
   p.lse = s.lse;
+  if (s.isVarlen()) {
+    p.varlen = true;
+    p.cuSeqlensQ = cumulativeOffsets(s.seqlensQ);
+    p.cuSeqlensK = cumulativeOffsets(s.seqlensK);
+  }
   return p;
 }
 
 std::string SdpaSpec::toString() const {
   SdpaSpec s = withDefaults();
+  if (s.isVarlen())
+    return varlenSpecString(s);
   std::string out =
       "b=" + std::to_string(s.b) + ",hq=" + std::to_string(s.hq) +
       ",hkv=" + std::to_string(s.hkv) + ",lq=" + std::to_string(s.lq) +
@@ -323,6 +335,8 @@ std::string SdpaSpec::toString() const {
 
 std::vector<TensorSpec> SdpaSpec::argSpecs() const {
   SdpaSpec s = withDefaults();
+  if (s.isVarlen())
+    return varlenArgSpecs(s);
   std::vector<TensorSpec> specs = {{{s.b, s.hq, s.lq, s.d}, s.dtype},
                                    {{s.b, s.hkv, s.lk, s.d}, s.dtype},
                                    {{s.b, s.hkv, s.lk, s.dv}, s.dtype}};
@@ -341,6 +355,8 @@ std::vector<TensorSpec> SdpaSpec::argSpecs() const {
 
 std::vector<TensorSpec> SdpaSpec::resultSpecs() const {
   SdpaSpec s = withDefaults();
+  if (s.isVarlen())
+    return varlenResultSpecs(s);
   std::vector<TensorSpec> specs = {{{s.b, s.hq, s.lq, s.dv}, s.dtype}};
   if (s.lse)
     specs.push_back({{s.b, s.hq, s.lq}, DType::F32});
@@ -371,14 +387,17 @@ enum class Key {
   Softcap,
   KeyLengths,
   AlibiKey,
+  SeqlensQ,
+  SeqlensK,
   NumKeys
 };
 } // namespace
 
 static const char *const kKeyNames[] = {
-    "b",   "hq",      "hkv",    "lq",      "lk",          "d",
-    "dv",  "dtype",   "causal", "mask",    "mask_shape",  "scale",
-    "lse", "dynamic", "window", "softcap", "key_lengths", "alibi"};
+    "b",          "hq",          "hkv",   "lq",        "lk",
+    "d",          "dv",          "dtype", "causal",    "mask",
+    "mask_shape", "scale",       "lse",   "dynamic",   "window",
+    "softcap",    "key_lengths", "alibi", "seqlens_q", "seqlens_k"};
 static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
                   static_cast<size_t>(Key::NumKeys),
               "one name per key");
@@ -521,6 +540,10 @@ static llvm::Error parseValue(Key key, const std::string &name,
     spec.window = {left, right};
     return llvm::Error::success();
   }
+  case Key::SeqlensQ:
+    return parseSeqlens(given, value, spec.seqlensQ);
+  case Key::SeqlensK:
+    return parseSeqlens(given, value, spec.seqlensK);
   case Key::NumKeys:
     break;
   }
@@ -554,8 +577,8 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
         return makeError(
             "unknown key '" + name + "' in '" + item +
             "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
-            "mask_shape, scale, lse, dynamic, window, softcap, key_lengths or "
-            "alibi)");
+            "mask_shape, scale, lse, dynamic, window, softcap, key_lengths, "
+            "alibi, seqlens_q or seqlens_k)");
       size_t index = static_cast<size_t>(key);
       if (seen[index])
         return makeError("duplicate key '" + name + "' in '" + item + "'");
@@ -568,8 +591,16 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
     start = comma + 1;
   }
 
+  auto seenName = [&](llvm::StringRef name) {
+    Key key;
+    return lookupKey(name.str(), key) && seen[static_cast<size_t>(key)];
+  };
+  if (seenName("seqlens_q") || seenName("seqlens_k"))
+    if (llvm::Error err = checkVarlenKeys(seenName))
+      return std::move(err);
   for (Key required : {Key::Hq, Key::Lq, Key::D})
-    if (!seen[static_cast<size_t>(required)])
+    if (!seen[static_cast<size_t>(required)] &&
+        !(required == Key::Lq && parsed.isVarlen()))
       return makeError(std::string("missing required key '") +
                        kKeyNames[static_cast<size_t>(required)] +
                        "' (hq, lq and d have no default)");

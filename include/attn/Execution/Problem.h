@@ -64,6 +64,13 @@ OwningOpRef<ModuleOp> buildSdpaModule(MLIRContext &context,
                                       const SdpaSpec &spec,
                                       llvm::StringRef funcName = "sdpa");
 
+/// The same for a varlen spec (`seqlens_q`): one attn.sdpa_varlen on the
+/// packed query, key, value, the offsets and the ALiBi slopes
+/// (ProblemVarlen.cpp); buildSdpaModule() calls it for such a spec.
+OwningOpRef<ModuleOp> buildSdpaVarlenModule(MLIRContext &context,
+                                            const SdpaSpec &spec,
+                                            llvm::StringRef funcName);
+
 /// The signature of the function buildSdpaModule() makes, with the spec's
 /// concrete sizes (also when `spec.dynamic`).
 EntrySignature signatureOf(const SdpaSpec &spec);

@@ -55,6 +55,11 @@ struct SdpaProblem {
   /// Ignored when mask is MaskKind::None.
   std::vector<int64_t> maskShape;
   bool lse = false;
+  /// attn.sdpa_varlen (ReferenceVarlen.h): b packed sequences with these
+  /// cumulative offsets (b + 1 each; the values come with the inputs, like
+  /// keyLengthValues); lq and lk are then the longest sequence's lengths.
+  bool varlen = false;
+  std::vector<int64_t> cuSeqlensQ, cuSeqlensK;
 
   /// 2 * b * hq * (d + dv) * P, with P the exact number of (i, j) pairs the
   /// causal and window rules admit (lq * lk without either).

@@ -14,6 +14,7 @@
 #include "attn/Execution/HostTensor.h"
 #include "attn/Execution/Reference.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -53,6 +54,13 @@ struct SdpaSpec {
   /// Key `dynamic=1`: B, Lq and Lk are '?' in the generated function's types
   /// (the concrete sizes above still say what to allocate).
   bool dynamic = false;
+  /// Keys `seqlens_q=A/B/...` and `seqlens_k=...` (default: seqlens_q): the
+  /// spec is one attn.sdpa_varlen over that many packed sequences of those
+  /// lengths (each >= 0) instead of one attn.sdpa; b, lq and lk then come
+  /// from them (b the count, lq and lk the longest, at least 1) and must not
+  /// be given, nor a mask or key lengths (SdpaSpecVarlen.cpp).
+  std::vector<int64_t> seqlensQ, seqlensK;
+  bool isVarlen() const { return !seqlensQ.empty(); }
 
   /// The same spec with every -1 replaced by its default and an empty
   /// maskShape (when there is a mask) replaced by the full [b, hq, lq, lk].
@@ -102,6 +110,26 @@ struct SdpaSpec {
 /// that is not finite or is zero as an f32, a tensor over 2^40 elements or
 /// sizes whose FLOP count overflows int64).
 llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef text);
+
+/// The varlen form (SdpaSpecVarlen.cpp). Reads `A/B/...` (each >= 0).
+llvm::Error parseSeqlens(const std::string &given, const std::string &value,
+                         std::vector<int64_t> &out);
+/// Refuses the keys that have no meaning on attn.sdpa_varlen (`seen` says
+/// whether a key, by name, was given).
+llvm::Error checkVarlenKeys(llvm::function_ref<bool(llvm::StringRef)> seen);
+/// Fills b, lq, lk from the lengths (withDefaults() calls it).
+void setVarlenSizes(SdpaSpec &s);
+/// The varlen checks validate() runs before the common ones.
+llvm::Error validateVarlen(const SdpaSpec &s);
+/// What toString(), argSpecs() and resultSpecs() give for a varlen spec:
+/// query [total_q, hq, d], key [total_k, hkv, d], value [total_k, hkv, dv],
+/// cu_seqlens_q and cu_seqlens_k (I32 [b + 1]), then the ALiBi slopes;
+/// out [total_q, hq, dv] and lse [hq, total_q].
+std::string varlenSpecString(const SdpaSpec &s);
+std::vector<TensorSpec> varlenArgSpecs(const SdpaSpec &s);
+std::vector<TensorSpec> varlenResultSpecs(const SdpaSpec &s);
+/// The cumulative offsets [0, l0, l0 + l1, ...] of `lengths`.
+std::vector<int64_t> cumulativeOffsets(const std::vector<int64_t> &lengths);
 
 } // namespace mlir::attn::exec
 

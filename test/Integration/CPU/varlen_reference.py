@@ -1,10 +1,14 @@
 """An f64 reference for attn.sdpa_varlen, independent of attn's lowerings.
 
 Usage: varlen_reference.py DIR DTYPE CU_Q CU_K HQ HKV CAUSAL [WINDOW] [SOFTCAP]
+                           [ALIBI]
 DIR holds attn-run --dump's arg0..2.npy (packed q [total_q, Hq, D], k and v
 [total_k, Hkv, D]), fused.npy, fused_1.npy, naive.npy, naive_1.npy (out [total_q, Hq, Dv],
 lse [Hq, total_q]). CU_Q, CU_K: comma-separated offsets. CAUSAL: none, top_left,
-bottom_right. WINDOW: L:R or none. Computes every sequence on its own, in
+bottom_right. WINDOW: L:R or none. SOFTCAP: C or none. ALIBI: argN.npy
+holding the slopes ([Hq] or [B, Hq]; s -= slope * |i + Lk_b - Lq_b - j|).
+The lse may be fused_1.npy (a .mlir entry) or fused_lse.npy (--sdpa).
+Computes every sequence on its own, in
 double, from the same (rounded) inputs, and prints the fused and naive results' worst
 error against the bound for DTYPE, the rows that see nothing, and PASS/FAIL.
 """
@@ -24,7 +28,12 @@ hq, hkv, causal = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 window = None
 if len(sys.argv) > 8 and sys.argv[8] != "none":
     window = [int(x) for x in sys.argv[8].split(":")]
-softcap = float(sys.argv[9]) if len(sys.argv) > 9 else None
+softcap = None
+if len(sys.argv) > 9 and sys.argv[9] != "none":
+    softcap = float(sys.argv[9])
+slopes = None
+if len(sys.argv) > 10:
+    slopes = np.load(f"{d}/{sys.argv[10]}").astype(np.float64)
 
 
 def load(name):
@@ -58,6 +67,9 @@ for b in range(len(cu_q) - 1):
         s = scale * q[q0:q1, h, :] @ k[k0:k1, h // group, :].T
         if softcap is not None:
             s = softcap * np.tanh(s / softcap)
+        if slopes is not None:
+            slope = slopes[h] if slopes.ndim == 1 else slopes[b, h]
+            s = s - slope * np.abs(i + lk - lq - j)
         s = np.where(visible, s, -np.inf)
         for r in range(lq):
             if not visible[r].any():
@@ -73,7 +85,11 @@ empty = ~fin
 all_ok = True
 for which in ("fused", "naive"):
     out = load(f"{which}.npy")
-    lse = np.load(f"{d}/{which}_1.npy").astype(np.float64)
+    name = f"{d}/{which}_1.npy"
+    try:
+        lse = np.load(name).astype(np.float64)
+    except FileNotFoundError:
+        lse = np.load(f"{d}/{which}_lse.npy").astype(np.float64)
     assert out.shape == ref.shape, out.shape
     assert lse.shape == ref_lse.shape, lse.shape
     err = np.abs(out - ref).max() if out.size else 0.0
