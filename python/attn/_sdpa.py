@@ -26,6 +26,24 @@ def _check_rank(name, shape, rank):
                    f"{len(shape)}")
 
 
+def _aux(backend, target, x, name, dtype, shapes, flat):
+    """An optional operand (key lengths, ALiBi slopes): of `dtype`, of one
+    of `shapes`, contiguous and reshaped to `flat`; None stays None."""
+    if x is None:
+        return None
+    if _tensors.backend_of(x) is not backend:
+        raise TypeError(f"attn.sdpa: expected {name} to be a {backend.name} "
+                        f"array like query")
+    x = backend.prepare(x, target)
+    if backend.dtype_name(x) != dtype:
+        raise TypeError(f"attn.sdpa: expected {name} element type to be "
+                        f"{dtype}, but got {backend.dtype_name(x)}")
+    if tuple(x.shape) not in [tuple(s) for s in shapes]:
+        raise _err(f"{name} of shape " + " or ".join(
+            str(tuple(s)) for s in shapes) + f", but got {tuple(x.shape)}")
+    return x.reshape(flat)
+
+
 def default_threads():
     """torch.get_num_threads() when torch is imported, else $OMP_NUM_THREADS,
     else the number of CPUs this process may run on."""
@@ -43,7 +61,8 @@ def default_threads():
 
 def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
          enable_gqa=False, *, causal="top_left", return_lse=False,
-         threads=None, dropout_p=0.0, window=None, softcap=None):
+         threads=None, dropout_p=0.0, window=None, softcap=None,
+         key_lengths=None, alibi_slopes=None):
     """Scaled dot-product attention, fused, compiled by attn.
 
     Arguments as torch.nn.functional.scaled_dot_product_attention's (a bool
@@ -58,6 +77,13 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         unbounded): key j visible to query i iff d - left <= j <= d + right,
         d = i with is_causal and causal="top_left", else i + S - L.
     softcap: ``c > 0``: scores become c * tanh(s / c) before the mask.
+    key_lengths: int32 ``[...]`` (the leading dims; ``[1]`` without any):
+        batch b sees keys j < key_lengths[b] only (ONNX's nonpad_kv_seqlen,
+        a KV cache filled to different lengths); bottom_right causality and
+        windows align to that length.
+    alibi_slopes: f32 ``[Hq]`` or ``[..., Hq]``: ALiBi, scores
+        s - slope * |i + S_b - L - j| (FlashAttention's convention; S_b the
+        batch's key length), after the softcap, before the mask.
     threads: CPU threads (default: torch's setting when torch is imported,
         else $OMP_NUM_THREADS, else all CPUs). threads > 1 uses a library
         compiled with OpenMP.
@@ -192,6 +218,16 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         mask_shape = (mb, mh, ms[-2], ms[-1])
         m = m.reshape(mask_shape)
 
+    kl = _aux(backend, target, key_lengths, "key_lengths", "int32",
+              [lead] if lead else [(1,), ()], (b,))
+    alibi, sl = "none", None
+    if alibi_slopes is not None:
+        heads = (hq,) if rank >= 3 else (1,)
+        alibi = "h" if tuple(alibi_slopes.shape) == heads or not lead else "bh"
+        sl = _aux(backend, target, alibi_slopes, "alibi_slopes", "f32",
+                  [heads] if alibi == "h" else [lead + heads],
+                  heads if alibi == "h" else (b,) + heads)
+
     if b == 0 or lq == 0 or hq == 0:
         out = backend.empty(out_shape, dt, q)
         return (out, backend.empty(lse_shape, "f32", q)) if return_lse else out
@@ -215,7 +251,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         chip = "sm_%d%d" % backend.torch.cuda.get_device_capability(q.device)
     ckey = ("sdpa", target, dt, b, hq, hkv, lq, lk, d, dv, mask_kind,
             mask_shape, c, scale, bool(return_lse), openmp, chip, window,
-            softcap)
+            softcap, kl is not None, alibi)
     kernel = _kernel._memory.get(ckey)
     if kernel is not None:
         _kernel._stats["hits"] += 1
@@ -230,6 +266,10 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
             spec += f",softcap={softcap!r}"
         if scale is not None:
             spec += f",scale={scale!r}"
+        if kl is not None:
+            spec += ",key_lengths=1"
+        if sl is not None:
+            spec += f",alibi={alibi}"
         if return_lse:
             spec += ",lse=1"
         kernel = _kernel.get_kernel(
@@ -241,6 +281,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     ptrs = [backend.pointer(q), backend.pointer(k), backend.pointer(v)]
     if m is not None:
         ptrs.append(backend.pointer(m))
+    ptrs += [backend.pointer(x) for x in (kl, sl) if x is not None]
     ptrs.append(backend.pointer(out))
     if return_lse:
         lse = backend.empty(lse_shape, "f32", q)

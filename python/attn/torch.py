@@ -30,15 +30,22 @@ from . import _grad, _sdpa
 def sdpa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
          attn_mask: Optional[torch.Tensor] = None, is_causal: bool = False,
          scale: Optional[float] = None, enable_gqa: bool = False,
-         causal: str = "top_left") -> torch.Tensor:
-    """attn.sdpa on torch tensors, as a torch custom op."""
+         causal: str = "top_left", window: Optional[list[int]] = None,
+         softcap: Optional[float] = None,
+         key_lengths: Optional[torch.Tensor] = None,
+         alibi_slopes: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """attn.sdpa on torch tensors, as a torch custom op (the variants as
+    attn.sdpa's keywords of the same names)."""
     return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
-                      enable_gqa, causal=causal)
+                      enable_gqa, causal=causal, window=window,
+                      softcap=softcap, key_lengths=key_lengths,
+                      alibi_slopes=alibi_slopes)
 
 
 @sdpa.register_fake
 def _sdpa_fake(query, key, value, attn_mask=None, is_causal=False, scale=None,
-               enable_gqa=False, causal="top_left"):
+               enable_gqa=False, causal="top_left", window=None, softcap=None,
+               key_lengths=None, alibi_slopes=None):
     return query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
 
 
@@ -46,21 +53,33 @@ def _sdpa_fake(query, key, value, attn_mask=None, is_causal=False, scale=None,
 def sdpa_lse(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
              attn_mask: Optional[torch.Tensor] = None, is_causal: bool = False,
              scale: Optional[float] = None, enable_gqa: bool = False,
-             causal: str = "top_left") -> tuple[torch.Tensor, torch.Tensor]:
+             causal: str = "top_left", window: Optional[list[int]] = None,
+             softcap: Optional[float] = None,
+             key_lengths: Optional[torch.Tensor] = None,
+             alibi_slopes: Optional[torch.Tensor] = None
+             ) -> tuple[torch.Tensor, torch.Tensor]:
     """attn.sdpa(..., return_lse=True) as a torch custom op: (out, lse)."""
     return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
-                      enable_gqa, causal=causal, return_lse=True)
+                      enable_gqa, causal=causal, return_lse=True,
+                      window=window, softcap=softcap, key_lengths=key_lengths,
+                      alibi_slopes=alibi_slopes)
 
 
 @sdpa_lse.register_fake
 def _sdpa_lse_fake(query, key, value, attn_mask=None, is_causal=False,
-                   scale=None, enable_gqa=False, causal="top_left"):
+                   scale=None, enable_gqa=False, causal="top_left",
+                   window=None, softcap=None, key_lengths=None,
+                   alibi_slopes=None):
     out = query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
     return out, query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
 
 
 def _setup(ctx, inputs, output):
-    query, key, value, attn_mask, is_causal, scale, _, causal = inputs
+    query, key, value, attn_mask, is_causal, scale, _, causal = inputs[:8]
+    # attn.sdpa_grad has no window, softcap, key lengths or ALiBi.
+    ctx.variants = [name for name, x in zip(
+        ("window", "softcap", "key_lengths", "alibi_slopes"), inputs[8:])
+        if x is not None]
     out, lse = output if isinstance(output, tuple) else (output, None)
     ctx.save_for_backward(query, key, value, attn_mask, out, lse)
     ctx.options = dict(is_causal=is_causal, scale=scale, causal=causal)
@@ -69,6 +88,10 @@ def _setup(ctx, inputs, output):
 
 def _backward(ctx, d_out, d_lse=None):
     query, key, value, attn_mask, out, lse = ctx.saved_tensors
+    if ctx.variants:
+        raise NotImplementedError(
+            "attn: the backward (attn.sdpa_grad) does not take "
+            + ", ".join(ctx.variants))
     if d_lse is not None and bool((d_lse != 0).any()):
         raise NotImplementedError(
             "attn: the backward does not take a gradient of the lse")
@@ -78,7 +101,7 @@ def _backward(ctx, d_out, d_lse=None):
                               **ctx.options)
     grads = _grad.sdpa_backward(query, key, value, out, lse, d_out,
                                 attn_mask, **ctx.options)
-    return (*grads, None, None, None, None, None)
+    return (*grads, None, None, None, None, None, None, None, None, None)
 
 
 torch.library.register_autograd("attn::sdpa", _backward, setup_context=_setup)

@@ -1,0 +1,155 @@
+"""attn.sdpa's key_lengths and alibi_slopes (and window, softcap) from Python,
+against conftest's float64 reference: each variant written out as the
+additive float mask it means (docs/op.md), -inf where a key is hidden, so
+the reference is the plain softmax of conftest.reference()."""
+
+import numpy as np
+import pytest
+
+import attn
+from conftest import BF16, check, randn
+
+T1 = {"threads": 1}
+
+
+def qkv(qshape, kshape, dtype=np.float32):
+    return randn(qshape, dtype, 1), randn(kshape, dtype, 2), randn(
+        kshape, dtype, 3)
+
+
+def bias(b, hq, L, S, key_lengths=None, slopes=None, causal=None,
+         window=None):
+    """The float64 [b, hq, L, S] mask the variants amount to: key j of batch
+    n hidden past key_lengths[n], by causality or outside the window (the
+    bottom-right diagonal at the batch's own key length); ALiBi subtracts
+    slope * |i + S_n - L - j|."""
+    i = np.arange(L)[:, None]
+    j = np.arange(S)[None, :]
+    out = np.zeros((b, hq, L, S))
+    for n in range(b):
+        sn = S if key_lengths is None else min(max(int(key_lengths[n]), 0), S)
+        visible = np.broadcast_to(j < sn, (L, S)).copy()
+        diag = i if causal == "top_left" else i + sn - L
+        if causal is not None:
+            visible &= j <= diag
+        if window is not None:
+            if window[0] >= 0:
+                visible &= j >= diag - window[0]
+            if window[1] >= 0:
+                visible &= j <= diag + window[1]
+        for h in range(hq):
+            m = np.where(visible, 0.0, -np.inf)
+            if slopes is not None:
+                slope = slopes[h] if slopes.ndim == 1 else slopes[n, h]
+                m = m - float(slope) * np.abs(i + sn - L - j)
+            out[n, h] = m
+    return out
+
+
+@pytest.mark.parametrize("causal,lq,lk", [
+    (None, 33, 70), ("bottom_right", 33, 70), ("top_left", 70, 33),
+    ("bottom_right", 1, 200),
+])
+def test_key_lengths(causal, lq, lk):
+    b, hq = 4, 2
+    q, k, v = qkv((b, hq, lq, 32), (b, hq, lk, 32))
+    lengths = np.array([lk, 0, 5, lk // 2 + 1], np.int32)
+    kw = dict(is_causal=causal is not None, causal=causal or "top_left")
+    out, lse = attn.sdpa(q, k, v, key_lengths=lengths, return_lse=True,
+                         **kw, **T1)
+    check(out, q, k, v, mask=bias(b, hq, lq, lk, lengths, causal=causal),
+          lse=lse)
+    assert (out[1] == 0).all() and np.isneginf(lse[1]).all()
+
+
+@pytest.mark.parametrize("per_batch", [False, True])
+def test_alibi(per_batch):
+    b, hq, hkv, lq, lk = 2, 4, 2, 40, 57
+    q, k, v = qkv((b, hq, lq, 32), (b, hkv, lk, 32))
+    slopes = (np.abs(randn((b, hq) if per_batch else (hq,), seed=7)) / 4)
+    out, lse = attn.sdpa(q, k, v, alibi_slopes=slopes, enable_gqa=True,
+                         return_lse=True, **T1)
+    k2, v2 = (np.repeat(x, hq // hkv, axis=1) for x in (k, v))
+    check(out, q, k2, v2, mask=bias(b, hq, lq, lk, slopes=slopes), lse=lse)
+
+
+def test_alibi_key_lengths_window_causal():
+    b, hq, lq, lk = 3, 2, 29, 64
+    q, k, v = qkv((b, hq, lq, 16), (b, hq, lk, 16))
+    lengths = np.array([64, 30, 3], np.int32)
+    slopes = np.array([[0.1, 0.3], [0.02, 0.5], [0.2, 0.2]], np.float32)
+    out = attn.sdpa(q, k, v, is_causal=True, causal="bottom_right",
+                    window=(8, -1), key_lengths=lengths, alibi_slopes=slopes,
+                    **T1)
+    check(out, q, k, v, mask=bias(b, hq, lq, lk, lengths, slopes,
+                                  "bottom_right", (8, -1)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, BF16])
+def test_low_precision(dtype):
+    if dtype is None:
+        pytest.skip("ml_dtypes is not installed")
+    b, hq, lq, lk = 2, 2, 48, 80
+    q, k, v = qkv((b, hq, lq, 64), (b, hq, lk, 64), dtype)
+    lengths = np.array([80, 41], np.int32)
+    slopes = np.array([0.25, 0.0625], np.float32)
+    out = attn.sdpa(q, k, v, key_lengths=lengths, alibi_slopes=slopes, **T1)
+    assert out.dtype == dtype
+    check(out, q, k, v, mask=bias(b, hq, lq, lk, lengths, slopes))
+
+
+def test_three_dims_and_leading_dims():
+    # [H, L, D]: one batch, key lengths [1]; two leading dims: [2, 3].
+    q, k, v = qkv((2, 9, 16), (2, 20, 16))
+    out = attn.sdpa(q, k, v, key_lengths=np.array([7], np.int32), **T1)
+    check(out[None], q[None], k[None], v[None],
+          mask=bias(1, 2, 9, 20, [7]))
+    q, k, v = qkv((2, 3, 2, 9, 16), (2, 3, 2, 20, 16))
+    lengths = np.arange(6, dtype=np.int32).reshape(2, 3) * 3 + 1
+    slopes = np.full((2, 3, 2), 0.125, np.float32)
+    out = attn.sdpa(q, k, v, key_lengths=lengths, alibi_slopes=slopes, **T1)
+    m = bias(6, 2, 9, 20, lengths.reshape(6), slopes.reshape(6, 2))
+    check(out.reshape(6, 2, 9, 16), q.reshape(6, 2, 9, 16),
+          k.reshape(6, 2, 20, 16), v.reshape(6, 2, 20, 16), mask=m)
+
+
+def test_errors():
+    q, k, v = qkv((2, 2, 8, 16), (2, 2, 8, 16))
+    with pytest.raises(TypeError, match="key_lengths element type to be "
+                                        "int32, but got int64"):
+        attn.sdpa(q, k, v, key_lengths=np.array([1, 2]), **T1)
+    with pytest.raises(ValueError, match=r"key_lengths of shape \(2,\), but "
+                                         r"got \(3,\)"):
+        attn.sdpa(q, k, v, key_lengths=np.array([1, 2, 3], np.int32), **T1)
+    with pytest.raises(TypeError, match="alibi_slopes element type to be "
+                                        "f32, but got float64"):
+        attn.sdpa(q, k, v, alibi_slopes=np.ones(2), **T1)
+    with pytest.raises(ValueError, match=r"alibi_slopes of shape \(2, 2\), "
+                                         r"but got \(2, 3\)"):
+        attn.sdpa(q, k, v, alibi_slopes=np.ones((2, 3), np.float32), **T1)
+
+
+def test_torch_custom_op():
+    torch = pytest.importorskip("torch")
+    import attn.torch  # noqa: F401  (registers torch.ops.attn)
+    q, k, v = (torch.from_numpy(x) for x in qkv((2, 2, 17, 16),
+                                                (2, 2, 30, 16)))
+    lengths = torch.tensor([30, 11], dtype=torch.int32)
+    slopes = torch.tensor([0.1, 0.4], dtype=torch.float32)
+    out = torch.ops.attn.sdpa(q, k, v, None, True, None, False,
+                              "bottom_right", [6, -1], 20.0, lengths, slopes)
+    want = attn.sdpa(q, k, v, is_causal=True, causal="bottom_right",
+                     window=(6, -1), softcap=20.0, key_lengths=lengths,
+                     alibi_slopes=slopes, **T1)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
+    fake = torch._subclasses.fake_tensor.FakeTensorMode()
+    with fake:
+        fq, fk, fv = (fake.from_tensor(x) for x in (q, k, v))
+        shape = torch.ops.attn.sdpa(fq, fk, fv, None, False, None, False,
+                                    "top_left", None, None,
+                                    fake.from_tensor(lengths), None).shape
+    assert shape == (2, 2, 17, 16)
+    qg = q.clone().requires_grad_()
+    with pytest.raises(NotImplementedError, match="does not take key_lengths"):
+        torch.ops.attn.sdpa(qg, k, v, None, False, None, False, "top_left",
+                            None, None, lengths, None).sum().backward()
