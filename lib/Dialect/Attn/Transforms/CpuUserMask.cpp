@@ -234,8 +234,14 @@ struct UserMaskKernel {
         rows.push_back(loadKeys(row, jb, lanes));
         // The same keys of the next key block: a full mask's rows are far
         // apart (Lk elements), too many streams for the hardware prefetcher.
-        LLVM::Prefetch::create(b(), loc(), pointerTo(row, kernel.add(jb, bk())),
+        Value ahead = kernel.add(jb, bk());
+        LLVM::Prefetch::create(b(), loc(), pointerTo(row, ahead),
                                /*rw=*/0, /*hint=*/3, /*cache=*/1);
+        // W keys of 2 or 4 bytes may span two cache lines.
+        if (eltBytes > 1)
+          LLVM::Prefetch::create(b(), loc(),
+                                 pointerTo(row, kernel.add(ahead, w - 1)),
+                                 /*rw=*/0, /*hint=*/3, /*cache=*/1);
       }
       SmallVector<Value> cols = transposeSquare(kernel, rows);
       for (int64_t c = 0; c < w; ++c) {
