@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The quick figures quoted in docs/benchmarks.md ("Kernel paths, bf16 dot
-# products and split-K"): each row one attn-run process that measures its own
+# products and split-K", "User masks"): each row one attn-run process that measures its own
 # f32 FMA peak, bf16 dot-product peak (where the CPU has avx512_bf16) and, with
 # --bench, its read bandwidth; quote ratios, not times. About 3 minutes.
 #
