@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The quick figures quoted in docs/benchmarks.md ("Kernel paths, bf16 dot
-# products and split-K"): each row one attn-run process that measures its own
+# products and split-K", "User masks"): each row one attn-run process that measures its own
 # f32 FMA peak, bf16 dot-product peak (where the CPU has avx512_bf16) and, with
-# --bench, its read bandwidth; quote ratios, not times. About 2 minutes.
+# --bench, its read bandwidth; quote ratios, not times. About 3 minutes.
 #
 #   bash bench/figures.sh [ATTN_RUN]        (default build/bin/attn-run)
 set -u
@@ -30,3 +30,12 @@ for t in 1 2; do
   run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
 done
 run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads 2 --bench 30 --kv-splits 1
+# User masks: b=1 hq=8 Lq=1000 Lk=3001 d=80 unmasked, then i1 and float masks
+# in each broadcast pattern (key padding, one [Lq, Lk] for all heads, full).
+M=hq=8,lq=1000,lk=3001,d=80
+run --sdpa $M --threads 1 --bench 5
+for kind in bool float; do
+  for shape in 1x1x1x3001 1x1x1000x3001 1x8x1000x3001; do
+    run --sdpa $M,mask=$kind,mask_shape=$shape --threads 1 --bench 5
+  done
+done

@@ -192,6 +192,16 @@ Value emitTanh(KernelBuilder &kernel, Value x);
 /// emitElementwise does not take the op.
 bool emitSoftcap(KernelBuilder &kernel, linalg::GenericOp op);
 
+/// The user-mask tile op (CpuUserMask.cpp) as vector code along the rows:
+/// a mask broadcast along the queries read one scalar per key, one
+/// broadcast along the keys one vector per row vector, a full mask as W x W
+/// blocks transposed in registers. With `rowMax` set (the row max tile op
+/// that follows, [bq]), also rowMax[i] = max(rowMax[i], St[j, i]) over all
+/// keys on the masked scores. False, building nothing, if the op's mask view
+/// does not allow it (a full mask whose keys are not contiguous, or a tile
+/// whose keys are not a multiple of the width).
+bool emitUserMask(KernelBuilder &kernel, linalg::GenericOp op, Value rowMax);
+
 } // namespace mlir::attn::detail
 
 #endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H

@@ -177,6 +177,19 @@ bool rewriteElementMask(TileRewrite &rewrite) {
   return emitElementwise(rewrite.kernel, rewrite.op);
 }
 
+/// The user's mask, with the row max right after it folded in.
+bool rewriteUserMask(TileRewrite &rewrite) {
+  Value rowMax;
+  linalg::GenericOp next = asTile(rewrite.op->getNextNode(), TileRole::RowMax);
+  if (next && next.getDpsInputs()[0] == rewrite.output())
+    rowMax = next.getDpsInits()[0];
+  if (!emitUserMask(rewrite.kernel, rewrite.op, rowMax))
+    return false;
+  if (rowMax)
+    rewrite.folded.push_back(next);
+  return true;
+}
+
 /// Builds the kernel of `rewrite.op`'s role; false (building nothing) if
 /// the role has no kernel or the kernel does not take this op.
 bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
@@ -201,6 +214,8 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
     return emitSoftcap(rewrite.kernel, rewrite.op);
   case TileRole::Alibi:
     return emitElementwise(rewrite.kernel, rewrite.op);
+  case TileRole::UserMask:
+    return rewriteUserMask(rewrite);
   // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
   case TileRole::InitQuery:
   case TileRole::InitScores:

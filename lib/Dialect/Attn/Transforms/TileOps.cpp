@@ -193,12 +193,16 @@ Value mlir::attn::detail::emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa,
   return scores;
 }
 
-/// Applies the user's mask to the score tile. Mask elements are read with
+/// Applies the user's mask to the score tile. With grouped rows (several
+/// heads in a block), mask elements are read with
 /// indices clamped into the tensor, so padded rows and keys (whose scores
 /// are discarded or masked anyway) never read out of bounds.
 Value mlir::attn::detail::applyUserMask(OpBuilder &b, const TiledSdpa &sdpa,
                                         const QueryBlock &qb, Value kStart,
                                         Value scores) {
+  // Blocks of one head: the tagged tile op a target can vectorize.
+  if (!sdpa.groupedRows)
+    return applyUserMaskBlock(b, sdpa, qb, kStart, scores);
   Value mask = sdpa.op.getMask();
   Location loc = sdpa.loc;
   MLIRContext *context = b.getContext();

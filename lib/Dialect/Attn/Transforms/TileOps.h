@@ -124,6 +124,11 @@ Value applyAlibi(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,
 Value applyUserMask(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,
                     Value kStart, Value scores);
 
+/// applyUserMask for a block of one head: the `user_mask` tile op, reading a
+/// view of the block's part of the mask (TileUserMask.cpp).
+Value applyUserMaskBlock(OpBuilder &b, const TiledSdpa &sdpa,
+                         const QueryBlock &qb, Value kStart, Value scores);
+
 /// -inf where the causal and window band hides a score (if `banded`) and
 /// for keys j >= validKeys (if set).
 Value applyElementMask(OpBuilder &b, const TiledSdpa &sdpa,

@@ -77,18 +77,22 @@ func.func @decode(%q: tensor<1x8x1x128xf16>, %k: tensor<1x8x1000x128xf16>) -> te
 
 // -----
 
-// A broadcast i1 mask is read with clamped indices (padded rows and keys
-// never read out of bounds); broadcast dims read index 0.
+// A broadcast i1 mask: each key block reads a view of its part of the mask
+// (a broadcast dim is a view of one element; nothing is copied) in a tile op
+// of its own, with indices clamped to the view (padded rows and keys never
+// read out of bounds).
 // CHECK-LABEL: func.func @bool_mask
 // CHECK-SAME: %[[M:[a-z0-9]*]]: tensor<1x1x50x200xi1>
 // CHECK: scf.forall
 // CHECK:   scf.for
+// CHECK:     %[[VIEW:.*]] = tensor.extract_slice %[[M]][0, 0, %{{.*}}, %{{.*}}] [1, 1, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<1x1x50x200xi1> to tensor<1x1x?x?xi1>
 // CHECK:     linalg.index 0
 // CHECK:     linalg.index 1
 // CHECK:     arith.minsi
 // CHECK:     arith.minsi
-// CHECK:     %[[BIT:.*]] = tensor.extract %[[M]][%c0, %c0, %{{.*}}, %{{.*}}] : tensor<1x1x50x200xi1>
+// CHECK:     %[[BIT:.*]] = tensor.extract %[[VIEW]][%c0, %c0, %{{.*}}, %{{.*}}] : tensor<1x1x?x?xi1>
 // CHECK:     arith.select %[[BIT]]
+// CHECK:     attn.tile = #attn.tile<user_mask>
 func.func @bool_mask(%q: tensor<2x3x50x32xf32>, %k: tensor<2x3x200x32xf32>, %m: tensor<1x1x50x200xi1>) -> tensor<2x3x50x32xf32> {
   %o = attn.sdpa %q, %k, %k mask(%m) : tensor<2x3x50x32xf32>, tensor<2x3x200x32xf32>, tensor<2x3x200x32xf32>, tensor<1x1x50x200xi1> -> tensor<2x3x50x32xf32>
   return %o : tensor<2x3x50x32xf32>
@@ -203,6 +207,7 @@ func.func @window_roles(%q: tensor<1x1x256x8xf32>, %k: tensor<1x1x256x8xf32>) ->
 // ROLES:   attrs = {attn.tile = #attn.tile<softcap>}
 // ROLES:   math.tanh
 // ROLES:   tensor.extract
+// ROLES:   attrs = {attn.tile = #attn.tile<user_mask>}
 // ROLES:   attrs = {attn.tile = #attn.tile<row_max>}
 // ROLES: scf.if
 // ROLES:   attn.tile = #attn.tile<scores>}

@@ -51,7 +51,9 @@ def Attn_TileRole : I32EnumAttr<"TileRole",
       I32EnumAttrCase<"PV", 13, "pv">,                    // acct += V^T . Pt
       // Score modifiers (attention variants), right after the scores.
       I32EnumAttrCase<"Softcap", 14, "softcap">,          // St = c tanh(St / c)
-      I32EnumAttrCase<"Alibi", 15, "alibi">               // St -= slope |i - j|
+      I32EnumAttrCase<"Alibi", 15, "alibi">,              // St -= slope |i - j|
+      // The op's mask, after the score modifiers.
+      I32EnumAttrCase<"UserMask", 16, "user_mask">        // keep / -inf or + M
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;

@@ -132,9 +132,17 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     - `softcap`: vectorized op by op, with `math.tanh` built from arithmetic
       and the polynomial `exp2` (no libm call; max relative error 1.6e-7).
     - `alibi`: vectorized op by op along the rows.
+    - `user_mask`: the op's mask, read from its view without a copy: one
+      scalar per key where the mask broadcasts along the queries (key
+      padding), one vector per row vector where it broadcasts along the
+      keys, and a full mask as W x W blocks (masked loads past the last
+      key, i1 loaded as bytes) transposed in registers by vector.shuffle.
+      The `row_max` that follows it is folded in.
 
-    Tile ops it cannot handle (a user mask, a row dim that is not a multiple
-    of the width) are left alone and lower as loops.
+    Tile ops it cannot handle (a full mask whose keys are not contiguous or
+    a tile whose keys are not a multiple of the width, grouped decode rows'
+    mask, a row dim that is not a multiple of the width) are left alone and
+    lower as loops.
 
     Before:
 
