@@ -80,14 +80,19 @@ public:
   DecodeBuilder(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb)
       : b(b), loc(sdpa.loc), sdpa(sdpa), qb(qb),
         kernel(b, sdpa.loc, sdpa.decodeWidth), width(sdpa.decodeWidth),
-        rows(sdpa.bq), dChunks(sdpa.d / width), vChunks(sdpa.dv / width) {}
+        rows(sdpa.bq), dChunks(sdpa.d / width), vChunks(sdpa.dv / width) {
+    keysPaired = isPairable(sdpa.op.getKey(), sdpa.d);
+    valuesPaired = isPairable(sdpa.op.getValue(), sdpa.dv);
+  }
 
   SoftmaxState build(Value begin, Value end);
 
 private:
   /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
   /// `src` at (batch, head), as f32.
-  Value readRow(Value src, Value head, Value row, int64_t c);
+  Value readRow(Value src, Value head, Value row, int64_t c, bool paired);
+  /// The block max of the scores `s` in every lane (a butterfly).
+  Value laneMax(Value s);
   /// The scaled query rows, [rows][dChunks].
   void readQueries();
   /// Two vectors of partial sums whose sources (the dot products they sum
@@ -108,18 +113,70 @@ private:
   KernelBuilder kernel;
   int64_t width, rows, dChunks, vChunks;
   SmallVector<Value> queries;
+  /// bf16 K (V) read in the pair layout (readRow), and the query rows
+  /// (the accumulators) in the same order.
+  bool keysPaired = false, valuesPaired = false;
+
+  bool isPairable(Value src, int64_t cols) const {
+    return cast<RankedTensorType>(src.getType()).getElementType().isBF16() &&
+           cols % (2 * width) == 0;
+  }
 };
 
-Value DecodeBuilder::readRow(Value src, Value head, Value row, int64_t c) {
+Value DecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
+                             bool paired) {
   auto eltType = cast<RankedTensorType>(src.getType()).getElementType();
-  auto type = VectorType::get({width}, eltType);
+  if (!paired) {
+    auto type = VectorType::get({width}, eltType);
+    Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
+    Value x = vector::TransferReadOp::create(
+        b, loc, type, src,
+        ValueRange{qb.batch, head, row, kernel.idx(c * width)}, pad,
+        ArrayRef<bool>{true});
+    if (!eltType.isF32())
+      x = arith::ExtFOp::create(b, loc, kernel.vecType, x);
+    return x;
+  }
+  // Pair layout: vectors 2p and 2p + 1 hold the even and the odd columns of
+  // columns [2pW, 2(p + 1)W). One load of 2W elements serves both (the
+  // second read folds into the first).
+  int64_t pair = c / 2;
+  bool odd = c % 2;
+  auto type = VectorType::get({2 * width}, eltType);
   Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
   Value x = vector::TransferReadOp::create(
-      b, loc, type, src, ValueRange{qb.batch, head, row, kernel.idx(c * width)},
-      pad, ArrayRef<bool>{true});
+      b, loc, type, src,
+      ValueRange{qb.batch, head, row, kernel.idx(pair * 2 * width)}, pad,
+      ArrayRef<bool>{true});
+  if (eltType.isBF16()) {
+    // A bf16 is the high half of an f32: the even element of each 32-bit
+    // word shifted up, the odd one masked; one integer op per vector.
+    auto intType = VectorType::get({width}, b.getI32Type());
+    Value words = vector::BitCastOp::create(b, loc, intType, x);
+    Value bits =
+        odd ? arith::AndIOp::create(
+                  b, loc, words,
+                  arith::ConstantOp::create(
+                      b, loc,
+                      DenseElementsAttr::get(
+                          intType, b.getI32IntegerAttr(
+                                       static_cast<int32_t>(0xFFFF0000u)))))
+                  .getResult()
+            : arith::ShLIOp::create(
+                  b, loc, words,
+                  arith::ConstantOp::create(
+                      b, loc,
+                      DenseElementsAttr::get(intType, b.getI32IntegerAttr(16))))
+                  .getResult();
+    return arith::BitcastOp::create(b, loc, kernel.vecType, bits);
+  }
   if (!eltType.isF32())
-    x = arith::ExtFOp::create(b, loc, kernel.vecType, x);
-  return x;
+    x = arith::ExtFOp::create(b, loc,
+                              VectorType::get({2 * width}, b.getF32Type()), x);
+  SmallVector<int64_t> lanes;
+  for (int64_t i = 0; i < width; ++i)
+    lanes.push_back(2 * i + (odd ? 1 : 0));
+  return vector::ShuffleOp::create(b, loc, x, x, lanes);
 }
 
 void DecodeBuilder::readQueries() {
@@ -132,7 +189,8 @@ void DecodeBuilder::readQueries() {
     }
     for (int64_t c = 0; c < dChunks; ++c)
       queries.push_back(arith::MulFOp::create(
-          b, loc, readRow(sdpa.op.getQuery(), head, query, c), scale));
+          b, loc, readRow(sdpa.op.getQuery(), head, query, c, keysPaired),
+          scale));
   }
 }
 
@@ -164,7 +222,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     Value kRow = keyIndex(j);
     SmallVector<Value> k;
     for (int64_t c = 0; c < dChunks; ++c)
-      k.push_back(readRow(key, qb.kvHead, kRow, c));
+      k.push_back(readRow(key, qb.kvHead, kRow, c, keysPaired));
     for (int64_t r = 0; r < rows; ++r) {
       Value dot = arith::MulFOp::create(b, loc, k[0], queries[r * dChunks]);
       for (int64_t c = 1; c < dChunks; ++c)
@@ -202,10 +260,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     Value s = pending[r].front().second;
     if (validLanes)
       s = arith::SelectOp::create(b, loc, validLanes, s, negInf);
-    Value blockMax =
-        vector::ReductionOp::create(b, loc, vector::CombiningKind::MAXNUMF, s);
-    Value mNew = kernel.max(state.m[r], vector::BroadcastOp::create(
-                                            b, loc, kernel.vecType, blockMax));
+    Value mNew = kernel.max(state.m[r], laneMax(s));
     Value mEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                          state.m[r], negInf);
     Value alpha = arith::SelectOp::create(
@@ -226,28 +281,62 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   // each V row is read once per group (each cache line once in all).
   next.acc.assign(state.acc.begin(), state.acc.end());
   int64_t group = std::max<int64_t>(1, kMaxAccumulators / rows);
+  if (valuesPaired)
+    group = std::max<int64_t>(2, group / 2 * 2);
+  // The probabilities as a [rows, W] tile, read back one at a time (a
+  // broadcast load) by a loop over the block's keys, so that only one
+  // group of accumulators is live at a time.
+  Value probTile = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{rows, width}, b.getF32Type());
+  for (int64_t r = 0; r < rows; ++r)
+    probTile =
+        vector::TransferWriteOp::create(
+            b, loc, probs[r], probTile,
+            ValueRange{kernel.idx(r), kernel.idx(0)}, ArrayRef<bool>{true})
+            .getResult();
   for (int64_t c0 = 0; c0 < vChunks; c0 += group) {
     int64_t c1 = std::min(vChunks, c0 + group);
+    SmallVector<Value> inits;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = c0; c < c1; ++c)
-        next.acc[r * vChunks + c] =
-            arith::MulFOp::create(b, loc, next.acc[r * vChunks + c], alphas[r]);
-    for (int64_t j = 0; j < width; ++j) {
-      Value vRow = keyIndex(j);
-      SmallVector<Value> pj;
-      for (int64_t r = 0; r < rows; ++r)
-        pj.push_back(vector::BroadcastOp::create(
-            b, loc, kernel.vecType,
-            vector::ExtractOp::create(b, loc, probs[r], j)));
-      for (int64_t c = c0; c < c1; ++c) {
-        Value v = readRow(value, qb.kvHead, vRow, c);
-        for (int64_t r = 0; r < rows; ++r)
-          next.acc[r * vChunks + c] = vector::FMAOp::create(
-              b, loc, pj[r], v, next.acc[r * vChunks + c]);
-      }
-    }
+        inits.push_back(arith::MulFOp::create(b, loc, next.acc[r * vChunks + c],
+                                              alphas[r]));
+    SmallVector<Value> accs = kernel.loopCarrying(
+        0, width, 1, inits, [&](Value j, ValueRange carried) {
+          Value vRow = arith::AddIOp::create(b, loc, j0, j);
+          if (lastKey)
+            vRow = minIndex(b, loc, vRow, lastKey);
+          SmallVector<Value> pj;
+          for (int64_t r = 0; r < rows; ++r)
+            pj.push_back(vector::BroadcastOp::create(
+                b, loc, kernel.vecType,
+                tensor::ExtractOp::create(b, loc, probTile,
+                                          ValueRange{kernel.idx(r), j})));
+          SmallVector<Value> out(carried);
+          for (int64_t c = c0; c < c1; ++c) {
+            Value v = readRow(value, qb.kvHead, vRow, c, valuesPaired);
+            for (int64_t r = 0; r < rows; ++r) {
+              Value &acc = out[r * (c1 - c0) + (c - c0)];
+              acc = vector::FMAOp::create(b, loc, pj[r], v, acc);
+            }
+          }
+          return out;
+        });
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = c0; c < c1; ++c)
+        next.acc[r * vChunks + c] = accs[r * (c1 - c0) + (c - c0)];
   }
   return next;
+}
+
+Value DecodeBuilder::laneMax(Value s) {
+  for (int64_t shift = width / 2; shift >= 1; shift /= 2) {
+    SmallVector<int64_t> lanes;
+    for (int64_t i = 0; i < width; ++i)
+      lanes.push_back(i ^ shift);
+    s = kernel.max(s, vector::ShuffleOp::create(b, loc, s, s, lanes));
+  }
+  return s;
 }
 
 DecodeState DecodeBuilder::initialState() {
@@ -273,13 +362,21 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
   Value lT = tensor::FromElementsOp::create(b, loc, rowType, l);
   Value accRows = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{rows, sdpa.dv}, b.getF32Type());
+  SmallVector<int64_t> interleave;
+  for (int64_t i = 0; i < width; ++i)
+    interleave.append({i, width + i});
   for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < vChunks; ++c)
+    for (int64_t c = 0; c < vChunks; c += valuesPaired ? 2 : 1) {
+      Value x = state.acc[r * vChunks + c];
+      if (valuesPaired)
+        x = vector::ShuffleOp::create(b, loc, x, state.acc[r * vChunks + c + 1],
+                                      interleave);
       accRows = vector::TransferWriteOp::create(
-                    b, loc, state.acc[r * vChunks + c], accRows,
+                    b, loc, x, accRows,
                     ValueRange{kernel.idx(r), kernel.idx(c * width)},
                     ArrayRef<bool>{true})
                     .getResult();
+    }
   Value accInit = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{sdpa.dv, rows}, b.getF32Type());
   Value acc = linalg::TransposeOp::create(b, loc, accRows, accInit,

@@ -7,21 +7,26 @@
 // block of 16 keys (16 lanes of D at a time), its dot products folded by
 // shuffles, the softmax runs along the keys, and V rows are read once into
 // the accumulators. No score tile op is left; bf16 K and V are read as bf16
-// and widened in registers.
+// and widened in registers: 32 at a time, even columns shifted, odd ones
+// masked (the query rows and the accumulators in the same order, put back
+// in order at the end).
 // CHECK-LABEL: func.func @gqa_bf16
 // CHECK: scf.forall ({{.*}}) in ({{.*}}, 2, 1)
-// CHECK: vector.transfer_read %{{.*}} : tensor<1x8x1x32xbf16>, vector<16xbf16>
+// CHECK: vector.transfer_read %{{.*}} : tensor<1x8x1x32xbf16>, vector<32xbf16>
 // CHECK: scf.for
-// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<16xbf16>
-// CHECK:   arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
+// CHECK:   vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK:   arith.shli
+// CHECK:   arith.andi
 // CHECK:   vector.fma
 // CHECK:   vector.shuffle
-// CHECK:   vector.reduction <maxnumf>
-// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<16xbf16>
+// CHECK:   arith.cmpf ogt
+// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
 // The last 4 keys (100 = 6 x 16 + 4): lanes past the end are -inf.
 // CHECK: scf.if
 // CHECK:   arith.minsi
 // CHECK:   arith.cmpi slt
+// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
 // CHECK: linalg.transpose
 // CHECK: tensor.parallel_insert_slice {{.*}} [1, 4, 1, 32]
 // CHECK-NOT: attn.tile<scores>
