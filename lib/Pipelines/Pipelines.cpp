@@ -26,6 +26,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -150,6 +151,13 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // under its own name.
   if (options.microkernels && kernels.vectorWidth > 0)
     tiling.rowMultiple = kernels.vectorWidth;
+  // Few query rows per block (decoding): vectors along D instead
+  // (attn-tile-online-softmax's decode-rows).
+  if (options.microkernels && kernels.vectorWidth >= 2 &&
+      llvm::isPowerOf2_64(kernels.vectorWidth)) {
+    tiling.decodeRows = options.decodeRows;
+    tiling.decodeWidth = kernels.vectorWidth;
+  }
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.

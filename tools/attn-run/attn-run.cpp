@@ -93,6 +93,9 @@ static auto rowVectors =
     opt<std::string>("row-vectors", "Row vectors per register block", "");
 static auto kvSplits = opt<std::string>(
     "kv-splits", "Split-K chunks of the keys (0: auto, 1: never)", "");
+static auto decodeRows = opt<std::string>(
+    "decode-rows",
+    "Query rows up to which a block uses the decode kernel (0: never)", "");
 static auto kernels = opt<std::string>(
     "kernels",
     "CPU kernels: auto (the best this CPU has), avx512-bf16, avx512, avx2", "");
@@ -171,7 +174,7 @@ int main(int argc, char **argv) {
     installGuardFaultHandler("attn-run: error: ", 1);
   for (cl::opt<std::string> *flag :
        {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV,
-        &kernels, &kvSplits})
+        &kernels, &kvSplits, &decodeRows})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

@@ -46,6 +46,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "kv-splits",
       llvm::cl::desc("Split-K chunks of the keys (0: auto, 1: never)"),
       llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.kvSplits)};
+  PassOptions::Option<int64_t> decodeRows{
+      *this, "decode-rows",
+      llvm::cl::desc("Query blocks of at most this many rows (Lq, times the "
+                     "group size with grouped-query attention) use the decode "
+                     "kernel (vectors along D) when the op allows it; 0: "
+                     "never. Only with microkernels"),
+      llvm::cl::init(16)};
   PassOptions::Option<bool> microkernels{
       *this, "microkernels",
       llvm::cl::desc("Replace the tile ops with vector microkernels "

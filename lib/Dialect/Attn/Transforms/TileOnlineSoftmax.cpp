@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
+#include "DecodeKernel.h"
 #include "SplitKeys.h"
 #include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -24,6 +25,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -397,12 +399,14 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
   }
   QueryBlock qb = locateQueryBlock(b, sdpa, ivs);
   locateKeys(b, sdpa, qb);
-  Value qTile = emitScaledQueryTile(b, sdpa, qb);
+  Value qTile = sdpa.decodeWidth ? Value() : emitScaledQueryTile(b, sdpa, qb);
   KeyBlocks keys = computeKeyBlocks(b, sdpa, qb);
   if (split)
     keys = restrictToChunk(b, sdpa, split, keys);
-  SoftmaxState state =
-      attendToKeyBlocks(b, sdpa, qb, qTile, keys, initSoftmaxState(b, sdpa));
+  SoftmaxState state = sdpa.decodeWidth
+                           ? emitDecodeKeys(b, sdpa, qb, split, keys.keyEnd)
+                           : attendToKeyBlocks(b, sdpa, qb, qTile, keys,
+                                               initSoftmaxState(b, sdpa));
   if (split)
     writeSplitResults(b, sdpa, qb, forall, state, split);
   else
@@ -468,6 +472,11 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
               static_cast<int64_t>(llvm::divideCeil(rows, tiling.rowMultiple)),
               tiling.rowMultiple))
         sdpa.bq = std::min(sdpa.bq, *rounded);
+  }
+  if (int64_t rows = decodeRowsFor(sdpa, tiling.decodeRows, tiling.decodeWidth,
+                                   tiling.blockQ)) {
+    sdpa.decodeWidth = tiling.decodeWidth;
+    sdpa.bq = rows;
   }
   sdpa.bk =
       kType.isDynamicDim(2)
@@ -554,9 +563,22 @@ struct AttnTileOnlineSoftmaxPass
           << ") must not be negative";
       return signalPassFailure();
     }
+    if (decodeRows < 0) {
+      getOperation()->emitError()
+          << getArgument() << ": decode-rows ("
+          << static_cast<int64_t>(decodeRows) << ") must not be negative";
+      return signalPassFailure();
+    }
+    if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth)) {
+      getOperation()->emitError() << getArgument() << ": decode-width ("
+                                  << static_cast<int64_t>(decodeWidth)
+                                  << ") must be a power of 2 (at least 2)";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(patterns,
-                                      {blockQ, blockKV, rowMultiple, kvSplits});
+    populateTileOnlineSoftmaxPatterns(
+        patterns,
+        {blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeWidth});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

@@ -52,6 +52,9 @@ struct TiledSdpa {
   /// Split-K (SplitKeys.h): the keys are cut into kvSplits chunks of
   /// splitKeys keys (a multiple of bk), one forall iteration each.
   int64_t kvSplits = 1, splitKeys = 0;
+  /// The decode kernel (DecodeKernel.h) instead of the tile ops: vectors of
+  /// this many f32 lanes along D; 0 when the tile ops are used.
+  int64_t decodeWidth = 0;
 };
 
 /// The indices that identify one query block inside the scf.forall. Rows

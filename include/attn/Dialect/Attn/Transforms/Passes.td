@@ -90,13 +90,21 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "iteration each, merged by their lse (static B and Lk, one query "
            "block per head or group); 0: auto (when there are fewer than 16 "
            "query blocks and at least 2048 keys), 1: never">,
+    Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"0",
+           "Decode kernel: a block of at most this many query rows (Lq, or "
+           "Lq times the group size with grouped-query attention) streams K "
+           "and V once with vectors along D instead of the tile ops "
+           "(docs/passes.md lists the cases it takes); 0: never">,
+    Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector of the decode kernel (a power of 2)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

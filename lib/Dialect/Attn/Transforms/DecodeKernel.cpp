@@ -1,0 +1,452 @@
+//===- DecodeKernel.cpp - the memory-bound decode kernel ------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DecodeKernel.h"
+
+#include "CpuKernels.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+int64_t mlir::attn::detail::decodeRowsFor(const TiledSdpa &sdpa,
+                                          int64_t maxRows, int64_t width,
+                                          int64_t blockQ) {
+  if (maxRows <= 0 || width < 2 || !llvm::isPowerOf2_64(width))
+    return 0;
+  RankedTensorType qType = sdpa.op.getQueryType();
+  if (qType.isDynamicDim(2) || qType.getDimSize(2) <= 0)
+    return 0;
+  int64_t lq = qType.getDimSize(2);
+  // Without grouped rows every query head is a block of its own (MHA, or a
+  // group too large for one block).
+  int64_t rows = sdpa.groupedRows ? sdpa.group * lq : lq;
+  if (rows > maxRows || rows > blockQ)
+    return 0;
+  if (sdpa.op.getMask() || sdpa.softcap || sdpa.op.getAlibiSlopes())
+    return 0;
+  if (sdpa.band && lq != 1)
+    return 0;
+  if (sdpa.d <= 0 || sdpa.d % width != 0 || sdpa.dv % width != 0)
+    return 0;
+  for (Value v : {sdpa.op.getQuery(), sdpa.op.getKey(), sdpa.op.getValue()}) {
+    auto elt = dyn_cast<FloatType>(
+        cast<RankedTensorType>(v.getType()).getElementType());
+    if (!elt || elt.getWidth() > 32)
+      return 0;
+  }
+  return rows;
+}
+
+namespace {
+
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+/// Accumulators of P.V kept in registers at once (rows x value vectors).
+constexpr int64_t kMaxAccumulators = 16;
+
+/// The running state of the kernel, per row: the max (in every lane), the
+/// lane-wise partial sums of the probabilities, and the Dv / W accumulator
+/// vectors.
+struct DecodeState {
+  SmallVector<Value> m, l, acc;
+  SmallVector<Value> asValues() const {
+    SmallVector<Value> all(m);
+    llvm::append_range(all, l);
+    llvm::append_range(all, acc);
+    return all;
+  }
+  static DecodeState from(ValueRange v, int64_t rows) {
+    DecodeState s;
+    s.m.assign(v.begin(), v.begin() + rows);
+    s.l.assign(v.begin() + rows, v.begin() + 2 * rows);
+    s.acc.assign(v.begin() + 2 * rows, v.end());
+    return s;
+  }
+};
+
+class DecodeBuilder {
+public:
+  DecodeBuilder(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb)
+      : b(b), loc(sdpa.loc), sdpa(sdpa), qb(qb),
+        kernel(b, sdpa.loc, sdpa.decodeWidth), width(sdpa.decodeWidth),
+        rows(sdpa.bq), dChunks(sdpa.d / width), vChunks(sdpa.dv / width) {
+    keysPaired = isPairable(sdpa.op.getKey(), sdpa.d);
+    valuesPaired = isPairable(sdpa.op.getValue(), sdpa.dv);
+  }
+
+  SoftmaxState build(Value begin, Value end);
+
+private:
+  /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
+  /// `src` at (batch, head), as f32.
+  Value readRow(Value src, Value head, Value row, int64_t c, bool paired);
+  /// The block max of the scores `s` in every lane (a butterfly).
+  Value laneMax(Value s);
+  /// The scaled query rows, [rows][dChunks].
+  void readQueries();
+  /// Two vectors of partial sums whose sources (the dot products they sum
+  /// to) occupy `lanes` lanes each, folded into one whose sources occupy
+  /// lanes / 2 lanes each: a's sources, then b's.
+  Value fold(Value a, Value bVec, int64_t lanes);
+  /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
+  /// are set for the last, partial block.
+  DecodeState block(Value j0, Value tailLen, Value lastKey,
+                    const DecodeState &state);
+  DecodeState initialState();
+  SoftmaxState finish(const DecodeState &state);
+
+  OpBuilder &b;
+  Location loc;
+  const TiledSdpa &sdpa;
+  const QueryBlock &qb;
+  KernelBuilder kernel;
+  int64_t width, rows, dChunks, vChunks;
+  SmallVector<Value> queries;
+  /// bf16 K (V) read in the pair layout (readRow), and the query rows
+  /// (the accumulators) in the same order.
+  bool keysPaired = false, valuesPaired = false;
+
+  bool isPairable(Value src, int64_t cols) const {
+    return cast<RankedTensorType>(src.getType()).getElementType().isBF16() &&
+           cols % (2 * width) == 0;
+  }
+};
+
+Value DecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
+                             bool paired) {
+  auto eltType = cast<RankedTensorType>(src.getType()).getElementType();
+  if (!paired) {
+    auto type = VectorType::get({width}, eltType);
+    Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
+    Value x = vector::TransferReadOp::create(
+        b, loc, type, src,
+        ValueRange{qb.batch, head, row, kernel.idx(c * width)}, pad,
+        ArrayRef<bool>{true});
+    if (!eltType.isF32())
+      x = arith::ExtFOp::create(b, loc, kernel.vecType, x);
+    return x;
+  }
+  // Pair layout: vectors 2p and 2p + 1 hold the even and the odd columns of
+  // columns [2pW, 2(p + 1)W). One load of 2W elements serves both (the
+  // second read folds into the first).
+  int64_t pair = c / 2;
+  bool odd = c % 2;
+  auto type = VectorType::get({2 * width}, eltType);
+  Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
+  Value x = vector::TransferReadOp::create(
+      b, loc, type, src,
+      ValueRange{qb.batch, head, row, kernel.idx(pair * 2 * width)}, pad,
+      ArrayRef<bool>{true});
+  if (eltType.isBF16()) {
+    // A bf16 is the high half of an f32: the even element of each 32-bit
+    // word shifted up, the odd one masked; one integer op per vector.
+    auto intType = VectorType::get({width}, b.getI32Type());
+    Value words = vector::BitCastOp::create(b, loc, intType, x);
+    Value bits =
+        odd ? arith::AndIOp::create(
+                  b, loc, words,
+                  arith::ConstantOp::create(
+                      b, loc,
+                      DenseElementsAttr::get(
+                          intType, b.getI32IntegerAttr(
+                                       static_cast<int32_t>(0xFFFF0000u)))))
+                  .getResult()
+            : arith::ShLIOp::create(
+                  b, loc, words,
+                  arith::ConstantOp::create(
+                      b, loc,
+                      DenseElementsAttr::get(intType, b.getI32IntegerAttr(16))))
+                  .getResult();
+    return arith::BitcastOp::create(b, loc, kernel.vecType, bits);
+  }
+  if (!eltType.isF32())
+    x = arith::ExtFOp::create(b, loc,
+                              VectorType::get({2 * width}, b.getF32Type()), x);
+  SmallVector<int64_t> lanes;
+  for (int64_t i = 0; i < width; ++i)
+    lanes.push_back(2 * i + (odd ? 1 : 0));
+  return vector::ShuffleOp::create(b, loc, x, x, lanes);
+}
+
+void DecodeBuilder::readQueries() {
+  Value scale = kernel.splat(sdpa.qScale);
+  for (int64_t r = 0; r < rows; ++r) {
+    Value head = qb.head, query = kernel.add(qb.qStart, r);
+    if (sdpa.groupedRows) {
+      head = kernel.add(qb.head, r / sdpa.staticLq);
+      query = kernel.idx(r % sdpa.staticLq);
+    }
+    for (int64_t c = 0; c < dChunks; ++c)
+      queries.push_back(arith::MulFOp::create(
+          b, loc, readRow(sdpa.op.getQuery(), head, query, c, keysPaired),
+          scale));
+  }
+}
+
+Value DecodeBuilder::fold(Value a, Value bVec, int64_t lanes) {
+  SmallVector<int64_t> lo, hi;
+  for (int64_t src = 0; src < 2; ++src)
+    for (int64_t i = 0; i < width / lanes; ++i)
+      for (int64_t k = 0; k < lanes / 2; ++k) {
+        lo.push_back(src * width + i * lanes + k);
+        hi.push_back(src * width + i * lanes + lanes / 2 + k);
+      }
+  Value x = vector::ShuffleOp::create(b, loc, a, bVec, lo);
+  Value y = vector::ShuffleOp::create(b, loc, a, bVec, hi);
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
+                                 const DecodeState &state) {
+  Value key = sdpa.op.getKey(), value = sdpa.op.getValue();
+  auto keyIndex = [&](int64_t j) {
+    Value k = kernel.add(j0, j);
+    return lastKey ? minIndex(b, loc, k, lastKey) : k;
+  };
+  // Scores: each K row read once, its dot products with every query row
+  // folded as they come (a binary counter), so that few partial vectors
+  // are live: after W keys, lane j of a row's vector is key j's score.
+  SmallVector<SmallVector<std::pair<int64_t, Value>>> pending(rows);
+  for (int64_t j = 0; j < width; ++j) {
+    Value kRow = keyIndex(j);
+    SmallVector<Value> k;
+    for (int64_t c = 0; c < dChunks; ++c)
+      k.push_back(readRow(key, qb.kvHead, kRow, c, keysPaired));
+    for (int64_t r = 0; r < rows; ++r) {
+      Value dot = arith::MulFOp::create(b, loc, k[0], queries[r * dChunks]);
+      for (int64_t c = 1; c < dChunks; ++c)
+        dot =
+            vector::FMAOp::create(b, loc, k[c], queries[r * dChunks + c], dot);
+      int64_t level = 0;
+      auto &stack = pending[r];
+      while (!stack.empty() && stack.back().first == level) {
+        dot = fold(stack.back().second, dot, width >> level);
+        stack.pop_back();
+        ++level;
+      }
+      stack.push_back({level, dot});
+    }
+  }
+
+  DecodeState next;
+  Value negInf = kernel.splat(kMinusInf), zero = kernel.splat(0.0f);
+  Value validLanes;
+  if (tailLen) {
+    auto intType = VectorType::get({width}, b.getI32Type());
+    SmallVector<int32_t> lanes;
+    for (int64_t j = 0; j < width; ++j)
+      lanes.push_back(static_cast<int32_t>(j));
+    Value laneIds = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(intType, ArrayRef<int32_t>(lanes)));
+    Value len = arith::IndexCastOp::create(b, loc, b.getI32Type(), tailLen);
+    validLanes = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, laneIds,
+        vector::BroadcastOp::create(b, loc, intType, len));
+  }
+  SmallVector<Value> probs, alphas;
+  for (int64_t r = 0; r < rows; ++r) {
+    assert(pending[r].size() == 1 && "W is a power of 2");
+    Value s = pending[r].front().second;
+    if (validLanes)
+      s = arith::SelectOp::create(b, loc, validLanes, s, negInf);
+    Value mNew = kernel.max(state.m[r], laneMax(s));
+    Value mEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         state.m[r], negInf);
+    Value alpha = arith::SelectOp::create(
+        b, loc, mEmpty, zero,
+        kernel.exp2(arith::SubFOp::create(b, loc, state.m[r], mNew)));
+    Value sEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s, negInf);
+    Value p = arith::SelectOp::create(
+        b, loc, sEmpty, zero,
+        kernel.exp2(arith::SubFOp::create(b, loc, s, mNew)));
+    next.m.push_back(mNew);
+    next.l.push_back(vector::FMAOp::create(b, loc, state.l[r], alpha, p));
+    probs.push_back(p);
+    alphas.push_back(alpha);
+  }
+
+  // P.V: value columns in groups of accumulators that fit the registers;
+  // each V row is read once per group (each cache line once in all).
+  next.acc.assign(state.acc.begin(), state.acc.end());
+  int64_t group = std::max<int64_t>(1, kMaxAccumulators / rows);
+  if (valuesPaired)
+    group = std::max<int64_t>(2, group / 2 * 2);
+  // The probabilities as a [rows, W] tile, read back one at a time (a
+  // broadcast load) by a loop over the block's keys, so that only one
+  // group of accumulators is live at a time.
+  Value probTile = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{rows, width}, b.getF32Type());
+  for (int64_t r = 0; r < rows; ++r)
+    probTile =
+        vector::TransferWriteOp::create(
+            b, loc, probs[r], probTile,
+            ValueRange{kernel.idx(r), kernel.idx(0)}, ArrayRef<bool>{true})
+            .getResult();
+  for (int64_t c0 = 0; c0 < vChunks; c0 += group) {
+    int64_t c1 = std::min(vChunks, c0 + group);
+    SmallVector<Value> inits;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = c0; c < c1; ++c)
+        inits.push_back(arith::MulFOp::create(b, loc, next.acc[r * vChunks + c],
+                                              alphas[r]));
+    SmallVector<Value> accs = kernel.loopCarrying(
+        0, width, 1, inits, [&](Value j, ValueRange carried) {
+          Value vRow = arith::AddIOp::create(b, loc, j0, j);
+          if (lastKey)
+            vRow = minIndex(b, loc, vRow, lastKey);
+          SmallVector<Value> pj;
+          for (int64_t r = 0; r < rows; ++r)
+            pj.push_back(vector::BroadcastOp::create(
+                b, loc, kernel.vecType,
+                tensor::ExtractOp::create(b, loc, probTile,
+                                          ValueRange{kernel.idx(r), j})));
+          SmallVector<Value> out(carried);
+          for (int64_t c = c0; c < c1; ++c) {
+            Value v = readRow(value, qb.kvHead, vRow, c, valuesPaired);
+            for (int64_t r = 0; r < rows; ++r) {
+              Value &acc = out[r * (c1 - c0) + (c - c0)];
+              acc = vector::FMAOp::create(b, loc, pj[r], v, acc);
+            }
+          }
+          return out;
+        });
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = c0; c < c1; ++c)
+        next.acc[r * vChunks + c] = accs[r * (c1 - c0) + (c - c0)];
+  }
+  return next;
+}
+
+Value DecodeBuilder::laneMax(Value s) {
+  for (int64_t shift = width / 2; shift >= 1; shift /= 2) {
+    SmallVector<int64_t> lanes;
+    for (int64_t i = 0; i < width; ++i)
+      lanes.push_back(i ^ shift);
+    s = kernel.max(s, vector::ShuffleOp::create(b, loc, s, s, lanes));
+  }
+  return s;
+}
+
+DecodeState DecodeBuilder::initialState() {
+  DecodeState s;
+  for (int64_t r = 0; r < rows; ++r) {
+    s.m.push_back(kernel.splat(kMinusInf));
+    s.l.push_back(kernel.splat(0.0f));
+  }
+  for (int64_t i = 0; i < rows * vChunks; ++i)
+    s.acc.push_back(kernel.splat(0.0f));
+  return s;
+}
+
+SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
+  SmallVector<Value> m, l;
+  for (int64_t r = 0; r < rows; ++r) {
+    m.push_back(vector::ExtractOp::create(b, loc, state.m[r], 0));
+    l.push_back(vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                            state.l[r]));
+  }
+  auto rowType = RankedTensorType::get({rows}, b.getF32Type());
+  Value mT = tensor::FromElementsOp::create(b, loc, rowType, m);
+  Value lT = tensor::FromElementsOp::create(b, loc, rowType, l);
+  Value accRows = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{rows, sdpa.dv}, b.getF32Type());
+  SmallVector<int64_t> interleave;
+  for (int64_t i = 0; i < width; ++i)
+    interleave.append({i, width + i});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < vChunks; c += valuesPaired ? 2 : 1) {
+      Value x = state.acc[r * vChunks + c];
+      if (valuesPaired)
+        x = vector::ShuffleOp::create(b, loc, x, state.acc[r * vChunks + c + 1],
+                                      interleave);
+      accRows = vector::TransferWriteOp::create(
+                    b, loc, x, accRows,
+                    ValueRange{kernel.idx(r), kernel.idx(c * width)},
+                    ArrayRef<bool>{true})
+                    .getResult();
+    }
+  Value accInit = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{sdpa.dv, rows}, b.getF32Type());
+  Value acc = linalg::TransposeOp::create(b, loc, accRows, accInit,
+                                          ArrayRef<int64_t>{1, 0})
+                  .getResult()[0];
+  return {mT, lT, acc};
+}
+
+SoftmaxState DecodeBuilder::build(Value begin, Value end) {
+  readQueries();
+  end = maxIndex(b, loc, end, begin);
+  Value w = kernel.idx(width);
+  Value numFull = arith::DivUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, end, begin), w);
+  DecodeState init = initialState();
+  auto loop = scf::ForOp::create(
+      b, loc, kernel.idx(0), numFull, kernel.idx(1), init.asValues(),
+      [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value j0 = arith::AddIOp::create(b, loc, begin,
+                                         arith::MulIOp::create(b, loc, iv, w));
+        DecodeState next =
+            block(j0, Value(), Value(), DecodeState::from(carried, rows));
+        scf::YieldOp::create(b, loc, next.asValues());
+      });
+  DecodeState state = DecodeState::from(loop.getResults(), rows);
+
+  // The last keys, fewer than W: rows past the end read the last key (their
+  // scores are -inf, their probabilities 0).
+  Value tailStart = arith::AddIOp::create(
+      b, loc, begin, arith::MulIOp::create(b, loc, numFull, w));
+  Value tailLen = arith::SubIOp::create(b, loc, end, tailStart);
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, tailLen,
+                                    kernel.idx(0));
+  SmallVector<Value> values = state.asValues();
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(values).getTypes(), any,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    Value lastKey = arith::SubIOp::create(b, loc, end, kernel.idx(1));
+    DecodeState next = block(tailStart, tailLen, lastKey, state);
+    scf::YieldOp::create(b, loc, next.asValues());
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, values);
+  }
+  return finish(DecodeState::from(ifOp.getResults(), rows));
+}
+
+} // namespace
+
+SoftmaxState mlir::attn::detail::emitDecodeKeys(OpBuilder &b,
+                                                const TiledSdpa &sdpa,
+                                                const QueryBlock &qb,
+                                                Value split, Value end) {
+  Location loc = sdpa.loc;
+  Value begin = indexConstant(b, loc, 0);
+  if (sdpa.band && sdpa.band->left) {
+    // keys >= firstDiag - left (one query index: Lq = 1).
+    Value firstDiag = arith::AddIOp::create(b, loc, qb.qFirst, qb.diagShift);
+    begin =
+        maxIndex(b, loc,
+                 arith::SubIOp::create(b, loc, firstDiag,
+                                       indexConstant(b, loc, *sdpa.band->left)),
+                 begin);
+  }
+  if (split)
+    begin = maxIndex(b, loc, begin,
+                     arith::MulIOp::create(
+                         b, loc, split, indexConstant(b, loc, sdpa.splitKeys)));
+  return DecodeBuilder(b, sdpa, qb).build(begin, end);
+}

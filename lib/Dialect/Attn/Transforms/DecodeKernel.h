@@ -1,0 +1,46 @@
+//===- DecodeKernel.h - the memory-bound decode kernel ----------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// A query block of few rows (a decode step: Lq = 1, or Lq times the group
+// size with grouped-query attention) gains nothing from the tile ops, whose
+// vectors run along the query rows: most lanes would idle. The decode kernel
+// runs its vectors along D instead and streams K and V once: per block of W
+// keys (W = the vector width) it takes the W x rows dot products (each K row
+// loaded once and used by every row of the block, summed across lanes by a
+// shuffle tree that leaves the W scores of a row in one vector), the online
+// softmax along the keys (one vector per row), and P.V with each V row loaded
+// once into rows x Dv/W accumulators. bf16/f16 K and V are read as they are
+// and widened in registers. The loops are built on tensors (vector transfer
+// ops), inside attn-tile-online-softmax's scf.forall, so split-K and the
+// writing of results are the tiling's own. Private to the attn transforms
+// library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEKERNEL_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEKERNEL_H
+
+#include "TileOps.h"
+
+namespace mlir::attn::detail {
+
+/// The rows of the decode kernel's query block for `sdpa` (planned with
+/// its groupedRows), or 0 if the op goes to the tile ops: the kernel takes
+/// a static Lq whose block (Lq, or group * Lq with grouped rows) has at most
+/// `maxRows` rows, D and Dv multiples of `width` (a power of 2), no user
+/// mask, no softcap, no ALiBi, and a causal or window band only with
+/// Lq = 1 (where the band is one key range for every row).
+int64_t decodeRowsFor(const TiledSdpa &sdpa, int64_t maxRows, int64_t width,
+                      int64_t blockQ);
+
+/// The online softmax of the query block by the decode kernel over the keys
+/// below `end` (the tiling's key end, clamped into the chunk with split-K)
+/// from the band's first key (exact, Lq = 1) or chunk `split`'s first (if
+/// set), as the tiling's state (m, l [rows], acc [Dv, rows]).
+SoftmaxState emitDecodeKeys(OpBuilder &b, const TiledSdpa &sdpa,
+                            const QueryBlock &qb, Value split, Value end);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEKERNEL_H

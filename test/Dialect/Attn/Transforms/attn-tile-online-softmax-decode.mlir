@@ -1,0 +1,101 @@
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=0 kv-splits=1" | FileCheck %s --check-prefix=OFF
+
+// The decode kernel (decode-rows): a query block of few rows streams K and
+// V once with vectors along D. Grouped-query attention, Lq = 1: the block
+// holds the 4 query heads of a group (4 rows); each K row is read once per
+// block of 16 keys (16 lanes of D at a time), its dot products folded by
+// shuffles, the softmax runs along the keys, and V rows are read once into
+// the accumulators. No score tile op is left; bf16 K and V are read as bf16
+// and widened in registers: 32 at a time, even columns shifted, odd ones
+// masked (the query rows and the accumulators in the same order, put back
+// in order at the end).
+// CHECK-LABEL: func.func @gqa_bf16
+// CHECK: scf.forall ({{.*}}) in ({{.*}}, 2, 1)
+// CHECK: vector.transfer_read %{{.*}} : tensor<1x8x1x32xbf16>, vector<32xbf16>
+// CHECK: scf.for
+// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
+// CHECK:   vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
+// CHECK:   arith.shli
+// CHECK:   arith.andi
+// CHECK:   vector.fma
+// CHECK:   vector.shuffle
+// CHECK:   arith.cmpf ogt
+// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
+// The last 4 keys (100 = 6 x 16 + 4): lanes past the end are -inf.
+// CHECK: scf.if
+// CHECK:   arith.minsi
+// CHECK:   arith.cmpi slt
+// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
+// CHECK: linalg.transpose
+// CHECK: tensor.parallel_insert_slice {{.*}} [1, 4, 1, 32]
+// CHECK-NOT: attn.tile<scores>
+// OFF-LABEL: func.func @gqa_bf16
+// OFF: attn.tile<scores>
+// OFF-NOT: vector.shuffle
+func.func @gqa_bf16(%q: tensor<1x8x1x32xbf16>, %k: tensor<1x2x100x32xbf16>, %v: tensor<1x2x100x32xbf16>) -> tensor<1x8x1x32xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x32xbf16>, tensor<1x2x100x32xbf16>, tensor<1x2x100x32xbf16> -> tensor<1x8x1x32xbf16>
+  return %o : tensor<1x8x1x32xbf16>
+}
+
+// -----
+
+// Multi-head attention with Lq = 3, lse, key lengths and a dynamic key
+// count: one block of 3 rows per head.
+// CHECK-LABEL: func.func @mha_lse_key_lengths
+// CHECK: vector.shuffle
+// CHECK: math.log2
+// CHECK-NOT: attn.tile<scores>
+func.func @mha_lse_key_lengths(%q: tensor<2x2x3x16xf32>, %k: tensor<2x2x?x16xf32>, %kl: tensor<2xi32>) -> (tensor<2x2x3x16xf32>, tensor<2x2x3xf32>) {
+  %o, %lse = attn.sdpa %q, %k, %k key_lengths(%kl : tensor<2xi32>) : tensor<2x2x3x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x16xf32> -> tensor<2x2x3x16xf32>, tensor<2x2x3xf32>
+  return %o, %lse : tensor<2x2x3x16xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
+// Lq = 1 with a causal band (either alignment) or a window: one key range
+// for the whole block.
+// CHECK-LABEL: func.func @causal_one_row
+// CHECK: vector.shuffle
+// CHECK-NOT: attn.tile<scores>
+func.func @causal_one_row(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>) -> tensor<1x4x1x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>, window = array<i64: 8, 0>} : tensor<1x4x1x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x50x16xf32> -> tensor<1x4x1x16xf32>
+  return %o : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// Split-K composes: the chunks of the keys are forall iterations, each
+// running the decode kernel from its chunk's first key.
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=3" | FileCheck %s --check-prefix=SPLIT
+// SPLIT-LABEL: func.func @split
+// SPLIT: scf.forall ({{.*}}) in ({{.*}}, 1, 3)
+// SPLIT: arith.maxsi
+// SPLIT: vector.shuffle
+// SPLIT-NOT: attn.tile<scores>
+// SPLIT: math.log %
+func.func @split(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x500x16xf32>) -> tensor<1x4x1x16xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x4x1x16xf32>, tensor<1x1x500x16xf32>, tensor<1x1x500x16xf32> -> tensor<1x4x1x16xf32>
+  return %o : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// What the decode kernel does not take goes to the tile ops: a user mask,
+// a softcap, ALiBi, a causal band with Lq > 1, more rows than decode-rows
+// (4 heads x 5 queries), a dynamic Lq, D not a multiple of the width.
+// CHECK-LABEL: func.func @routed
+// CHECK-NOT: vector.shuffle
+// CHECK-COUNT-7: attn.tile<scores>
+// CHECK-NOT: vector.shuffle
+// CHECK: return
+func.func @routed(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>, %m: tensor<1x1x1x50xi1>, %s: tensor<4xf32>, %q2: tensor<1x4x2x16xf32>, %q5: tensor<1x4x5x16xf32>, %qd: tensor<1x4x?x16xf32>, %q24: tensor<1x4x1x24xf32>, %k24: tensor<1x1x50x24xf32>) -> (tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x1x24xf32>) {
+  %a = attn.sdpa %q, %k, %k mask(%m) : tensor<1x4x1x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x1x50xi1> -> tensor<1x4x1x16xf32>
+  %b = attn.sdpa %q, %k, %k {softcap = 30.0 : f32} : tensor<1x4x1x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x50x16xf32> -> tensor<1x4x1x16xf32>
+  %c = attn.sdpa %q, %k, %k alibi_slopes(%s : tensor<4xf32>) : tensor<1x4x1x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x50x16xf32> -> tensor<1x4x1x16xf32>
+  %d = attn.sdpa %q2, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x4x2x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x50x16xf32> -> tensor<1x4x2x16xf32>
+  %e = attn.sdpa %q5, %k, %k : tensor<1x4x5x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x50x16xf32> -> tensor<1x4x5x16xf32>
+  %f = attn.sdpa %qd, %k, %k : tensor<1x4x?x16xf32>, tensor<1x1x50x16xf32>, tensor<1x1x50x16xf32> -> tensor<1x4x?x16xf32>
+  %g = attn.sdpa %q24, %k24, %k24 : tensor<1x4x1x24xf32>, tensor<1x1x50x24xf32>, tensor<1x1x50x24xf32> -> tensor<1x4x1x24xf32>
+  return %a, %b, %c, %d, %e, %f, %g : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x1x24xf32>
+}

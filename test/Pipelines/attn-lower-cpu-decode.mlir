@@ -1,0 +1,21 @@
+// attn-lower-cpu runs a decode step (here Lq = 1 and 4 query heads per
+// key/value head: blocks of 4 rows) on the decode kernel by default
+// (decode-rows=16), with the vector width of its kernels (8 lanes for avx2);
+// decode-rows=0 or microkernels=false keep the tile ops.
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=DECODE
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=0" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 microkernels=false" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=3" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
+
+// DECODE: vector.transfer_read {{.*}} : tensor<1x2x300x64xf32>, vector<16xf32>
+// DECODE: vector.shuffle
+// DECODE-NOT: attn.tile<scores>
+// AVX2: vector.transfer_read {{.*}} : tensor<1x2x300x64xf32>, vector<8xf32>
+// AVX2-NOT: attn.tile<scores>
+// TILES: attn.tile<scores>
+// TILES-NOT: vector.shuffle
+func.func @decode(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x300x64xf32>, %v: tensor<1x2x300x64xf32>) -> tensor<1x8x1x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xf32>, tensor<1x2x300x64xf32>, tensor<1x2x300x64xf32> -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
+}
