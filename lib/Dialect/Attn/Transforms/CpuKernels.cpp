@@ -64,9 +64,12 @@ Value KernelBuilder::exp2(Value x) {
   Value f = arith::SubFOp::create(b, loc, clamped, n);
   // Degree 6, fitted to 2^f on [-1/2, 1/2] for the least maximum relative
   // error (2.6e-9), highest first (Horner).
-  static const double coeffs[] = {1.53458117616986e-04,  1.339993142181303e-03,
-                                  9.618488959780236e-03, 5.550328776467259e-02,
-                                  2.402264689059286e-01, 6.931472057374933e-01,
+  static const double coeffs[] = {1.53458117616986e-04,
+                                  1.339993142181303e-03,
+                                  9.618488959780236e-03,
+                                  5.550328776467259e-02,
+                                  2.402264689059286e-01,
+                                  6.931472057374933e-01,
                                   1.0};
   Value p = splat(static_cast<float>(coeffs[0]));
   for (double coeff : ArrayRef<double>(coeffs).drop_front())
