@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Benchmarks attn's fused CPU lowering against its naive lowering and PyTorch.
+"""Benchmarks attn's fused CPU lowering against its naive lowering, PyTorch
+and ggml.
 
-Runs the CPU shapes of docs/benchmarks.md through `attn-run --sdpa SPEC --json`
-and PyTorch's `torch.nn.functional.scaled_dot_product_attention` on the CPU,
+Runs the CPU shapes of docs/benchmarks.md through `attn-run --sdpa SPEC --json`,
+PyTorch's `torch.nn.functional.scaled_dot_product_attention` on the CPU and
+ggml's `ggml_flash_attn_ext` (bench/ggml_peer.py; f32 Q, f16 or f32 K/V),
 single-threaded and with all threads, and writes
 
   OUT/results.csv   one row per case x implementation x threads
@@ -22,6 +24,7 @@ import csv
 import json
 import math
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -31,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ggml_peer  # noqa: E402
 
 # --------------------------------------------------------------------------
 # Cases
@@ -114,6 +119,11 @@ def build_cases(args) -> list:
         for lk in decode_lk:
             cases.append(Case("decode", 1, lk, 128, hq=32, hkv=8,
                               runs_mult=args.decode_runs_mult))
+        # bf16 K/V read as bf16, at the longest length only
+        cases.append(Case("decode", 1, decode_lk[-1], 128, hq=32, hkv=8,
+                          dtype="bf16", runs_mult=args.decode_runs_mult))
+    if args.only:
+        cases = [c for c in cases if re.search(args.only, c.spec)]
     return cases
 
 
@@ -328,6 +338,70 @@ def run_torch_memory(args, case: Case, threads: int) -> dict:
 
 
 # --------------------------------------------------------------------------
+# ggml (bench/ggml_peer.py)
+# --------------------------------------------------------------------------
+
+
+def ggml_kv_types(args, case: Case) -> list:
+    """ggml's K/V types for `case`: f16 (its fast path) always; f32 only
+    for f32 cases (for a bf16 case it would read twice attn's bytes)."""
+    if args.no_ggml or ggml_peer.load() is None:
+        return []
+    return [kv for kv in args.ggml_kv if kv == "f16" or case.dtype == "f32"]
+
+
+def ggml_kv_bytes(case: Case, kv: str) -> int:
+    return case.kv_bytes() * (2 if kv == "f16" else 4) // (
+        4 if case.dtype == "f32" else 2)
+
+
+def run_ggml(args, case: Case, threads: int, runs: int, kv: str) -> dict:
+    return ggml_peer.bench(threads, case.b, case.hq, case.hkv, case.lq,
+                           case.lk, case.d, case.causal, kv, runs, args.seed,
+                           case.flops(), case.dtype)
+
+
+def ggml_markdown(rows) -> list:
+    attn = {(r["spec"], r["threads"]): r for r in rows
+            if r["impl"] == "attn" and r["suite"] != "memory"}
+    gr = [r for r in rows if r["impl"].startswith("ggml")]
+    if not gr:
+        return []
+    out = ["", "## ggml flash_attn_ext\n",
+           "ggml_flash_attn_ext on ggml's CPU backend (ggml-python), on the "
+           "same shapes, threads (a persistent ggml thread pool) and timing "
+           "(median after one warm-up) as attn. Q is f32; **K/V f16 is "
+           "ggml's fast path** (its tiled prefill kernel and decode split-KV "
+           "path read f16 K/V; f16 K/V reads half the bytes of f32), f32 K/V "
+           "is the like-for-like f32 row. Every run is checked against an "
+           "f64 reference of the values ggml got, under the bound SPEC holds "
+           "attn's row of that precision to (f32 case, f32 K/V: the f32 "
+           "bounds; f32 case, f16 K/V: rel_l2 <= 2e-3; bf16 case: <= "
+           "1.6e-2); one that fails shows its time but no GFLOP/s. % peak "
+           "is against attn-run's f32 FMA peak of the same row.\n",
+           "| suite | shape | dtype | causal | T | ggml K/V | ggml ms | "
+           "ggml GFLOP/s | ggml % peak | attn % peak | attn speedup vs ggml "
+           "| rel_l2 vs f64 (rows/head) [bound] |",
+           "|" + "|".join(["---"] * 12) + "|"]
+    for r in gr:
+        lab = Case(r["suite"], r["lq"], r["lk"], r["d"], r["hq"], r["hkv"],
+                   r["b"], r["dtype"], r["causal"]).label
+        a = attn.get((r["spec"], r["threads"]), {})
+        ratio = r["ms"] / a["ms"] if r.get("ms") and a.get("ms") and \
+            r.get("gflops") else None
+        chk = r.get("note") or (
+            f"{r['rel_l2']:.1e} ({r['check_rows']}) [{r['bound']:.1e}] "
+            f"{'PASS' if r.get('ok') else 'FAIL'}")
+        out.append(
+            f"| {r['suite']} | {lab} | {r['dtype']} | {r['causal']} | "
+            f"{r['threads']} | {r.get('ggml_kv')} | "
+            f"{fmt(r.get('ms'), '.2f')} | "
+            f"{fmt(r.get('gflops'))} | {fmt(r.get('pct_peak'))} | "
+            f"{fmt(a.get('pct_peak'))} | {fmt(ratio, '.2f')} | {chk} |")
+    return out
+
+
+# --------------------------------------------------------------------------
 # Output
 # --------------------------------------------------------------------------
 
@@ -335,7 +409,7 @@ CSV_FIELDS = [
     "suite", "spec", "b", "hq", "hkv", "lq", "lk", "d", "dtype", "causal",
     "impl", "threads", "runs", "ms", "gflops", "pct_peak", "peak_1core_gflops",
     "read_gbs", "pct_kv_roofline", "flops", "checks", "torch_backend",
-    "peak_rss_mib", "io_mib", "note",
+    "peak_rss_mib", "io_mib", "ggml_kv", "rel_l2", "note",
 ]
 
 
@@ -408,25 +482,28 @@ def markdown(rows, meta) -> str:
             f"{fmt(n.get('gflops'), '.2f')} | {fmt(t.get('ms'), '.2f')} | "
             f"{fmt(t.get('gflops'))} | {fmt(t.get('pct_peak'))} | "
             f"{fmt(ratio, '.2f')} | {chk or a.get('note', '')} |")
-    dec = [r for r in rows if r["suite"] == "decode"
-           and r["impl"] in ("attn", "torch") and r.get("read_gbs")]
+    out += ggml_markdown(rows)
+    dec = [r for r in rows if r["suite"] == "decode" and r.get("read_gbs")
+           and (r["impl"] in ("attn", "torch") or r.get("gflops"))]
     if dec:
         out.append("")
         out.append("## Decode against the memory roofline\n")
         out.append("Reading K and V once at the read bandwidth that attn-run "
                    "measured in the same process (--peak) bounds a decode "
                    "step from below; % roofline = that time / the measured "
-                   "time.\n")
+                   "time. ggml rows: their own K/V bytes (f16 K/V: half).\n")
         out.append("| impl | shape | T | ms | K+V MiB | read GB/s | "
                    "K/V-once ms | % roofline |")
         out.append("|---|---|---|---|---|---|---|---|")
         for r in dec:
             kv = Case(r["suite"], r["lq"], r["lk"], r["d"], r["hq"],
                       r["hkv"], r["b"], r["dtype"], r["causal"])
-            once = kv.kv_bytes() / (r["read_gbs"] * 1e6)
+            kvb = ggml_kv_bytes(kv, r["ggml_kv"]) if r.get("ggml_kv") \
+                else kv.kv_bytes()
+            once = kvb / (r["read_gbs"] * 1e6)
             out.append(
                 f"| {r['impl']} | {kv.label} | {r['threads']} | "
-                f"{fmt(r.get('ms'), '.2f')} | {kv.kv_bytes() / 2**20:.0f} | "
+                f"{fmt(r.get('ms'), '.2f')} | {kvb / 2**20:.0f} | "
                 f"{r['read_gbs']:.1f} | {once:.2f} | "
                 f"{fmt(r.get('pct_kv_roofline'))} |")
     mem = [r for r in rows if r["suite"] == "memory"]
@@ -462,9 +539,10 @@ def plot(rows, peak, threads_list, path: Path) -> None:
     cs = sorted({p[1] for p in panels}, key=lambda c: c != "none")
     fig, axes = plt.subplots(len(ds), len(cs), figsize=(6.2 * len(cs),
                              4.4 * len(ds)), squeeze=False, sharey=True)
-    colors = {"attn": "tab:blue", "naive": "tab:gray", "torch": "tab:orange"}
+    colors = {"attn": "tab:blue", "naive": "tab:gray", "torch": "tab:orange",
+              "ggml-f16kv": "tab:green"}
     names = {"attn": "attn fused", "naive": "attn naive",
-             "torch": "PyTorch SDPA"}
+             "torch": "PyTorch SDPA", "ggml-f16kv": "ggml (f16 K/V)"}
     tmax = max(threads_list)
     styles = {1: "-", tmax: "--"}
     handles = {}
@@ -472,7 +550,7 @@ def plot(rows, peak, threads_list, path: Path) -> None:
         for (j, c) in enumerate(cs):
             ax = axes[i][j]
             for dtype, marker in (("f32", "o"), ("bf16", "s")):
-                for impl in ("attn", "naive", "torch"):
+                for impl in ("attn", "naive", "torch", "ggml-f16kv"):
                     for T in threads_list:
                         pts = sorted((r["lq"], r["gflops"]) for r in pre
                                      if r["d"] == d and r["causal"] == c
@@ -508,7 +586,8 @@ def plot(rows, peak, threads_list, path: Path) -> None:
             ax.grid(True, which="both", alpha=0.3)
     fig.legend(list(handles.values()), list(handles.keys()),
                loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.suptitle("attn fused vs naive lowering vs PyTorch SDPA (CPU); "
+    fig.suptitle("attn fused vs naive lowering vs PyTorch SDPA vs ggml "
+                 "flash_attn_ext (CPU); "
                  "median of runs; peak measured in the same attn-run "
                  "processes", fontsize=10)
     nrow_leg = math.ceil(len(handles) / 4)
@@ -554,6 +633,14 @@ def parse_args(argv):
                    help="L of the memory case (default 32768, --quick 4096)")
     p.add_argument("--no-torch", action="store_true",
                    help="skip PyTorch")
+    p.add_argument("--only", default=None, metavar="REGEX",
+                   help="keep only the cases whose attn-run spec matches "
+                        "(re.search), e.g. 'lq=4096,.*d=64,dtype=f32'")
+    p.add_argument("--no-ggml", action="store_true",
+                   help="skip ggml's flash_attn_ext")
+    p.add_argument("--ggml-kv", default="f16,f32",
+                   help="ggml K/V types: f16 (ggml's fast path; every "
+                        "case), f32 (f32 cases only); default f16,f32")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=int, default=1800,
                    help="seconds allowed to one attn-run or torch process")
@@ -564,6 +651,9 @@ def parse_args(argv):
         a.threads = [int(x) for x in a.threads.split(",")]
     if a.runs is None:
         a.runs = 3 if a.quick else 5
+    a.ggml_kv = [x for x in a.ggml_kv.split(",") if x]
+    if any(x not in ("f16", "f32") for x in a.ggml_kv):
+        p.error("--ggml-kv: f16 and/or f32")
     return a
 
 
@@ -643,11 +733,37 @@ def main(argv) -> int:
                                 pct_kv_roofline=roof,
                                 torch_backend=t.get("backend"),
                                 note=t.get("error")))
+            gl = []
+            for kv in ggml_kv_types(args, case):
+                # A peer's failed check is reported (FAIL, no GFLOP/s) but,
+                # like a PyTorch error, is not attn's failure: no exit 1.
+                g = run_ggml(args, case, T, runs, kv)
+                roof = None
+                if bw and g.get("gflops") and case.suite == "decode":
+                    roof = 100 * ggml_kv_bytes(case, kv) / (bw * 1e6) / \
+                        g["ms"]
+                rows.append(row(case, f"ggml-{kv}kv", T, runs=runs,
+                                ms=g.get("ms"), gflops=g.get("gflops"),
+                                pct_peak=pct(g.get("gflops"), peak, T),
+                                peak_1core_gflops=peak, read_gbs=bw,
+                                pct_kv_roofline=roof, ggml_kv=kv,
+                                rel_l2=g.get("rel_l2"),
+                                check_rows=g.get("check_rows"),
+                                bound=g.get("bound"),
+                                ok=g.get("ok"),
+                                checks=g.get("error") and "error" or (
+                                    ("PASS" if g.get("ok") else "FAIL")
+                                    + " f64"),
+                                note=g.get("error")))
+                gl.append(f"ggml {kv} K/V " + (
+                    f"{fmt(g.get('gflops'))}" if g.get("gflops") else
+                    g.get("error", f"FAIL rel_l2 {g.get('rel_l2')}")))
             log(f"{job}/{n_jobs} {case.spec} T={T}: attn {fmt(a_g)} GFLOP/s "
                 f"({fmt(pct(a_g, peak, T))}% peak, {checks_summary(a)})"
                 + (f", naive {fmt(n_g, '.2f')}" if n_g else "")
                 + (f", torch {fmt(t.get('gflops'))} [{t.get('backend')}]"
-                   if t.get("gflops") else ""))
+                   if t.get("gflops") else "")
+                + "".join(", " + x for x in gl))
 
     if mcase:
         job += 1
@@ -721,6 +837,8 @@ def main(argv) -> int:
         "PyTorch": (f"{torch.__version__}, SDPA on CPU, "
                     f"{torch.backends.cpu.get_cpu_capability()}"
                     if torch else "not run"),
+        "ggml": ("not run (--no-ggml)" if args.no_ggml
+                 else ggml_peer.describe()),
         "wall time": f"{time.perf_counter() - t_start:.0f} s",
     }
     md = markdown(rows, meta)

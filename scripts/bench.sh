@@ -1,33 +1,43 @@
 #!/usr/bin/env bash
 # Builds attn (scripts/setup.sh), installs what the benchmark needs into
-# python3 (PyTorch, NumPy, Matplotlib from PyPI), then runs bench/run.py.
+# python3 (PyTorch, ggml-python, NumPy, Matplotlib from PyPI), then runs
+# bench/run.py.
 #
 #   bash scripts/bench.sh [bench/run.py options]     e.g. --quick, --out DIR
 #
 # attn-run: --attn-run PATH, else $ATTN_RUN, else build/bin/attn-run (under
 # $ATTN_BUILD_DIR when set). ATTN_BENCH_SKIP_SETUP=1 skips the build;
-# --no-torch skips installing and running PyTorch.
+# --no-torch skips installing and running PyTorch, --no-ggml ggml.
 #
 # PyPI has no CPU-only torch for Linux x86_64: its wheel is built with CUDA
 # and needs the nvidia-* runtime wheels to import at all (~3.0 GB of
 # downloads in all for torch 2.15.0; the torch wheel itself is 539 MB).
 # The benchmark uses only its CPU kernels.
+#
+# ggml (the peer bench/ggml_peer.py drives: ggml_flash_attn_ext) comes from
+# PyPI's ggml-python, a source package that vendors ggml and builds libggml
+# with CMake at install time (-march=native, so the library uses this CPU's
+# AVX-512/F16C; a few minutes on two cores). Nothing else needs it: the suite's
+# test of the peer (python/tests/test_bench_ggml.py) skips without it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
 PY="${PYTHON:-python3}"
 TORCH_REQ="${ATTN_BENCH_TORCH:-torch==2.15.0}"
+GGML_REQ="${ATTN_BENCH_GGML:-ggml-python==0.0.45}"
 
 if [ "${ATTN_BENCH_SKIP_SETUP:-0}" != 1 ]; then
   bash "$ROOT/scripts/setup.sh"
 fi
 
 want_torch=1
+want_ggml=1
 has_attn_run=0
 for a in "$@"; do
   case "$a" in
     --no-torch) want_torch=0 ;;
+    --no-ggml) want_ggml=0 ;;
     --attn-run|--attn-run=*) has_attn_run=1 ;;
   esac
 done
@@ -38,9 +48,29 @@ pkgs=()
 if [ "$want_torch" = 1 ]; then
   "$PY" -c 'import torch' 2>/dev/null || pkgs+=("$TORCH_REQ")
 fi
+if [ "$want_ggml" = 1 ]; then
+  "$PY" -c 'import ggml' 2>/dev/null || pkgs+=("$GGML_REQ")
+fi
 if [ ${#pkgs[@]} -gt 0 ]; then
   echo "bench: pip installing ${pkgs[*]} into $("$PY" -c 'import sys; print(sys.prefix)')"
-  "$PY" -m pip install --quiet "${pkgs[@]}"
+  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+    "$PY" -m pip install --quiet "${pkgs[@]}"
+fi
+if [ "$want_ggml" = 1 ]; then
+  # ggml's flash_attn_ext must compute the right answer before it is timed.
+  "$PY" - "$ROOT/bench" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import ggml_peer
+for kv, causal in (("f16", "bottom_right"), ("f32", "none")):
+    q, k, v = ggml_peer.make_inputs(1, 4, 2, 80, 96, 64, 0, kv)
+    with ggml_peer.Peer(2) as p:
+        out, _ = p.attention(q, k, v, causal)
+    c = ggml_peer.check(out, q, k, v, causal, ggml_peer.rule("f32", kv))
+    assert c["ok"], (kv, causal, c)
+print(f"bench: {ggml_peer.describe()}, flash_attn_ext matches the f64 "
+      f"reference")
+EOF
 fi
 if [ "$want_torch" = 1 ]; then
   # PyTorch must run SDPA on the CPU; say which version and backend.

@@ -97,7 +97,7 @@ public:
   }
 
   /// 2^x for x <= 0 (or NaN): x = n + f with n = round(x), f in [-1/2, 1/2];
-  /// 2^f by its degree-7 Taylor polynomial (relative error < 6e-9 before
+  /// 2^f by a degree-6 minimax polynomial (relative error < 3e-9 before
   /// rounding), 2^n built in the exponent field. x is clamped at -127, where
   /// the exponent field is 0 and the result exactly 0 (so -inf gives 0). A
   /// NaN passes the clamp (a compare is false for it) and the polynomial,

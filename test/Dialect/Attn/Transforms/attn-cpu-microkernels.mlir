@@ -37,12 +37,20 @@
 // CHECK:   arith.fptosi %{{.*}} : vector<16xf32> to vector<16xi32>
 // CHECK:   arith.shli
 // CHECK:   arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
-// probs with the row sum: four partial sums per row vector.
+// probs with the row sum: the row max with -inf (a row that has seen no
+// visible key) replaced by 0, once per row vector; then exp2(s - m) with
+// four partial sums per row vector and no compare per key.
+// CHECK:   %[[MROW:.*]] = vector.load %{{.*}} : memref<32xf32>, vector<16xf32>
+// CHECK:   %[[EMPTY:.*]] = arith.cmpf oeq, %[[MROW]], %{{.*}} : vector<16xf32>
+// CHECK:   %[[MSAFE:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[MROW]] : vector<16xi1>, vector<16xf32>
 // CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c4 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK:     arith.subf %{{.*}}, %[[MSAFE]] : vector<16xf32>
+// CHECK-NOT: arith.cmpf oeq
 // CHECK:     math.roundeven %{{.*}} : vector<16xf32>
-// CHECK:     arith.cmpf oeq
-// CHECK:     arith.select
+// CHECK-NOT: arith.cmpf oeq
 // CHECK:     arith.addf {{.*}} : vector<16xf32>
+// CHECK-NOT: arith.cmpf oeq
+// CHECK:     scf.yield
 // CHECK-NOT: attn.tile = #attn.tile<row_sum>
 // pv: 8 value columns x 2 row vectors, rescaled by alpha as they are
 // loaded, carried through the 16 keys.

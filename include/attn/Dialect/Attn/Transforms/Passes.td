@@ -132,7 +132,7 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       it, `probs` the `row_sum` that follows it and `pv` the `rescale` of
       the accumulator before it; the `init_scores` zero fill is folded into
       the scores kernel.
-    - `probs`: `exp2` by a degree-7 polynomial on the fraction and an
+    - `probs`: `exp2` by a degree-6 polynomial on the fraction and an
       exponent built in the integer unit, never one libm call per element;
       hidden scores (`-inf`) give exactly 0 and NaN stays NaN.
     - `element_mask` (causal diagonal, window edges, padded tail):
