@@ -30,3 +30,8 @@ for t in 1 2; do
   run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
 done
 run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads 2 --bench 30 --kv-splits 1
+# Short sequences (BERT-base shapes) and f16 beside bf16 and f32, 2 threads.
+run --sdpa b=32,hq=12,lq=128,d=64 --threads 2 --bench 20
+for dt in f16 bf16 f32; do
+  run --sdpa hq=8,lq=4096,d=64,dtype=$dt --threads 2 --bench 5
+done
