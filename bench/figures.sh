@@ -39,3 +39,8 @@ for kind in bool float; do
     run --sdpa $M,mask=$kind,mask_shape=$shape --threads 1 --bench 5
   done
 done
+# Short sequences (BERT-base shapes) and f16 beside bf16 and f32, 2 threads.
+run --sdpa b=32,hq=12,lq=128,d=64 --threads 2 --bench 20
+for dt in f16 bf16 f32; do
+  run --sdpa hq=8,lq=4096,d=64,dtype=$dt --threads 2 --bench 5
+done

@@ -16,6 +16,7 @@
 
 #include "CpuKernels.h"
 #include "CpuKernelsBf16.h"
+#include "CpuKernelsWiden.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
@@ -104,8 +105,12 @@ bool rewriteScores(TileRewrite &rewrite) {
   if (rewrite.bf16Dot &&
       emitScoresBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
     return true;
+  // f16 (or bf16 off the dot products) K: widened to f32 once per tile.
+  Value k = rewrite.input(1);
+  if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, k))
+    k = wide;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
-                  /*bMat=*/rewrite.input(1), /*bIsTC=*/false, out, extras);
+                  /*bMat=*/k, /*bIsTC=*/false, out, extras);
   return true;
 }
 
@@ -123,8 +128,11 @@ bool rewritePV(TileRewrite &rewrite) {
   if (rewrite.bf16Dot &&
       emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
     return true;
+  Value v = rewrite.input(1);
+  if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, v))
+    v = wide;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
-                  /*bMat=*/rewrite.input(1), /*bIsTC=*/true, out, extras);
+                  /*bMat=*/v, /*bIsTC=*/true, out, extras);
   return true;
 }
 

@@ -68,12 +68,14 @@ func.func @f32_tiles(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: t
 
 // -----
 
-// bf16 keys and values: the products extend each broadcast element; the
-// elementwise kernels only ever see f32 tiles.
+// bf16 keys and values (bf16-dot off): each tile is widened to f32 once
+// (attn-cpu-microkernels-widen.mlir) and the products broadcast from the
+// f32 copy; the elementwise kernels only ever see f32 tiles.
 // CHECK-LABEL: func.func @bf16_tiles
 // CHECK-NOT: attn.tile = #attn.tile<scores>
-// CHECK: memref.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>
-// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
+// CHECK: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK: memref.load %{{.*}} : memref<16x16xf32>
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
 func.func @bf16_tiles(%q: tensor<1x1x64x16xbf16>, %k: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
   %o = attn.sdpa %q, %k, %k : tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16> -> tensor<1x1x64x16xbf16>
