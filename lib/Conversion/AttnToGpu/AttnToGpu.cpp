@@ -311,7 +311,7 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   plan.tensorCores = true;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
-  if (dv == 256)
+  if (d == 256 || dv == 256)
     plan.flash.dvSplit = 2;
   for (auto [name, size] :
        {std::pair<StringRef, int64_t>{"D", d}, {"Dv", dv}}) {

@@ -3,8 +3,10 @@
 // Part of the attn project.
 //
 // The body of the gpu.launch for f16/bf16: one CTA of block-q / 16 warps per
-// block of query rows, 16 rows per warp. Per thread, with lane = 4 g + t,
-// the m16n8k16 fragments hold (PTX ISA, "mma.m16n8k16"):
+// block of query rows, 16 rows per warp (at Dv = 256, two warps per 16 rows,
+// each accumulating half of the value columns: FlashConfig::dvSplit). Per
+// thread, with lane = 4 g + t, the m16n8k16 fragments hold (PTX ISA,
+// "mma.m16n8k16"):
 //   A (16x16): rows g, g+8 x cols 2t, 2t+1 and 2t+8, 2t+9 (4 x 2 elements),
 //   B (16x8):  rows 2t, 2t+1 and 2t+8, 2t+9 x col g (2 x 2),
 //   C (16x8):  rows g, g+8 x cols 2t, 2t+1 (2 x 2 f32).

@@ -67,9 +67,9 @@ struct FlashConfig {
   /// loaded) where neither its own buffer nor the V tiles fit: D = 256.
   bool queryInKeyValueTiles = false;
   /// Warps that share 16 query rows, each accumulating Dv / dvSplit of the
-  /// value columns (and each computing the rows' scores): 2 at Dv = 256,
-  /// where one warp's accumulator (128 registers) and Q fragments (64 at
-  /// D = 256) would not fit its registers.
+  /// value columns (and each computing the rows' scores): 2 at D or Dv =
+  /// 256, where one warp's accumulator (128 registers at Dv = 256) and Q
+  /// fragments (64 at D = 256) leave too few registers.
   int64_t dvSplit = 1;
   int64_t warps() const { return blockQ / 16 * dvSplit; }
   int64_t threads() const { return 32 * warps(); }
