@@ -76,6 +76,31 @@ def check_cases():
             f"b=1,hq=2,lq=100,lk=120,d={d},causal=bottom_right,lse=1")
     add("f32-masks-gqa", "b=2,hq=4,hkv=2,lq=64,lk=64,d=64,mask=float,"
         "mask_shape=1x1x64x64")
+    # The attention variants (docs/op.md): sliding window with both causal
+    # alignments, per-sequence key lengths, softcap, ALiBi, all at once.
+    add("f16-window-causal-tl", "b=1,hq=2,lq=200,lk=200,d=64,dtype=f16,"
+        "causal=top_left,window=50:-1,lse=1")
+    add("bf16-window-br", "b=2,hq=2,lq=130,lk=300,d=128,dtype=bf16,"
+        "window=70:40")
+    add("f16-window-causal-br-tails", "b=1,hq=2,lq=77,lk=300,d=64,dtype=f16,"
+        "causal=bottom_right,window=90:0,lse=1")
+    add("bf16-key-lengths-causal-br", "b=3,hq=4,hkv=2,lq=60,lk=200,d=64,"
+        "dtype=bf16,key_lengths=1,causal=bottom_right,lse=1")
+    add("f16-key-lengths-dynamic", "b=3,hq=2,lq=100,lk=150,d=128,dtype=f16,"
+        "key_lengths=1,dynamic=1")
+    add("f16-softcap", "b=1,hq=4,lq=128,lk=160,d=64,dtype=f16,softcap=3,"
+        "scale=0.5")
+    add("bf16-softcap-causal-lse", "b=1,hq=2,lq=100,lk=120,d=128,dtype=bf16,"
+        "softcap=2,scale=0.3,causal=top_left,lse=1")
+    add("f16-alibi-h-causal-br", "b=2,hq=4,lq=100,lk=130,d=64,dtype=f16,"
+        "alibi=h,causal=bottom_right")
+    add("bf16-alibi-bh-gqa", "b=2,hq=4,hkv=2,lq=64,lk=90,d=128,dtype=bf16,"
+        "alibi=bh,lse=1")
+    add("f16-all-variants", "b=2,hq=2,lq=70,lk=140,d=64,dtype=f16,"
+        "window=40:10,softcap=4,alibi=bh,key_lengths=1,mask=float,"
+        "mask_shape=1x1x70x140,scale=0.3,lse=1")
+    add("f32-variants", "b=2,hq=2,lq=50,lk=90,d=64,window=30:5,"
+        "causal=bottom_right,softcap=3,alibi=h,key_lengths=1,lse=1")
     return cases
 
 
@@ -115,6 +140,11 @@ def parse_spec(text):
     s["lk"] = int(kv.get("lk", s["lq"]))
     s["dv"] = int(kv.get("dv", s["d"]))
     s["scale"] = float(kv["scale"]) if "scale" in kv else None
+    s["window"] = (tuple(int(x) for x in kv["window"].split(":"))
+                   if "window" in kv else None)
+    s["softcap"] = float(kv["softcap"]) if "softcap" in kv else None
+    s["key_lengths"] = int(kv.get("key_lengths", 0))
+    s["alibi"] = kv.get("alibi", "none")
     if s["mask"] != "none":
         shape = kv.get("mask_shape")
         s["mask_shape"] = ([int(x) for x in shape.split("x")] if shape else
@@ -189,8 +219,29 @@ def values(a, dtype):
 # ---------------------------------------------------------------------------
 
 
-def reference(s, q, k, v, mask, noise_seed=None):
-    """out [B,Hq,Lq,Dv] and lse [B,Hq,Lq] in float64."""
+def has_variants(s):
+    """Whether the spec uses a variant torch's SDPA has no argument for."""
+    return bool(s["window"] or s["softcap"] or s["key_lengths"] or
+                s["alibi"] != "none")
+
+
+def aux_inputs(s, arrays):
+    """(key lengths [B] int64, ALiBi slopes [B, Hq] float64) of the case's
+    inputs (after the mask, in that order), or None for each it lacks."""
+    index = 4 if s["mask"] != "none" else 3
+    lengths = slopes = None
+    if s["key_lengths"]:
+        lengths = np.clip(arrays[index].astype(np.int64), 0, s["lk"])
+        index += 1
+    if s["alibi"] != "none":
+        slopes = np.broadcast_to(arrays[index].astype(np.float64),
+                                 (s["b"], s["hq"]))
+    return lengths, slopes
+
+
+def reference(s, q, k, v, mask, noise_seed=None, aux=(None, None)):
+    """out [B,Hq,Lq,Dv] and lse [B,Hq,Lq] in float64; `aux` is aux_inputs'
+    (key lengths, ALiBi slopes)."""
     group = s["hq"] // s["hkv"]
     kk = np.repeat(k, group, axis=1)
     vv = np.repeat(v, group, axis=1)
@@ -203,17 +254,36 @@ def reference(s, q, k, v, mask, noise_seed=None):
         mag = np.sqrt(np.einsum("bhid,bhjd->bhij", q * q, kk * kk))
         sc = sc + 2.0 ** -24 * math.sqrt(s["d"]) * abs(scale) * mag * \
             rng.standard_normal(sc.shape)
+    lq, lk = s["lq"], s["lk"]
+    lengths, slopes = aux
+    # Per-batch key length [B,1,1,1]: keys past it are hidden, and the
+    # bottom-right diagonal (and ALiBi's) sits at it.
+    klen = (np.full(s["b"], lk) if lengths is None else lengths)
+    klen = klen.reshape(-1, 1, 1, 1)
+    i = np.arange(lq).reshape(1, 1, -1, 1)
+    j = np.arange(lk).reshape(1, 1, 1, -1)
+    if s["softcap"]:
+        c = float(np.float32(s["softcap"]))
+        sc = c * np.tanh(sc / c)
+    if slopes is not None:
+        sc = sc - slopes[:, :, None, None] * np.abs(i + klen - lq - j)
     visible = np.ones(sc.shape, dtype=bool)
     if s["mask"] == "float":
         sc = sc + np.broadcast_to(mask, sc.shape)
     elif s["mask"] == "bool":
         visible &= np.broadcast_to(mask, sc.shape)
-    lq, lk = s["lq"], s["lk"]
+    # Causal and window: one band around the diagonal, aligned top-left only
+    # for causal=top_left (a window alone is aligned bottom-right).
+    diag = i if s["causal"] == "top_left" else i + klen - lq
     if s["causal"] != "none":
-        off = 0 if s["causal"] == "top_left" else lk - lq
-        i = np.arange(lq)[:, None]
-        j = np.arange(lk)[None, :]
-        visible &= (j <= i + off)[None, None]
+        visible &= j <= diag
+    if s["window"]:
+        left, right = s["window"]
+        if left >= 0:
+            visible &= j >= diag - left
+        if right >= 0:
+            visible &= j <= diag + right
+    visible &= j < klen
     visible &= ~np.isneginf(sc)
     m = np.where(visible, sc, -np.inf).max(axis=-1)
     m_safe = np.where(np.isfinite(m), m, 0.0)
@@ -240,10 +310,11 @@ def errors(got, ref):
             l2 / norm if norm > 0 else l2)
 
 
-def sensitivity(s, q, k, v, mask, out, lse, seed, trials=3):
+def sensitivity(s, q, k, v, mask, out, lse, seed, trials=3, aux=(None, None)):
     best = [0.0, 0.0, 0.0, 0.0]
     for t in range(trials):
-        po, pl = reference(s, q, k, v, mask, noise_seed=seed * 7919 + t)
+        po, pl = reference(s, q, k, v, mask, noise_seed=seed * 7919 + t,
+                           aux=aux)
         for idx, (a, b) in enumerate(((po, out), (pl, lse))):
             ma, rl = errors(a, b)
             best[2 * idx] = max(best[2 * idx], rl)
@@ -388,6 +459,17 @@ def make_inputs(s, seed):
         arrays.append(rng.random(s["mask_shape"]) < 0.8)
     elif s["mask"] == "float":
         arrays.append(storage(rng.standard_normal(s["mask_shape"]), dt))
+    if s["key_lengths"]:
+        # Uniform in [0, lk], with the two ends always present.
+        lengths = rng.integers(0, s["lk"] + 1, size=s["b"])
+        lengths[0] = s["lk"]
+        if s["b"] > 2:
+            lengths[1] = 0
+        arrays.append(lengths.astype(np.int32))
+    if s["alibi"] != "none":
+        shape = [s["hq"]] if s["alibi"] == "h" else [s["b"], s["hq"]]
+        arrays.append((np.abs(rng.standard_normal(shape)) / 4)
+                      .astype(np.float32))
     return arrays
 
 
@@ -508,10 +590,13 @@ def run_check(dev, kernel, c, seed, naive=None):
         mask = arrays[3]
     elif s["mask"] == "float":
         mask = values(arrays[3], dt)
-    ref_out, ref_lse = reference(s, q, k, v, mask)
-    sens = sensitivity(s, q, k, v, mask, ref_out, ref_lse, seed)
+    aux = aux_inputs(s, arrays)
+    ref_out, ref_lse = reference(s, q, k, v, mask, aux=aux)
+    sens = sensitivity(s, q, k, v, mask, ref_out, ref_lse, seed, aux=aux)
     torch_rel = None
-    if dev.torch is not None and dt in ("f16", "bf16"):
+    # torch's SDPA has no softcap, ALiBi, window or key lengths: variant
+    # cases are held to the f64 reference and attn's naive lowering.
+    if dev.torch is not None and dt in ("f16", "bf16") and not has_variants(s):
         try:
             t_out = torch_sdpa(dev.torch, s, [dev.as_torch(t) for t in ins],
                                math_only=True).contiguous()

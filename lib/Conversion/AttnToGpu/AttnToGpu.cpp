@@ -48,7 +48,7 @@ using namespace mlir::attn::gpu_kernels;
 /// declares statically.
 static constexpr int64_t kSharedLimit = 48 * 1024 - 16;
 /// Head dims the tensor-core kernel takes.
-static constexpr int64_t kTensorCoreHeadDims[] = {32, 64, 80, 96, 128};
+static constexpr int64_t kTensorCoreHeadDims[] = {32, 64, 80, 96, 128, 256};
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by the kernels
@@ -62,7 +62,16 @@ int64_t gpu_kernels::sharedRowLength(int64_t cols, const FlashConfig &config) {
 
 bool gpu_kernels::stagesQueryInValueTiles(const GpuSdpa &sdpa,
                                           const FlashConfig &config) {
-  return 2 * config.blockKV * sharedRowLength(sdpa.dv, config) >=
+  return !config.queryInKeyValueTiles &&
+         2 * config.blockKV * sharedRowLength(sdpa.dv, config) >=
+             config.blockQ * sharedRowLength(sdpa.d, config);
+}
+
+bool gpu_kernels::keyValueTilesHoldQuery(const GpuSdpa &sdpa,
+                                         const FlashConfig &config) {
+  return 2 * config.blockKV *
+             (sharedRowLength(sdpa.d, config) +
+              sharedRowLength(sdpa.dv, config)) >=
          config.blockQ * sharedRowLength(sdpa.d, config);
 }
 
@@ -71,15 +80,12 @@ int64_t gpu_kernels::flashSharedBytes(const GpuSdpa &sdpa,
   int64_t bytes = sdpa.elt.getIntOrFloatBitWidth() / 8;
   int64_t d = sharedRowLength(sdpa.d, config);
   int64_t dv = sharedRowLength(sdpa.dv, config);
-  int64_t q = stagesQueryInValueTiles(sdpa, config) ? 0 : config.blockQ * d;
+  int64_t q = stagesQueryInValueTiles(sdpa, config) ||
+                      (config.queryInKeyValueTiles &&
+                       keyValueTilesHoldQuery(sdpa, config))
+                  ? 0
+                  : config.blockQ * d;
   return bytes * (q + 2 * config.blockKV * d + 2 * config.blockKV * dv);
-}
-
-Value gpu_kernels::causalLastKey(OpBuilder &b, const GpuSdpa &sdpa, Value row) {
-  if (sdpa.causal != CausalKind::BottomRight)
-    return row;
-  Value shift = arith::SubIOp::create(b, sdpa.loc, sdpa.lk, sdpa.lq);
-  return arith::AddIOp::create(b, sdpa.loc, row, shift);
 }
 
 Value gpu_kernels::readMask(OpBuilder &b, const GpuSdpa &sdpa, Value batch,
@@ -142,9 +148,9 @@ static void buildLoop(OpBuilder &b, Location loc, Value n,
 
 /// The scaled score of row `i` against key `j` (base 2), with the mask
 /// applied: -inf where the i1 mask hides it.
-static Value scoreOneKey(OpBuilder &b, const GpuSdpa &sdpa, Value qRow,
-                         Value batch, Value head, Value kvHead, Value i,
-                         Value j) {
+static Value scoreOneKey(OpBuilder &b, const GpuSdpa &sdpa,
+                         const GpuSequence &seq, Value qRow, Value batch,
+                         Value head, Value kvHead, Value i, Value j) {
   Location loc = sdpa.loc;
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
@@ -160,6 +166,15 @@ static Value scoreOneKey(OpBuilder &b, const GpuSdpa &sdpa, Value qRow,
         scf::YieldOp::create(nb, loc, s);
       });
   Value s = dot.getResult(0);
+  if (sdpa.modifiesScores()) {
+    Value diagMinusKey;
+    if (seq.alibiShift)
+      diagMinusKey = indexToF32(
+          b, loc,
+          arith::SubIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, i, seq.alibiShift), j));
+    s = modifyScore(b, sdpa, seq, s, diagMinusKey);
+  }
   if (!sdpa.mask)
     return s;
   Value m = readMask(b, sdpa, batch, head, i, j);
@@ -205,22 +220,17 @@ void gpu_kernels::buildRowKernelF32(OpBuilder &b, const GpuSdpa &sdpa,
     memref::StoreOp::create(nb, loc, createF32Constant(nb, loc, 0.0f), acc, e);
   });
 
-  // Keys the causal rule hides are not visited: the loop stops at
-  // clamp(last visible key + 1, 0, Lk).
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  // Keys the key length, the causal rule or the window hide are not
+  // visited: the loop walks the row's span of visible keys only.
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  Value keyEnd = sdpa.lk;
-  if (sdpa.causal) {
-    Value end = arith::AddIOp::create(b, loc, causalLastKey(b, sdpa, i), c1);
-    end = arith::MaxSIOp::create(b, loc, end, c0);
-    keyEnd = arith::MinSIOp::create(b, loc, end, sdpa.lk);
-  }
+  GpuSequence seq = locateSequence(b, sdpa, batch, head);
+  KeySpan span = keySpan(b, sdpa, seq, i, i);
   auto keys = scf::ForOp::create(
-      b, loc, c0, keyEnd, c1,
+      b, loc, span.begin, span.end, c1,
       ValueRange{createF32Constant(b, loc, kNegInf),
                  createF32Constant(b, loc, 0.0f)},
       [&](OpBuilder &nb, Location, Value j, ValueRange state) {
-        Value s = scoreOneKey(nb, sdpa, qRow, batch, head, kvHead, i, j);
+        Value s = scoreOneKey(nb, sdpa, seq, qRow, batch, head, kvHead, i, j);
         auto [mNew, alpha] = updateRowMax(nb, loc, state[0], s);
         Value p = probability(nb, loc, s, mNew);
         Value l = math::FmaOp::create(nb, loc, state[1], alpha, p);
@@ -283,23 +293,6 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: expected chip sm_XX with XX "
                           ">= 80 (mma.sync, ldmatrix, cp.async), got '")
            << options.chip << "'";
-  // The attention variants are lowered by the CPU and naive lowerings only.
-  if (op.getWindow())
-    return op.emitOpError("convert-attn-to-gpu: the window attribute is not "
-                          "supported by the gpu kernels (attn-lower-naive-gpu "
-                          "lowers it)");
-  if (op.getKeyLengths())
-    return op.emitOpError("convert-attn-to-gpu: the key_lengths operand is "
-                          "not supported by the gpu kernels "
-                          "(attn-lower-naive-gpu lowers it)");
-  if (op.getAlibiSlopes())
-    return op.emitOpError("convert-attn-to-gpu: the alibi_slopes operand is "
-                          "not supported by the gpu kernels "
-                          "(attn-lower-naive-gpu lowers it)");
-  if (op.getSoftcap())
-    return op.emitOpError("convert-attn-to-gpu: the softcap attribute is not "
-                          "supported by the gpu kernels (attn-lower-naive-gpu "
-                          "lowers it)");
   if (options.blockQ < 16 || options.blockQ > 128 || options.blockQ % 16)
     return op.emitOpError("convert-attn-to-gpu: expected block-q to be a "
                           "multiple of 16 in [16, 128], got ")
@@ -318,16 +311,15 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   plan.tensorCores = true;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
+  if (d == 256 || dv == 256)
+    plan.flash.dvSplit = 2;
   for (auto [name, size] :
        {std::pair<StringRef, int64_t>{"D", d}, {"Dv", dv}}) {
     if (llvm::is_contained(kTensorCoreHeadDims, size))
       continue;
     auto diag = op.emitOpError("convert-attn-to-gpu: head dim ")
                 << name << " (" << size << ") is not supported by the " << elt
-                << " tensor-core kernel: expected 32, 64, 80, 96 or 128";
-    if (size == 256)
-      diag << " (256 needs more than the 255 registers a thread has for "
-              "its accumulator and Q fragments)";
+                << " tensor-core kernel: expected 32, 64, 80, 96, 128 or 256";
     return diag;
   }
   // Shrink the K/V tiles until the buffers fit static shared memory.
@@ -347,6 +339,19 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     plan.flash.blockKV = options.blockKV;
     while (!fits() && plan.flash.blockKV > 16)
       plan.flash.blockKV -= 16;
+  }
+  if (!fits()) {
+    // D = 256: Q staged in the K and V tiles before the first of them is
+    // loaded (its fragments then live in registers), in the largest tiles
+    // that fit and hold it.
+    plan.flash.padRows = true;
+    plan.flash.queryInKeyValueTiles = true;
+    plan.flash.blockKV = options.blockKV;
+    while ((!fits() || !keyValueTilesHoldQuery(sizes, plan.flash)) &&
+           plan.flash.blockKV > 16)
+      plan.flash.blockKV -= 16;
+    if (!keyValueTilesHoldQuery(sizes, plan.flash))
+      plan.flash.queryInKeyValueTiles = false;
   }
   if (int64_t bytes = flashSharedBytes(sizes, plan.flash); bytes > kSharedLimit)
     return op.emitOpError("convert-attn-to-gpu: the shared-memory tiles for "
@@ -419,6 +424,14 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
         static_cast<double>(op.getEffectiveScale()) * kLog2E);
     sdpa.causal = op.getCausalKind();
     sdpa.boolMask = op.getMask() && op.hasBoolMask();
+    sdpa.band = getVisibleBand(op);
+    if (op.getKeyLengths())
+      sdpa.keyLengths = toBuffer(rewriter, loc, op.getKeyLengths());
+    if (op.getAlibiSlopes())
+      sdpa.alibiSlopes = toBuffer(rewriter, loc, op.getAlibiSlopes());
+    if (std::optional<APFloat> cap = op.getSoftcap())
+      sdpa.softcap = static_cast<float>(
+          static_cast<double>(cap->convertToFloat()) * kLog2E);
 
     // Results in new buffers, shaped like the operands (the op's result
     // types may be more static; replaceOpWithCastValues reconciles them).

@@ -3,8 +3,10 @@
 // Part of the attn project.
 //
 // The body of the gpu.launch for f16/bf16: one CTA of block-q / 16 warps per
-// block of query rows, 16 rows per warp. Per thread, with lane = 4 g + t,
-// the m16n8k16 fragments hold (PTX ISA, "mma.m16n8k16"):
+// block of query rows, 16 rows per warp (at Dv = 256, two warps per 16 rows,
+// each accumulating half of the value columns: FlashConfig::dvSplit). Per
+// thread, with lane = 4 g + t, the m16n8k16 fragments hold (PTX ISA,
+// "mma.m16n8k16"):
 //   A (16x16): rows g, g+8 x cols 2t, 2t+1 and 2t+8, 2t+9 (4 x 2 elements),
 //   B (16x8):  rows 2t, 2t+1 and 2t+8, 2t+9 x col g (2 x 2),
 //   C (16x8):  rows g, g+8 x cols 2t, 2t+1 (2 x 2 f32).
@@ -68,9 +70,16 @@ private:
   Value packA(ArrayRef<Value> rowPairs);
 
   Value quadReduce(Value x, bool isMax);
+  Value rowOf(int64_t r) {
+    return add(add(qStart, warpRow), addConst(g, 8 * r));
+  }
+  Value keyOf(Value keyStart, int64_t n, int64_t c) {
+    return add(keyStart, addConst(mul(t, idx(2)), 8 * n + c));
+  }
+  SmallVector<Value> modifyScores(ArrayRef<Value> scores, Value keyStart);
   SmallVector<Value> maskScores(ArrayRef<Value> scores, Value keyStart);
   SmallVector<Value> keyTileStep(Value tile, ValueRange state,
-                                 Value unmaskedTiles, Value numTiles);
+                                 const KeyTiles &tiles);
   void writeResults(ValueRange state);
 
   OpBuilder &b;
@@ -81,9 +90,12 @@ private:
 
   Value batch, head, kvHead, qStart;
   Value lane, warpRow; // lane in the warp, first row of the warp's 16
+  Value dvBase;        // the first value column the warp accumulates
+  int64_t dvCols = 0;  // value columns per warp: Dv / dvSplit
   Value g, t;          // lane / 4, lane % 4
   Value laneMod8;      // lane % 8: the row of an 8x8 matrix it addresses
   Value qs, ks, vs;    // workgroup buffers
+  GpuSequence seq;     // the key length, band diagonal and ALiBi slope
   SmallVector<Value> qFrags;
   bool needsMask = false; // some tile can need element masks
 };
@@ -140,8 +152,9 @@ void FlashBuilder::copyRows(Value dst, std::optional<Value> slot, Value src,
 /// Starts the copies of key/value tile `tile` into buffer slot `slot`.
 void FlashBuilder::loadKeyValueTile(Value tile, Value slot) {
   Value first = mul(tile, idx(cfg.blockKV));
-  copyRows(ks, slot, sdpa.key, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.d);
-  copyRows(vs, slot, sdpa.value, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.dv);
+  copyRows(ks, slot, sdpa.key, kvHead, first, seq.keyLen, cfg.blockKV, sdpa.d);
+  copyRows(vs, slot, sdpa.value, kvHead, first, seq.keyLen, cfg.blockKV,
+           sdpa.dv);
 }
 
 /// Where column `col` (a multiple of 8) of row `row` (or of any row equal
@@ -248,9 +261,36 @@ Value FlashBuilder::quadReduce(Value x, bool isMax) {
   return x;
 }
 
-/// Hides (-inf) the scores of keys past Lk, past the causal diagonal or off
-/// the i1 mask, and adds the float mask. `scores` holds the tile's C
-/// fragments, 4 values per 8 keys.
+/// Softcap and ALiBi on every score of the tile (keys from `keyStart`), in
+/// base-2 units, before any mask.
+SmallVector<Value> FlashBuilder::modifyScores(ArrayRef<Value> scores,
+                                              Value keyStart) {
+  SmallVector<Value> out(scores);
+  for (int64_t r = 0; r < 2; ++r) {
+    // row + keyLen - Lq - key = base - (8 n + c): one conversion per row,
+    // then f32 subtractions (exact: integers below 2^24).
+    Value base;
+    if (seq.alibiShift)
+      base = indexToF32(b, loc,
+                        arith::SubIOp::create(b, loc,
+                                              add(rowOf(r), seq.alibiShift),
+                                              add(keyStart, mul(t, idx(2)))));
+    for (int64_t n = 0, e = cfg.blockKV / 8; n < e; ++n)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value &s = out[4 * n + 2 * r + c];
+        Value diagMinusKey =
+            base ? arith::SubFOp::create(b, loc, base, f32(float(8 * n + c)))
+                       .getResult()
+                 : Value();
+        s = modifyScore(b, sdpa, seq, s, diagMinusKey);
+      }
+  }
+  return out;
+}
+
+/// Hides (-inf) the scores of keys past the key length, outside the causal
+/// / window band or off the i1 mask, and adds the float mask. `scores`
+/// holds the tile's C fragments, 4 values per 8 keys.
 SmallVector<Value> FlashBuilder::maskScores(ArrayRef<Value> scores,
                                             Value keyStart) {
   SmallVector<Value> out(scores);
@@ -258,21 +298,14 @@ SmallVector<Value> FlashBuilder::maskScores(ArrayRef<Value> scores,
   Value lastKey = arith::SubIOp::create(b, loc, sdpa.lk, idx(1));
   Value negInf = f32(kNegInf);
   for (int64_t r = 0; r < 2; ++r) {
-    Value row = add(add(qStart, warpRow), addConst(g, 8 * r));
+    Value row = rowOf(r);
     Value maskRow =
         sdpa.mask ? arith::MinUIOp::create(b, loc, row, lastRow) : Value();
-    Value lastVisible = sdpa.causal ? causalLastKey(b, sdpa, row) : Value();
     for (int64_t n = 0, e = cfg.blockKV / 8; n < e; ++n) {
       for (int64_t c = 0; c < 2; ++c) {
         Value &s = out[4 * n + 2 * r + c];
-        Value key = add(keyStart, addConst(mul(t, idx(2)), 8 * n + c));
-        Value visible = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                              key, sdpa.lk);
-        if (lastVisible)
-          visible = arith::AndIOp::create(
-              b, loc, visible,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, key,
-                                    lastVisible));
+        Value key = keyOf(keyStart, n, c);
+        Value visible = keyVisible(b, sdpa, seq, row, key);
         if (sdpa.mask) {
           Value m = readMask(b, sdpa, batch, head, maskRow,
                              arith::MinUIOp::create(b, loc, key, lastKey));
@@ -292,15 +325,14 @@ SmallVector<Value> FlashBuilder::maskScores(ArrayRef<Value> scores,
 /// `state` is (m_g, m_g8, l_g, l_g8, acc...), acc in C fragments of 8
 /// value columns each. Returns the new state.
 SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
-                                             Value unmaskedTiles,
-                                             Value numTiles) {
+                                             const KeyTiles &tiles) {
   // Tile+1 streams into the other slot while this one is computed; the
   // commit is unconditional (an empty group on the last tile) so that
   // "all but the newest group done" always means "this tile is here".
   Value slot = arith::RemUIOp::create(b, loc, tile, idx(2));
   Value next = addConst(tile, 1);
   Value hasNext =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, numTiles);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, tiles.end);
   auto ifNext = scf::IfOp::create(b, loc, hasNext, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -332,15 +364,24 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
       scores.push_back(arith::MulFOp::create(b, loc, x, scale));
   }
 
-  // Element masks where a tile can need them: every tile with a user mask,
-  // else only the tiles past the last fully visible one (causal diagonal,
-  // Lk tail).
+  // Softcap and ALiBi on every tile; element masks where a tile can need
+  // them: every tile with a user mask, else only the tiles outside the
+  // fully visible ones (band edges, key-length and Lk tails).
   Value keyStart = mul(tile, idx(cfg.blockKV));
+  if (sdpa.modifiesScores())
+    scores = modifyScores(scores, keyStart);
   if (sdpa.mask) {
     scores = maskScores(scores, keyStart);
   } else if (needsMask) {
-    Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
-                                         tile, unmaskedTiles);
+    // Tiles below the first are never visited: the lower test only matters
+    // with a window's left edge.
+    Value masked = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                         tile, tiles.unmaskedEnd);
+    if (sdpa.band && sdpa.band->left)
+      masked = arith::OrIOp::create(
+          b, loc, masked,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, tile,
+                                tiles.unmaskedBegin));
     SmallVector<Type> types(scores.size(), b.getF32Type());
     auto ifMasked = scf::IfOp::create(b, loc, types, masked,
                                       /*withElseRegion=*/true);
@@ -376,7 +417,7 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
       }
     updated[r] = mNew;
     updated[2 + r] = sum;
-    for (int64_t nd = 0, e = sdpa.dv / 8; nd < e; ++nd)
+    for (int64_t nd = 0, e = dvCols / 8; nd < e; ++nd)
       for (int64_t c = 0; c < 2; ++c) {
         Value &a = updated[4 + 4 * nd + 2 * r + c];
         a = arith::MulFOp::create(b, loc, a, alpha);
@@ -387,9 +428,10 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
   // k-step u; V's B fragments come transposed from shared memory.
   for (int64_t u = 0, e = cfg.blockKV / 16; u < e; ++u) {
     Value pFrag = packA(ArrayRef<Value>(probs).slice(8 * u, 8));
-    for (int64_t nd = 0, ed = sdpa.dv / 8; nd < ed; ++nd) {
+    for (int64_t nd = 0, ed = dvCols / 8; nd < ed; ++nd) {
       Value vFrag = ldmatrix(vs, slot, add(addConst(lane8, 16 * u), half8),
-                             idx(8 * nd), sdpa.dv, 2, /*transpose=*/true);
+                             addConst(dvBase, 8 * nd), sdpa.dv, 2,
+                             /*transpose=*/true);
       Accum c;
       for (int64_t k = 0; k < 4; ++k)
         c[k] = updated[4 + 4 * nd + k];
@@ -406,11 +448,11 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
 /// out = l == 0 ? 0 : acc / l rounded to the element type, lse = (m +
 /// log2 l) ln 2 (-inf for an empty row), for the thread's rows in [0, Lq).
 void FlashBuilder::writeResults(ValueRange state) {
-  Value twoT = mul(t, idx(2));
+  Value twoT = add(dvBase, mul(t, idx(2)));
   Value zero = f32(0);
   for (int64_t r = 0; r < 2; ++r) {
     Value l = quadReduce(state[2 + r], /*isMax=*/false);
-    Value row = add(add(qStart, warpRow), addConst(g, 8 * r));
+    Value row = rowOf(r);
     Value inRange =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, sdpa.lq);
     auto ifRow = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
@@ -420,7 +462,7 @@ void FlashBuilder::writeResults(ValueRange state) {
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
     Value safeL = arith::SelectOp::create(b, loc, empty, f32(1), l);
     Value inv = arith::DivFOp::create(b, loc, f32(1), safeL);
-    for (int64_t nd = 0, e = sdpa.dv / 8; nd < e; ++nd)
+    for (int64_t nd = 0, e = dvCols / 8; nd < e; ++nd)
       for (int64_t c = 0; c < 2; ++c) {
         Value o =
             arith::MulFOp::create(b, loc, state[4 + 4 * nd + 2 * r + c], inv);
@@ -432,8 +474,9 @@ void FlashBuilder::writeResults(ValueRange state) {
       }
     if (!sdpa.lse)
       continue;
-    Value first =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, t, idx(0));
+    // One thread per row: t = 0 of the warp holding the first columns.
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        add(t, dvBase), idx(0));
     auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
     b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
     Value lse = arith::MulFOp::create(
@@ -455,7 +498,12 @@ void FlashBuilder::build() {
   kvHead = arith::DivUIOp::create(b, loc, head, idx(sdpa.group));
   qStart = mul(blockIds.x, idx(cfg.blockQ));
   lane = arith::RemUIOp::create(b, loc, tid, idx(32));
-  warpRow = mul(arith::DivUIOp::create(b, loc, tid, idx(32)), idx(16));
+  Value warp = arith::DivUIOp::create(b, loc, tid, idx(32));
+  warpRow =
+      mul(arith::DivUIOp::create(b, loc, warp, idx(cfg.dvSplit)), idx(16));
+  dvCols = sdpa.dv / cfg.dvSplit;
+  dvBase =
+      mul(arith::RemUIOp::create(b, loc, warp, idx(cfg.dvSplit)), idx(dvCols));
   g = arith::DivUIOp::create(b, loc, lane, idx(4));
   t = arith::RemUIOp::create(b, loc, lane, idx(4));
   laneMod8 = arith::RemUIOp::create(b, loc, lane, idx(8));
@@ -480,48 +528,48 @@ void FlashBuilder::build() {
   int64_t rowD = sharedRowLength(sdpa.d, cfg);
   int64_t rowDv = sharedRowLength(sdpa.dv, cfg);
   bool qInValueTiles = stagesQueryInValueTiles(sdpa, cfg);
+  bool qInKeyValueTiles = cfg.queryInKeyValueTiles;
   ks = view({2, cfg.blockKV, rowD}, offset);
   int64_t valueOffset = offset;
   vs = view({2, cfg.blockKV, rowDv}, valueOffset);
-  qs = view({cfg.blockQ, rowD}, qInValueTiles ? valueOffset : offset);
+  qs = view({cfg.blockQ, rowD}, qInValueTiles      ? valueOffset
+                                : qInKeyValueTiles ? 0
+                                                   : offset);
 
-  // The key tiles this block visits: [0, ceil(keyEnd / block-kv)), keyEnd
-  // the last key the block's last row sees (+1); the first `unmasked`
-  // tiles are visible to every row of the block.
-  Value keyEnd = sdpa.lk;
-  Value fullTiles = arith::DivUIOp::create(b, loc, sdpa.lk, idx(cfg.blockKV));
-  Value unmasked = fullTiles;
-  if (sdpa.causal) {
-    Value rowEnd =
-        arith::MinUIOp::create(b, loc, addConst(qStart, cfg.blockQ), sdpa.lq);
-    keyEnd = arith::MinSIOp::create(
-        b, loc,
-        arith::MaxSIOp::create(b, loc, causalLastKey(b, sdpa, rowEnd), idx(0)),
-        sdpa.lk);
-    Value firstRowEnd = addConst(causalLastKey(b, sdpa, qStart), 1);
-    Value tiles =
-        arith::FloorDivSIOp::create(b, loc, firstRowEnd, idx(cfg.blockKV));
-    unmasked = arith::MinSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, tiles, idx(0)), fullTiles);
-  }
-  Value numTiles = arith::CeilDivUIOp::create(b, loc, keyEnd, idx(cfg.blockKV));
+  // The key tiles this block visits and those it needs no element mask
+  // for (GpuScoreModifiers.cpp): the key length, the causal rule and the
+  // window skip every tile that no row of the block sees.
+  seq = locateSequence(b, sdpa, batch, head);
+  Value lastRow = arith::SubIOp::create(
+      b, loc,
+      arith::MinUIOp::create(b, loc, addConst(qStart, cfg.blockQ), sdpa.lq),
+      idx(1));
+  KeyTiles tiles = keyTiles(b, sdpa, seq, qStart, lastRow, cfg.blockKV);
   auto keyType = cast<MemRefType>(sdpa.key.getType());
-  needsMask = sdpa.causal || keyType.isDynamicDim(2) ||
+  needsMask = sdpa.band || sdpa.keyLengths || keyType.isDynamicDim(2) ||
               keyType.getDimSize(2) % cfg.blockKV != 0;
 
   // Prologue: Q (waited for at once, its fragments kept in registers) and
-  // the first K/V tile. Q staged in the V buffers: Q with K tile 0, then
-  // V tile 0 once every warp holds its Q fragments.
-  Value first = idx(0);
+  // the first K/V tile. Q staged in the V buffers: Q with the first K tile,
+  // then the first V tile once every warp holds its Q fragments; Q staged
+  // in the K and V tiles (D = 256): Q alone, then the first K/V tile. Tile
+  // n lives in slot n % 2.
+  Value first = tiles.first;
+  Value firstSlot = arith::RemUIOp::create(b, loc, first, idx(2));
+  Value firstKey = mul(first, idx(cfg.blockKV));
   copyRows(qs, std::nullopt, sdpa.query, head, qStart, sdpa.lq, cfg.blockQ,
            sdpa.d);
   if (qInValueTiles) {
-    copyRows(ks, first, sdpa.key, kvHead, first, sdpa.lk, cfg.blockKV, sdpa.d);
+    copyRows(ks, firstSlot, sdpa.key, kvHead, firstKey, seq.keyLen, cfg.blockKV,
+             sdpa.d);
+    commitGroup();
+    waitGroups(0);
+  } else if (qInKeyValueTiles) {
     commitGroup();
     waitGroups(0);
   } else {
     commitGroup();
-    loadKeyValueTile(first, first);
+    loadKeyValueTile(first, firstSlot);
     commitGroup();
     waitGroups(1);
   }
@@ -539,23 +587,26 @@ void FlashBuilder::build() {
                               /*transpose=*/false));
   if (qInValueTiles) {
     gpu::BarrierOp::create(b, loc);
-    copyRows(vs, first, sdpa.value, kvHead, first, sdpa.lk, cfg.blockKV,
-             sdpa.dv);
+    copyRows(vs, firstSlot, sdpa.value, kvHead, firstKey, seq.keyLen,
+             cfg.blockKV, sdpa.dv);
+    commitGroup();
+  } else if (qInKeyValueTiles) {
+    gpu::BarrierOp::create(b, loc);
+    loadKeyValueTile(first, firstSlot);
     commitGroup();
   }
 
   SmallVector<Value> init = {f32(kNegInf), f32(kNegInf), f32(0), f32(0)};
-  for (int64_t k = 0, e = sdpa.dv / 2; k < e; ++k)
+  for (int64_t k = 0, e = dvCols / 2; k < e; ++k)
     init.push_back(f32(0));
   auto loop = scf::ForOp::create(
-      b, loc, idx(0), numTiles, idx(1), init,
+      b, loc, first, tiles.end, idx(1), init,
       [&](OpBuilder &nb, Location, Value tile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        scf::YieldOp::create(b, loc,
-                             keyTileStep(tile, state, unmasked, numTiles));
+        scf::YieldOp::create(b, loc, keyTileStep(tile, state, tiles));
       });
-  // No copy outlives the kernel (with no key tile, tile 0's is in flight).
+  // No copy outlives the kernel (with no key tile, the first is in flight).
   waitGroups(0);
   writeResults(loop.getResults());
 }

@@ -12,6 +12,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_GPUKERNELS_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
@@ -43,6 +44,16 @@ struct GpuSdpa {
   float scaleLog2E = 0;
   std::optional<CausalKind> causal;
   bool boolMask = false;
+  /// The causal and window rules as one band of visible keys (nullopt when
+  /// neither bounds anything).
+  std::optional<VisibleBand> band;
+  /// Buffers of the key_lengths (i32 [B]) and alibi_slopes (f32 [Hq] or
+  /// [B, Hq]) operands, or null.
+  Value keyLengths, alibiSlopes;
+  /// The softcap in base-2 units (cap * log2(e)), if any.
+  std::optional<float> softcap;
+  /// Whether softcap or ALiBi change the scores (modifyScore).
+  bool modifiesScores() const { return softcap || alibiSlopes; }
 };
 
 /// The tensor-core kernel's tile sizes, chosen by the pass.
@@ -52,7 +63,15 @@ struct FlashConfig {
   /// Rows padded by 16 bytes (else, where the row is 4, 8 or 16 chunks of
   /// 16 bytes, stored densely with swizzled chunks): see sharedRowLength.
   bool padRows = true;
-  int64_t warps() const { return blockQ / 16; }
+  /// Q staged in the K and V tiles together (before the first K/V tile is
+  /// loaded) where neither its own buffer nor the V tiles fit: D = 256.
+  bool queryInKeyValueTiles = false;
+  /// Warps that share 16 query rows, each accumulating Dv / dvSplit of the
+  /// value columns (and each computing the rows' scores): 2 at D or Dv =
+  /// 256, where one warp's accumulator (128 registers at Dv = 256) and Q
+  /// fragments (64 at D = 256) leave too few registers.
+  int64_t dvSplit = 1;
+  int64_t warps() const { return blockQ / 16 * dvSplit; }
   int64_t threads() const { return 32 * warps(); }
 };
 
@@ -70,13 +89,57 @@ int64_t sharedRowLength(int64_t cols, const FlashConfig &config);
 /// the first V tile is loaded.
 bool stagesQueryInValueTiles(const GpuSdpa &sdpa, const FlashConfig &config);
 
+/// Whether the K and V tiles together can hold the Q block (for
+/// FlashConfig::queryInKeyValueTiles).
+bool keyValueTilesHoldQuery(const GpuSdpa &sdpa, const FlashConfig &config);
+
 /// Bytes of workgroup memory the tensor-core kernel uses for `config`: two K
-/// and two V tiles, and the Q block where the V tiles cannot hold it.
+/// and two V tiles, and the Q block where they do not hold it.
 int64_t flashSharedBytes(const GpuSdpa &sdpa, const FlashConfig &config);
 
-/// The index of the last key that query row `row` may see under the causal
-/// rule (row, or row + Lk - Lq bottom-right), as a signed index.
-Value causalLastKey(OpBuilder &b, const GpuSdpa &sdpa, Value row);
+/// What a CTA reads once of the variants for its (batch, head)
+/// (GpuScoreModifiers.cpp).
+struct GpuSequence {
+  /// The keys the batch has: Lk, or key_lengths[batch] clamped to [0, Lk].
+  Value keyLen;
+  /// The band's diagonal minus the row: 0 (top_left) or keyLen - Lq; null
+  /// without a band.
+  Value diagShift;
+  /// ALiBi: the slope in base-2 units and keyLen - Lq; null without.
+  Value alibiSlope, alibiShift;
+};
+GpuSequence locateSequence(OpBuilder &b, const GpuSdpa &sdpa, Value batch,
+                           Value head);
+
+/// The keys [begin, end) that some row of [firstRow, lastRow] may see.
+struct KeySpan {
+  Value begin, end;
+};
+KeySpan keySpan(OpBuilder &b, const GpuSdpa &sdpa, const GpuSequence &seq,
+                Value firstRow, Value lastRow);
+
+/// The key tiles of `blockKV` keys that rows [firstRow, lastRow] visit:
+/// [first, end); those in [unmaskedBegin, unmaskedEnd) are seen whole by
+/// every row (no element mask).
+struct KeyTiles {
+  Value first, unmaskedBegin, unmaskedEnd, end;
+};
+KeyTiles keyTiles(OpBuilder &b, const GpuSdpa &sdpa, const GpuSequence &seq,
+                  Value firstRow, Value lastRow, int64_t blockKV);
+
+/// i1: whether `key` (< Lk) is visible to `row` under the key length and
+/// the band.
+Value keyVisible(OpBuilder &b, const GpuSdpa &sdpa, const GpuSequence &seq,
+                 Value row, Value key);
+
+/// A signed index as f32 (through i32).
+Value indexToF32(OpBuilder &b, Location loc, Value index);
+
+/// The base-2 score `s` with softcap (c tanh(s / c)) and then ALiBi
+/// (s - slope |diagMinusKey|, diagMinusKey = row + alibiShift - key as an
+/// f32, null without ALiBi) applied.
+Value modifyScore(OpBuilder &b, const GpuSdpa &sdpa, const GpuSequence &seq,
+                  Value s, Value diagMinusKey);
 
 /// Reads the mask at (batch, head, row, key), clamping broadcast dims
 /// (size 1, statically or at run time) to 0. `row` and `key` must be in

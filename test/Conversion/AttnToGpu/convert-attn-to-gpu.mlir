@@ -77,20 +77,19 @@ func.func @f16_d64(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x256x64xf16>,
 //  CHECK-NEXT:     gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in
 //       CHECK:     %[[KVH:.*]] = arith.divui %[[BY]], %[[C2]] : index
 //       CHECK:     %[[QSTART:.*]] = arith.muli %[[BX]], %[[C64]] : index
-//       CHECK:     %[[FULL:.*]] = arith.divui %[[LK]], %[[C64]] : index
 //       CHECK:     %[[ROWEND0:.*]] = arith.addi %[[QSTART]], %[[C64]] : index
 //       CHECK:     %[[ROWEND:.*]] = arith.minui %[[ROWEND0]], %[[LQ]] : index
 //       CHECK:     %[[KEYEND0:.*]] = arith.maxsi %[[ROWEND]], %[[C0]] : index
 //       CHECK:     %[[KEYEND:.*]] = arith.minsi %[[KEYEND0]], %[[LK]] : index
+//       CHECK:     %[[TILES:.*]] = arith.ceildivui %[[KEYEND]], %[[C64]] : index
+//       CHECK:     %[[FULL:.*]] = arith.divui %[[LK]], %[[C64]] : index
 //       CHECK:     %[[FIRST:.*]] = arith.addi %[[QSTART]], %[[C1]] : index
 //       CHECK:     %[[T0:.*]] = arith.floordivsi %[[FIRST]], %[[C64]] : index
-//       CHECK:     %[[T1:.*]] = arith.maxsi %[[T0]], %[[C0]] : index
-//       CHECK:     %[[UNMASKED:.*]] = arith.minsi %[[T1]], %[[FULL]] : index
-//       CHECK:     %[[TILES:.*]] = arith.ceildivui %[[KEYEND]], %[[C64]] : index
+//       CHECK:     %[[UNMASKED:.*]] = arith.minsi %[[T0]], %[[FULL]] : index
 //       CHECK:     nvgpu.device_async_copy %{{.*}}[%{{.*}}, %[[KVH]], %{{.*}}, %{{.*}}]
 //       CHECK:     scf.for %[[T:.*]] = %[[C0]] to %[[TILES]] step %[[C1]]
 //       CHECK:       nvgpu.mma.sync
-//       CHECK:       %[[MASKED:.*]] = arith.cmpi uge, %[[T]], %[[UNMASKED]] : index
+//       CHECK:       %[[MASKED:.*]] = arith.cmpi sge, %[[T]], %[[UNMASKED]] : index
 //       CHECK:       scf.if %[[MASKED]] -> (f32,
 //       CHECK:         arith.cmpi sle
 //       CHECK:         arith.select

@@ -11,7 +11,8 @@ g = importlib.util.module_from_spec(loader)
 loader.loader.exec_module(g)
 
 s = g.parse_spec(spec_text)
-n = 4 if s["mask"] != "none" else 3
+n = ((4 if s["mask"] != "none" else 3) + s["key_lengths"] +
+     (s["alibi"] != "none"))
 args = [np.load(f"{dump}/arg{i}.npy") for i in range(n)]
 dt = s["dtype"]
 q, k, v = (g.values(a, dt) for a in args[:3])
@@ -20,8 +21,9 @@ if s["mask"] == "bool":
     mask = args[3]
 elif s["mask"] == "float":
     mask = g.values(args[3], dt)
-ref_out, ref_lse = g.reference(s, q, k, v, mask)
-sens = g.sensitivity(s, q, k, v, mask, ref_out, ref_lse, 0)
+aux = g.aux_inputs(s, args)
+ref_out, ref_lse = g.reference(s, q, k, v, mask, aux=aux)
+sens = g.sensitivity(s, q, k, v, mask, ref_out, ref_lse, 0, aux=aux)
 results = [("out", g.values(np.load(f"{dump}/fused.npy"), dt), ref_out,
             sens[0:2])]
 if s["lse"]:
