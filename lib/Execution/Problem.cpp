@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/Problem.h"
+#include "ProblemBuild.h"
 
 #include "attn/Execution/Error.h"
 
@@ -144,33 +145,18 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
         context, result,
         ArrayRef<bool>(batchAndSeq).take_front(result.shape.size())));
 
-  // Diagnostics of the passes point at the spec.
-  Location loc = FileLineColLoc::get(&context, "--sdpa", 1, 1);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b(&context);
-  b.setInsertionPointToEnd(module->getBody());
-  auto func = func::FuncOp::create(b, loc, funcName,
-                                   b.getFunctionType(argTypes, resultTypes));
-  Block *body = func.addEntryBlock();
-  b.setInsertionPointToStart(body);
+  Block *body = nullptr;
+  OwningOpRef<ModuleOp> module = detail::createSpecFunction(
+      context, b, funcName, argTypes, resultTypes, body);
+  Location loc = module->getLoc();
   Value mask = full.mask != MaskKind::None ? body->getArgument(3) : Value();
   unsigned next = mask ? 4 : 3;
   Value keyLengths = full.keyLengths ? body->getArgument(next++) : Value();
   Value slopes = full.alibi != SdpaProblem::Alibi::None
                      ? body->getArgument(next)
                      : Value();
-  FloatAttr scale;
-  if (full.scale)
-    scale = b.getF32FloatAttr(static_cast<float>(*full.scale));
-  CausalKindAttr causal;
-  if (std::optional<CausalKind> kind = toCausalKind(full.causal))
-    causal = CausalKindAttr::get(&context, *kind);
-  DenseI64ArrayAttr window;
-  if (full.window)
-    window = b.getDenseI64ArrayAttr({full.window->first, full.window->second});
-  FloatAttr softcap;
-  if (full.softcap)
-    softcap = b.getF32FloatAttr(static_cast<float>(*full.softcap));
+  auto [scale, softcap, causal, window] = detail::specAttrsOf(b, full);
   auto sdpa =
       SdpaOp::create(b, loc, resultTypes, body->getArgument(0),
                      body->getArgument(1), body->getArgument(2), mask,
@@ -353,4 +339,32 @@ mlir::attn::exec::analyzeEntry(func::FuncOp entry, const DimSizes &dims) {
     signature.results.push_back({{p.b, p.hq, p.lq}, DType::F32});
   signature.problem = p;
   return signature;
+}
+
+OwningOpRef<ModuleOp> mlir::attn::exec::detail::createSpecFunction(
+    MLIRContext &context, OpBuilder &b, llvm::StringRef funcName,
+    TypeRange argTypes, TypeRange resultTypes, Block *&body) {
+  Location loc = FileLineColLoc::get(&context, "--sdpa", 1, 1);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto func = func::FuncOp::create(b, loc, funcName,
+                                   b.getFunctionType(argTypes, resultTypes));
+  body = func.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  return module;
+}
+
+mlir::attn::exec::detail::SpecAttrs
+mlir::attn::exec::detail::specAttrsOf(OpBuilder &b, const SdpaSpec &full) {
+  SpecAttrs attrs;
+  if (full.scale)
+    attrs.scale = b.getF32FloatAttr(static_cast<float>(*full.scale));
+  if (full.softcap)
+    attrs.softcap = b.getF32FloatAttr(static_cast<float>(*full.softcap));
+  if (std::optional<CausalKind> kind = toCausalKind(full.causal))
+    attrs.causal = CausalKindAttr::get(b.getContext(), *kind);
+  if (full.window)
+    attrs.window =
+        b.getDenseI64ArrayAttr({full.window->first, full.window->second});
+  return attrs;
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ProblemBuild.h"
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
 #include "attn/Execution/Problem.h"
 
@@ -42,27 +43,14 @@ OwningOpRef<ModuleOp> mlir::attn::exec::buildSdpaVarlenModule(
     resultTypes.push_back(lse.clone(shape));
   }
 
-  Location loc = FileLineColLoc::get(&context, "--sdpa", 1, 1);
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b(&context);
-  b.setInsertionPointToEnd(module->getBody());
-  auto func = func::FuncOp::create(b, loc, funcName,
-                                   b.getFunctionType(argTypes, resultTypes));
-  Block *body = func.addEntryBlock();
-  b.setInsertionPointToStart(body);
+  Block *body = nullptr;
+  OwningOpRef<ModuleOp> module = detail::createSpecFunction(
+      context, b, funcName, argTypes, resultTypes, body);
+  Location loc = module->getLoc();
   Value slopes =
       full.alibi != SdpaProblem::Alibi::None ? body->getArgument(5) : Value();
-  FloatAttr scale, softcap;
-  if (full.scale)
-    scale = b.getF32FloatAttr(static_cast<float>(*full.scale));
-  if (full.softcap)
-    softcap = b.getF32FloatAttr(static_cast<float>(*full.softcap));
-  CausalKindAttr causal;
-  if (std::optional<CausalKind> kind = toCausalKind(full.causal))
-    causal = CausalKindAttr::get(&context, *kind);
-  DenseI64ArrayAttr window;
-  if (full.window)
-    window = b.getDenseI64ArrayAttr({full.window->first, full.window->second});
+  auto [scale, softcap, causal, window] = detail::specAttrsOf(b, full);
   auto op = SdpaVarlenOp::create(b, loc, resultTypes, body->getArgument(0),
                                  body->getArgument(1), body->getArgument(2),
                                  body->getArgument(3), body->getArgument(4),

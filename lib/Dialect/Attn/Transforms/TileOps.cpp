@@ -193,6 +193,20 @@ Value mlir::attn::detail::emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa,
   return scores;
 }
 
+Value mlir::attn::detail::combineMaskElement(OpBuilder &b, Location loc,
+                                             Value score, Value maskValue,
+                                             bool isBool) {
+  if (isBool)
+    return arith::SelectOp::create(b, loc, maskValue, score,
+                                   createF32Constant(b, loc, kNegInf));
+  Value add = arith::MulFOp::create(
+      b, loc,
+      convertScalarToDtype(b, loc, maskValue, b.getF32Type(),
+                           /*isUnsignedCast=*/false),
+      createF32Constant(b, loc, static_cast<float>(kLog2E)));
+  return arith::AddFOp::create(b, loc, score, add);
+}
+
 /// Applies the user's mask to the score tile. With grouped rows (several
 /// heads in a block), mask elements are read with
 /// indices clamped into the tensor, so padded rows and keys (whose scores
@@ -232,20 +246,9 @@ Value mlir::attn::detail::applyUserMask(OpBuilder &b, const TiledSdpa &sdpa,
                    ValueRange{bcast(nb, nloc, 0, qb.batch),
                               bcast(nb, nloc, 1, head), bcast(nb, nloc, 2, qi),
                               bcast(nb, nloc, 3, kj)});
-               Value s = args[0];
-               if (isBool) {
-                 s = arith::SelectOp::create(
-                     nb, nloc, maskValue, s,
-                     createF32Constant(nb, nloc, kNegInf));
-               } else {
-                 Value add = arith::MulFOp::create(
-                     nb, nloc,
-                     convertScalarToDtype(nb, nloc, maskValue, nb.getF32Type(),
-                                          /*isUnsignedCast=*/false),
-                     createF32Constant(nb, nloc, static_cast<float>(kLog2E)));
-                 s = arith::AddFOp::create(nb, nloc, s, add);
-               }
-               linalg::YieldOp::create(nb, nloc, s);
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   combineMaskElement(nb, nloc, args[0], maskValue, isBool));
              })
       .getResult(0);
 }

@@ -93,6 +93,12 @@ inline Value maxIndex(OpBuilder &b, Location loc, Value x, Value y) {
 }
 
 /// A static f32 tile filled with `value`, tagged with its `role`.
+/// One score combined with one element of the user's mask, in the tiling's
+/// base-2 units: an i1 mask keeps the score where true and makes it -inf
+/// elsewhere; a float mask adds its value times log2(e).
+Value combineMaskElement(OpBuilder &b, Location loc, Value score,
+                         Value maskValue, bool isBool);
+
 Value filledTile(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
                  float value, TileRole role);
 

@@ -91,19 +91,8 @@ Value mlir::attn::detail::applyUserMaskBlock(OpBuilder &b,
             nb, nloc, view,
             ValueRange{zero, zero, clampToView(nb, nloc, view, 2, i),
                        clampToView(nb, nloc, view, 3, j)});
-        Value s = args[0];
-        if (isBool) {
-          s = arith::SelectOp::create(nb, nloc, maskValue, s,
-                                      createF32Constant(nb, nloc, kNegInf));
-        } else {
-          Value add = arith::MulFOp::create(
-              nb, nloc,
-              convertScalarToDtype(nb, nloc, maskValue, nb.getF32Type(),
-                                   /*isUnsignedCast=*/false),
-              createF32Constant(nb, nloc, static_cast<float>(kLog2E)));
-          s = arith::AddFOp::create(nb, nloc, s, add);
-        }
-        linalg::YieldOp::create(nb, nloc, s);
+        linalg::YieldOp::create(
+            nb, nloc, combineMaskElement(nb, nloc, args[0], maskValue, isBool));
       });
   setTileRole(generic, TileRole::UserMask);
   return generic.getResult(0);
