@@ -100,16 +100,36 @@ mlir::attn::compile::analyzeAbi(func::FuncOp entry,
   SdpaOp sdpa = exec::getSoleSdpaOnArguments(entry);
 
   // Role names of the buffers and dims of a one-sdpa entry.
-  static const char *const argNames[] = {"query", "key", "value", "mask"};
+  // Argument i is the sdpa's operand i (getSoleSdpaOnArguments), so each is
+  // named by the operand it is: the optional mask, key lengths and slopes
+  // shift the ones after them.
+  auto argName = [&](unsigned index) -> llvm::StringRef {
+    Value operand = sdpa->getOperand(index);
+    if (operand == sdpa.getQuery())
+      return "query";
+    if (operand == sdpa.getKey())
+      return "key";
+    if (operand == sdpa.getValue())
+      return "value";
+    if (operand == sdpa.getMask())
+      return "mask";
+    if (operand == sdpa.getKeyLengths())
+      return "key_lengths";
+    return "alibi_slopes";
+  };
   static const char *const resultNames[] = {"out", "lse"};
-  auto roleDim = [](bool isArg, unsigned index, unsigned d) -> std::string {
+  auto roleDim = [&](bool isArg, unsigned index, unsigned d) -> std::string {
+    llvm::StringRef name = isArg ? argName(index) : "";
+    if (name == "alibi_slopes") { // [Hq] or [B, Hq]: only B can be dynamic.
+      auto type = cast<ShapedType>(sdpa->getOperand(index).getType());
+      return d == 0 && type.getRank() == 2 ? "b" : "";
+    }
     if (d == 0)
       return "b";
-    bool keys = isArg && (index == 1 || index == 2);
-    bool mask = isArg && index == 3;
+    bool keys = name == "key" || name == "value";
     if (d == 2)
       return keys ? "lk" : "lq";
-    if (d == 3 && mask)
+    if (d == 3 && name == "mask")
       return "lk";
     return "";
   };
@@ -124,7 +144,7 @@ mlir::attn::compile::analyzeAbi(func::FuncOp entry,
         return bt.takeError();
       AbiTensor tensor;
       tensor.dtype = bt->first;
-      tensor.name = sdpa ? (isArg ? argNames[i] : resultNames[i])
+      tensor.name = sdpa ? (isArg ? argName(i).str() : resultNames[i])
                          : (what + std::to_string(i));
       for (auto [d, size] : llvm::enumerate(bt->second)) {
         AbiDim dim{size, ""};
