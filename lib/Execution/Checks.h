@@ -62,10 +62,10 @@ void judgeResults(RunReport &report, const EntrySignature &signature,
                   const Results &fusedOut, const Results *naiveOut,
                   const Reference *ref);
 
-/// The no-NaN rule on every result of both lowerings.
 /// Whether every check in `report` passed (the run's verdict).
 bool allChecksPass(const RunReport &report);
 
+/// The no-NaN rule on every result of both lowerings.
 void checkNoNaN(RunReport &report, bool isSdpa, const Results &fusedOut,
                 const Results *naiveOut);
 

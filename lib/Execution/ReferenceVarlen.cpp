@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/ReferenceVarlen.h"
+#include "attn/Execution/Error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,10 +13,6 @@
 #include <string>
 
 namespace mlir::attn::exec {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 int64_t varlenSequences(const SdpaProblem &p) {
   return p.cuSeqlensQ.empty() ? 0

@@ -104,8 +104,7 @@ static bool parseDouble(const std::string &s, double &out) {
   return true;
 }
 
-/// The shortest "%.*g" spelling of `v` that reads back as the same double.
-static std::string formatDoubleRoundTrip(double v) {
+std::string formatDoubleRoundTrip(double v) {
   char buf[64];
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
@@ -116,7 +115,7 @@ static std::string formatDoubleRoundTrip(double v) {
   return buf;
 }
 
-static const char *causalName(Causal causal) {
+const char *causalName(Causal causal) {
   switch (causal) {
   case Causal::None:
     return "none";

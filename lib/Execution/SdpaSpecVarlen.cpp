@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Execution/Error.h"
 #include "attn/Execution/SdpaSpec.h"
 
 #include <algorithm>
@@ -19,10 +20,6 @@
 #include <cstdlib>
 
 namespace mlir::attn::exec {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 static std::string joinLengths(const std::vector<int64_t> &lengths) {
   std::string s;
@@ -85,6 +82,13 @@ void setVarlenSizes(SdpaSpec &s) {
   s.lk = longest(s.seqlensK);
 }
 
+static int64_t total(const std::vector<int64_t> &lengths) {
+  int64_t t = 0;
+  for (int64_t l : lengths)
+    t += l;
+  return t;
+}
+
 llvm::Error validateVarlen(const SdpaSpec &s) {
   if (s.seqlensK.size() != s.seqlensQ.size())
     return makeError(
@@ -97,13 +101,11 @@ llvm::Error validateVarlen(const SdpaSpec &s) {
   // The packed totals fit where their padded peers (b * lq, b * lk) do,
   // which the common checks bound; the offsets are i32.
   for (const std::vector<int64_t> *lengths : {&s.seqlensQ, &s.seqlensK}) {
-    int64_t total = 0;
-    for (int64_t l : *lengths)
-      total += l;
-    if (total > INT32_MAX)
+    if (total(*lengths) > INT32_MAX)
       return makeError((lengths == &s.seqlensQ ? "seqlens_q" : "seqlens_k") +
                        std::string(": the packed total ") +
-                       std::to_string(total) + " does not fit the i32 offsets");
+                       std::to_string(total(*lengths)) +
+                       " does not fit the i32 offsets");
   }
   return llvm::Error::success();
 }
@@ -115,45 +117,26 @@ std::vector<int64_t> cumulativeOffsets(const std::vector<int64_t> &lengths) {
   return cu;
 }
 
-static std::string formatRoundTrip(double v) {
-  char buf[64];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v)
-      return buf;
-  }
-  std::snprintf(buf, sizeof(buf), "%.17g", v);
-  return buf;
-}
-
 std::string varlenSpecString(const SdpaSpec &s) {
-  static const char *const causal[] = {"none", "top_left", "bottom_right"};
   std::string out =
       "hq=" + std::to_string(s.hq) + ",hkv=" + std::to_string(s.hkv) +
       ",d=" + std::to_string(s.d) + ",dv=" + std::to_string(s.dv) +
       ",seqlens_q=" + joinLengths(s.seqlensQ) +
       ",seqlens_k=" + joinLengths(s.seqlensK) + ",dtype=" + dtypeName(s.dtype) +
-      ",causal=" + causal[static_cast<int>(s.causal)];
+      ",causal=" + causalName(s.causal);
   if (s.window)
     out += ",window=" + std::to_string(s.window->first) + ":" +
            std::to_string(s.window->second);
   if (s.softcap)
-    out += ",softcap=" + formatRoundTrip(*s.softcap);
+    out += ",softcap=" + formatDoubleRoundTrip(*s.softcap);
   if (s.scale)
-    out += ",scale=" + formatRoundTrip(*s.scale);
+    out += ",scale=" + formatDoubleRoundTrip(*s.scale);
   if (s.alibi != SdpaProblem::Alibi::None)
     out += s.alibi == SdpaProblem::Alibi::Heads ? ",alibi=h" : ",alibi=bh";
   out += s.lse ? ",lse=1" : ",lse=0";
   if (s.dynamic)
     out += ",dynamic=1";
   return out;
-}
-
-static int64_t total(const std::vector<int64_t> &lengths) {
-  int64_t t = 0;
-  for (int64_t l : lengths)
-    t += l;
-  return t;
 }
 
 std::vector<TensorSpec> varlenArgSpecs(const SdpaSpec &s) {

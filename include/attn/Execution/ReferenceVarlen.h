@@ -44,8 +44,7 @@ llvm::Error setVarlenValues(SdpaProblem &p,
 
 /// out [total_q, hq, dv] and lse [hq, total_q] in double, from the packed
 /// query, key and value (inputs 0-2); referenceSdpa()'s hiddenValuesTimesZero
-/// and scoreNoiseSeed per sequence (the noise seed mixed with the sequence's
-/// index).
+/// per sequence.
 void referenceVarlen(const SdpaProblem &p,
                      const std::vector<HostTensor> &inputs,
                      std::vector<double> &out, std::vector<double> *lse,

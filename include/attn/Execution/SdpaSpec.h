@@ -130,6 +130,11 @@ std::vector<TensorSpec> varlenArgSpecs(const SdpaSpec &s);
 std::vector<TensorSpec> varlenResultSpecs(const SdpaSpec &s);
 /// The cumulative offsets [0, l0, l0 + l1, ...] of `lengths`.
 std::vector<int64_t> cumulativeOffsets(const std::vector<int64_t> &lengths);
+/// The shortest "%.*g" spelling of `v` that reads back as the same double
+/// (how toString() and varlenSpecString() print softcap and scale).
+std::string formatDoubleRoundTrip(double v);
+/// The spec spelling of `causal` (none, top_left, bottom_right).
+const char *causalName(Causal causal);
 
 } // namespace mlir::attn::exec
 

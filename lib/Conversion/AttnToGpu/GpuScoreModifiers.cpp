@@ -154,15 +154,9 @@ static Value fastTanh(OpBuilder &b, Location loc, Value x) {
   auto c = [&](double v) { return createF32Constant(b, loc, float(v)); };
   Value a = math::AbsFOp::create(b, loc, x);
   Value a2 = arith::MulFOp::create(b, loc, a, a);
-  static const double coeffs[] = {-929569.0 / 638512875.0,
-                                  21844.0 / 6081075.0,
-                                  -1382.0 / 155925.0,
-                                  62.0 / 2835.0,
-                                  -17.0 / 315.0,
-                                  2.0 / 15.0,
-                                  -1.0 / 3.0};
+  ArrayRef<double> coeffs(kTanhTaylorCoefficients);
   Value p = c(coeffs[0]);
-  for (double coeff : ArrayRef<double>(coeffs).drop_front())
+  for (double coeff : coeffs.drop_front())
     p = math::FmaOp::create(b, loc, p, a2, c(coeff));
   Value a3 = arith::MulFOp::create(b, loc, a2, a);
   Value small = math::FmaOp::create(b, loc, a3, p, a);

@@ -11,6 +11,8 @@
 
 #include "CpuKernels.h"
 
+#include "attn/Dialect/Attn/Utils/Utils.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -49,16 +51,9 @@ Value mlir::attn::detail::emitTanh(KernelBuilder &kernel, Value x) {
   Location loc = kernel.loc;
   Value a = math::AbsFOp::create(b, loc, x);
   Value a2 = arith::MulFOp::create(b, loc, a, a);
-  // Coefficients of a^15, a^13, ..., a^3 in tanh's Taylor series.
-  static const double coeffs[] = {-929569.0 / 638512875.0,
-                                  21844.0 / 6081075.0,
-                                  -1382.0 / 155925.0,
-                                  62.0 / 2835.0,
-                                  -17.0 / 315.0,
-                                  2.0 / 15.0,
-                                  -1.0 / 3.0};
+  ArrayRef<double> coeffs(kTanhTaylorCoefficients);
   Value p = kernel.splat(static_cast<float>(coeffs[0]));
-  for (double coeff : ArrayRef<double>(coeffs).drop_front())
+  for (double coeff : coeffs.drop_front())
     p = vector::FMAOp::create(b, loc, p, a2,
                               kernel.splat(static_cast<float>(coeff)));
   Value a3 = arith::MulFOp::create(b, loc, a2, a);

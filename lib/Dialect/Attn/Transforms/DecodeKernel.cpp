@@ -8,6 +8,8 @@
 
 #include "CpuKernels.h"
 
+#include "attn/Dialect/Attn/Utils/Utils.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -51,7 +53,6 @@ int64_t mlir::attn::detail::decodeRowsFor(const TiledSdpa &sdpa,
 
 namespace {
 
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 /// Accumulators of P.V kept in registers at once (rows x value vectors).
 constexpr int64_t kMaxAccumulators = 16;
 
@@ -240,7 +241,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   }
 
   DecodeState next;
-  Value negInf = kernel.splat(kMinusInf), zero = kernel.splat(0.0f);
+  Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
   Value validLanes;
   if (tailLen) {
     auto intType = VectorType::get({width}, b.getI32Type());
@@ -342,7 +343,7 @@ Value DecodeBuilder::laneMax(Value s) {
 DecodeState DecodeBuilder::initialState() {
   DecodeState s;
   for (int64_t r = 0; r < rows; ++r) {
-    s.m.push_back(kernel.splat(kMinusInf));
+    s.m.push_back(kernel.splat(kNegInf));
     s.l.push_back(kernel.splat(0.0f));
   }
   for (int64_t i = 0; i < rows * vChunks; ++i)

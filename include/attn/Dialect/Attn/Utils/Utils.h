@@ -27,6 +27,17 @@ namespace mlir::attn {
 /// A hidden score.
 inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+/// Coefficients of a^15, a^13, ..., a^3 in tanh's Taylor series, highest
+/// first (Horner order): the small-argument branch of the softcap's tanh in
+/// the CPU and GPU kernels (CpuScoreModifiers, GpuScoreModifiers).
+inline constexpr double kTanhTaylorCoefficients[] = {-929569.0 / 638512875.0,
+                                                     21844.0 / 6081075.0,
+                                                     -1382.0 / 155925.0,
+                                                     62.0 / 2835.0,
+                                                     -17.0 / 315.0,
+                                                     2.0 / 15.0,
+                                                     -1.0 / 3.0};
+
 /// `numParallel` parallel iterators followed by `numReduction` reductions.
 SmallVector<utils::IteratorType> getIteratorTypes(unsigned numParallel,
                                                   unsigned numReduction);
