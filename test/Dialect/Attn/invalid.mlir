@@ -387,3 +387,11 @@ func.func @alibi_heads(%q: tensor<2x2x8x16xf32>, %s: tensor<2x4xf32>) -> tensor<
   %o = attn.sdpa %q, %q, %q alibi_slopes(%s : tensor<2x4xf32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
   return %o : tensor<2x2x8x16xf32>
 }
+
+// -----
+
+func.func @alibi_batch(%q: tensor<2x2x8x16xf32>, %s: tensor<3x2xf32>) -> tensor<2x2x8x16xf32> {
+  // expected-error @+1 {{'attn.sdpa' op expected alibi_slopes dim 0 (3) to equal query dim 0 (2)}}
+  %o = attn.sdpa %q, %q, %q alibi_slopes(%s : tensor<3x2xf32>) : tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32>, tensor<2x2x8x16xf32> -> tensor<2x2x8x16xf32>
+  return %o : tensor<2x2x8x16xf32>
+}

@@ -57,6 +57,14 @@ func.func @dynamic_heads(%q: tensor<?x4x16xf32>, %k: tensor<?x?x16xf32>, %v: ten
 
 // -----
 
+func.func @dynamic_head_dim(%q: tensor<?x4x?xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x12xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
+  // expected-error @+1 {{expected query dim 2 (head dim) to be static}}
+  %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck : tensor<?x4x?xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>, tensor<3xi32>, tensor<3xi32> -> tensor<?x4x12xf32>
+  return
+}
+
+// -----
+
 func.func @head_dim(%q: tensor<?x4x16xf32>, %k: tensor<?x2x8xf32>, %v: tensor<?x2x12xf32>, %cq: tensor<3xi32>, %ck: tensor<3xi32>) {
   // expected-error @+1 {{expected key dim 2 (8) to equal query dim 2 (16)}}
   %o = attn.sdpa_varlen %q, %k, %v, %cq, %ck : tensor<?x4x16xf32>, tensor<?x2x8xf32>, tensor<?x2x12xf32>, tensor<3xi32>, tensor<3xi32> -> tensor<?x4x12xf32>

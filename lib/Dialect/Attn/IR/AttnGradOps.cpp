@@ -94,12 +94,8 @@ LogicalResult SdpaGradOp::verify() {
 
   // Heads and head dims drive the GQA mapping, the default scale and the
   // tile shapes, as for attn.sdpa.
-  for (unsigned t : {Q, K, V})
-    for (unsigned dim : {1u, 3u})
-      if (all[t].type.isDynamicDim(dim))
-        return emitOpError()
-               << "expected " << all[t].name << " dim " << dim << " ("
-               << (dim == 1 ? "heads" : "head dim") << ") to be static";
+  if (failed(verify::staticHeadDims(*this, {all[Q], all[K], all[V]}, 1, 3)))
+    return failure();
 
   const DimRule rules[] = {
       // key [B, Hkv, Lk, D], value [B, Hkv, Lk, Dv].
@@ -138,12 +134,9 @@ LogicalResult SdpaGradOp::verify() {
     return failure();
 
   int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
-  if (failed(verify::heads(*this, hq, hkv)))
+  if (failed(verify::heads(*this, hq, hkv)) ||
+      failed(verify::positiveHeadDims(*this, all[Q].type, all[V].type, 3)))
     return failure();
-  if (all[Q].type.getDimSize(3) <= 0 || all[V].type.getDimSize(3) <= 0)
-    return emitOpError() << "expected positive head dims, but got query dim 3 ("
-                         << all[Q].type.getDimSize(3) << ") and value dim 3 ("
-                         << all[V].type.getDimSize(3) << ")";
 
   if (Value mask = getMask())
     if (failed(verify::mask(*this, cast<RankedTensorType>(mask.getType()), elt,

@@ -76,14 +76,6 @@ static LogicalResult verifyDimsMatch(SdpaOp op, StringRef lhsName,
                           << " (" << b << ")";
 }
 
-static LogicalResult verifyStaticDim(SdpaOp op, StringRef name, ShapedType t,
-                                     unsigned dim, StringRef what) {
-  if (!t.isDynamicDim(dim))
-    return success();
-  return op.emitOpError() << "expected " << name << " dim " << dim << " ("
-                          << what << ") to be static";
-}
-
 LogicalResult SdpaOp::verify() {
   RankedTensorType q = getQueryType(), k = getKeyType(), v = getValueType();
   RankedTensorType o = getOutType();
@@ -119,12 +111,8 @@ LogicalResult SdpaOp::verify() {
 
   // Heads and head dims drive the GQA mapping, the default scale and the
   // tile shapes: they must be known at compile time.
-  if (failed(verifyStaticDim(*this, "query", q, 1, "heads")) ||
-      failed(verifyStaticDim(*this, "query", q, 3, "head dim")) ||
-      failed(verifyStaticDim(*this, "key", k, 1, "heads")) ||
-      failed(verifyStaticDim(*this, "key", k, 3, "head dim")) ||
-      failed(verifyStaticDim(*this, "value", v, 1, "heads")) ||
-      failed(verifyStaticDim(*this, "value", v, 3, "head dim")))
+  if (failed(verify::staticHeadDims(
+          *this, {{"query", q}, {"key", k}, {"value", v}}, 1, 3)))
     return failure();
 
   if (failed(verifyDimsMatch(*this, "key", k, 0, "query", q, 0)) ||
@@ -135,12 +123,9 @@ LogicalResult SdpaOp::verify() {
     return failure();
 
   int64_t hq = q.getDimSize(1), hkv = k.getDimSize(1);
-  if (failed(verify::heads(*this, hq, hkv)))
+  if (failed(verify::heads(*this, hq, hkv)) ||
+      failed(verify::positiveHeadDims(*this, q, v, 3)))
     return failure();
-  if (q.getDimSize(3) <= 0 || v.getDimSize(3) <= 0)
-    return emitOpError() << "expected positive head dims, but got query dim 3 ("
-                         << q.getDimSize(3) << ") and value dim 3 ("
-                         << v.getDimSize(3) << ")";
 
   // The result: [B, Hq, Lq, Dv].
   if (failed(verifyDimsMatch(*this, "result out", o, 0, "query", q, 0)) ||
@@ -181,19 +166,11 @@ LogicalResult SdpaOp::verify() {
       return failure();
   }
 
-  if (Value slopes = getAlibiSlopes()) {
-    auto t = cast<RankedTensorType>(slopes.getType());
-    if ((t.getRank() != 1 && t.getRank() != 2) || !t.getElementType().isF32())
-      return emitOpError() << "expected alibi_slopes to be an f32 tensor "
-                              "[Hq] or [B, Hq], but got "
-                           << t;
-    unsigned headDim = t.getRank() - 1;
-    if (failed(verifyDimsMatch(*this, "alibi_slopes", t, headDim, "query", q,
-                               1)) ||
-        (t.getRank() == 2 &&
-         failed(verifyDimsMatch(*this, "alibi_slopes", t, 0, "query", q, 0))))
+  if (Value slopes = getAlibiSlopes())
+    if (failed(verify::alibiSlopes(*this,
+                                   cast<RankedTensorType>(slopes.getType()), hq,
+                                   q.getDimSize(0), "query dim 0 (")))
       return failure();
-  }
 
   return verify::scoreAttributes(*this, getWindow(), getSoftcapAttr(),
                                  getScaleAttr());

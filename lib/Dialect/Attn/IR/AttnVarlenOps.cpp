@@ -64,12 +64,8 @@ LogicalResult SdpaVarlenOp::verify() {
 
   // Heads and head dims drive the GQA mapping, the default scale and the
   // inner attn.sdpa's types.
-  for (unsigned t : {Q, K, V})
-    for (unsigned dim : {1u, 2u})
-      if (all[t].type.isDynamicDim(dim))
-        return emitOpError()
-               << "expected " << all[t].name << " dim " << dim << " ("
-               << (dim == 1 ? "heads" : "head dim") << ") to be static";
+  if (failed(verify::staticHeadDims(*this, {all[Q], all[K], all[V]}, 1, 2)))
+    return failure();
 
   SmallVector<DimRule> rules = {
       // key [total_k, Hkv, D], value [total_k, Hkv, Dv].
@@ -94,33 +90,19 @@ LogicalResult SdpaVarlenOp::verify() {
                             "offsets, but got 0";
 
   int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
-  if (failed(verify::heads(*this, hq, hkv)))
+  if (failed(verify::heads(*this, hq, hkv)) ||
+      failed(verify::positiveHeadDims(*this, all[Q].type, all[V].type, 2)))
     return failure();
-  if (all[Q].type.getDimSize(2) <= 0 || all[V].type.getDimSize(2) <= 0)
-    return emitOpError() << "expected positive head dims, but got query dim 2 ("
-                         << all[Q].type.getDimSize(2) << ") and value dim 2 ("
-                         << all[V].type.getDimSize(2) << ")";
 
   // ALiBi slopes [Hq] or [B, Hq], B = the offsets' count - 1.
   if (Value slopes = getAlibiSlopes()) {
-    auto t = cast<RankedTensorType>(slopes.getType());
-    if ((t.getRank() != 1 && t.getRank() != 2) || !t.getElementType().isF32())
-      return emitOpError() << "expected alibi_slopes to be an f32 tensor "
-                              "[Hq] or [B, Hq], but got "
-                           << t;
-    int64_t heads = t.getDimSize(t.getRank() - 1);
-    if (!ShapedType::isDynamic(heads) && heads != hq)
-      return emitOpError() << "expected alibi_slopes dim " << t.getRank() - 1
-                           << " (" << heads << ") to equal query dim 1 (" << hq
-                           << ")";
     int64_t offsets = all[CuQ].type.getDimSize(0);
-    if (t.getRank() == 2 && !t.isDynamicDim(0) &&
-        !ShapedType::isDynamic(offsets) && t.getDimSize(0) != offsets - 1)
-      return emitOpError()
-             << "expected alibi_slopes dim 0 (" << t.getDimSize(0)
-             << ") to equal the number of sequences (cu_seqlens_q "
-                "dim 0 - 1 = "
-             << offsets - 1 << ")";
+    int64_t sequences =
+        ShapedType::isDynamic(offsets) ? ShapedType::kDynamic : offsets - 1;
+    if (failed(verify::alibiSlopes(
+            *this, cast<RankedTensorType>(slopes.getType()), hq, sequences,
+            "the number of sequences (cu_seqlens_q dim 0 - 1 = ")))
+      return failure();
   }
 
   // The attributes mean what they mean on attn.sdpa, per sequence.

@@ -35,6 +35,47 @@ LogicalResult verify::dimRules(Operation *op, ArrayRef<NamedType> all,
   return success();
 }
 
+LogicalResult verify::staticHeadDims(Operation *op, ArrayRef<NamedType> tensors,
+                                     unsigned headsDim, unsigned headDimDim) {
+  for (const NamedType &t : tensors)
+    for (unsigned dim : {headsDim, headDimDim})
+      if (t.type.isDynamicDim(dim))
+        return op->emitOpError()
+               << "expected " << t.name << " dim " << dim << " ("
+               << (dim == headsDim ? "heads" : "head dim") << ") to be static";
+  return success();
+}
+
+LogicalResult verify::positiveHeadDims(Operation *op, RankedTensorType q,
+                                       RankedTensorType v, unsigned dim) {
+  if (q.getDimSize(dim) > 0 && v.getDimSize(dim) > 0)
+    return success();
+  return op->emitOpError() << "expected positive head dims, but got query dim "
+                           << dim << " (" << q.getDimSize(dim)
+                           << ") and value dim " << dim << " ("
+                           << v.getDimSize(dim) << ")";
+}
+
+LogicalResult verify::alibiSlopes(Operation *op, RankedTensorType t, int64_t hq,
+                                  int64_t batch, StringRef batchName) {
+  if ((t.getRank() != 1 && t.getRank() != 2) || !t.getElementType().isF32())
+    return op->emitOpError() << "expected alibi_slopes to be an f32 tensor "
+                                "[Hq] or [B, Hq], but got "
+                             << t;
+  int64_t heads = t.getDimSize(t.getRank() - 1);
+  if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(hq) &&
+      heads != hq)
+    return op->emitOpError()
+           << "expected alibi_slopes dim " << t.getRank() - 1 << " (" << heads
+           << ") to equal query dim 1 (" << hq << ")";
+  if (t.getRank() == 2 && !t.isDynamicDim(0) && !ShapedType::isDynamic(batch) &&
+      t.getDimSize(0) != batch)
+    return op->emitOpError()
+           << "expected alibi_slopes dim 0 (" << t.getDimSize(0)
+           << ") to equal " << batchName << batch << ")";
+  return success();
+}
+
 LogicalResult verify::heads(Operation *op, int64_t hq, int64_t hkv) {
   if (hq > 0 && hkv > 0 && hq % hkv == 0)
     return success();

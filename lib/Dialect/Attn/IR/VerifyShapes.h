@@ -3,9 +3,10 @@
 // Part of the attn project.
 //
 // attn.sdpa, attn.sdpa_grad and attn.sdpa_varlen check the same things in
-// the same words: dims that must agree, grouped-query heads, the mask's
-// broadcast dims and the score attributes (window, softcap, scale). One
-// definition of each, here (private to the dialect's IR library).
+// the same words: dims that must agree, static and positive head dims,
+// grouped-query heads, the mask's broadcast dims, the ALiBi slopes and the
+// score attributes (window, softcap, scale). One definition of each, here
+// (private to the dialect's IR library).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,22 @@ struct DimRule {
 /// "expected <lhs> dim <i> (<a>) to equal <rhs> dim <j> (<b>)".
 LogicalResult dimRules(Operation *op, ArrayRef<NamedType> all,
                        ArrayRef<DimRule> rules);
+
+/// Dims `headsDim` (heads) and `headDimDim` (head dim) of each of `tensors`
+/// (query, key, value) must be static: "expected <name> dim <d> (heads) to be
+/// static", "... (head dim) ...".
+LogicalResult staticHeadDims(Operation *op, ArrayRef<NamedType> tensors,
+                             unsigned headsDim, unsigned headDimDim);
+
+/// Dim `dim` (the head dim) of query `q` and value `v` must be positive.
+LogicalResult positiveHeadDims(Operation *op, RankedTensorType q,
+                               RankedTensorType v, unsigned dim);
+
+/// ALiBi slopes: an f32 tensor [Hq] or [B, Hq] whose last dim is `hq` (query
+/// dim 1) and whose dim 0 (rank 2) is `batch`, each when both are static;
+/// `batchName` says what `batch` is, up to its value ("query dim 0 (").
+LogicalResult alibiSlopes(Operation *op, RankedTensorType slopes, int64_t hq,
+                          int64_t batch, StringRef batchName);
 
 /// Query heads must be a positive multiple of key/value heads.
 LogicalResult heads(Operation *op, int64_t hq, int64_t hkv);
