@@ -88,47 +88,12 @@ Value KernelBuilder::exp2(Value x) {
   return arith::MulFOp::create(b, loc, p, pow2n);
 }
 
-void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
-                                         const RegisterBlocking &blocking,
-                                         Value a, Value bMat, bool bIsTC,
-                                         Value out,
-                                         const ContractionExtras &extras) {
-  int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
-  int64_t numT = memrefOf(a).getDimSize(0);
-  int64_t rowStep = blocking.width * blocking.rowVecs;
-  kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
-    kernel.loop(0, bq, rowStep, [&](Value i0) {
-      SmallVector<Value> rows, cIdx;
-      for (int64_t r = 0; r < blocking.rowVecs; ++r)
-        rows.push_back(kernel.add(i0, r * blocking.width));
-      for (int64_t c = 0; c < count; ++c)
-        cIdx.push_back(kernel.add(c0, c));
-      SmallVector<Value> acc =
-          loadAccumulators(kernel, blocking, out, extras, rows, cIdx);
-      SmallVector<Value> red = kernel.loopCarrying(
-          0, numT, 1, acc, [&](Value t, ValueRange carried) {
-            SmallVector<Value> rowVec, next;
-            for (int64_t r = 0; r < blocking.rowVecs; ++r)
-              rowVec.push_back(kernel.load(a, {t, rows[r]}));
-            for (int64_t c = 0; c < count; ++c) {
-              Value bc = bIsTC ? kernel.broadcast(bMat, {t, cIdx[c]})
-                               : kernel.broadcast(bMat, {cIdx[c], t});
-              for (int64_t r = 0; r < blocking.rowVecs; ++r)
-                next.push_back(
-                    vector::FMAOp::create(kernel.b, kernel.loc, bc, rowVec[r],
-                                          carried[c * blocking.rowVecs + r]));
-            }
-            return next;
-          });
-      storeAccumulators(kernel, blocking, red, out, extras, rows, cIdx);
-    });
-  });
-}
-
-SmallVector<Value> mlir::attn::detail::loadAccumulators(
-    KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
-    const ContractionExtras &extras, ArrayRef<Value> rows,
-    ArrayRef<Value> cIdx) {
+/// The accumulators of one register block: out[cIdx[c], rows[r]] (or zeros
+/// with fromZero), times rowScale[rows[r]] when set.
+static SmallVector<Value>
+loadAccumulators(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                 Value out, const ContractionExtras &extras,
+                 ArrayRef<Value> rows, ArrayRef<Value> cIdx) {
   SmallVector<Value> acc, scale;
   if (extras.rowScale)
     for (int64_t r = 0; r < blocking.rowVecs; ++r)
@@ -144,12 +109,13 @@ SmallVector<Value> mlir::attn::detail::loadAccumulators(
   return acc;
 }
 
-void mlir::attn::detail::storeAccumulators(KernelBuilder &kernel,
-                                           const RegisterBlocking &blocking,
-                                           ArrayRef<Value> acc, Value out,
-                                           const ContractionExtras &extras,
-                                           ArrayRef<Value> rows,
-                                           ArrayRef<Value> cIdx) {
+/// Stores a register block's accumulators back into out[cIdx, rows] and,
+/// with rowMax set, folds them into the row max.
+static void storeAccumulators(KernelBuilder &kernel,
+                              const RegisterBlocking &blocking,
+                              ArrayRef<Value> acc, Value out,
+                              const ContractionExtras &extras,
+                              ArrayRef<Value> rows, ArrayRef<Value> cIdx) {
   int64_t count = cIdx.size();
   for (int64_t c = 0; c < count; ++c)
     for (int64_t r = 0; r < blocking.rowVecs; ++r)
@@ -162,6 +128,56 @@ void mlir::attn::detail::storeAccumulators(KernelBuilder &kernel,
       blockMax = kernel.max(blockMax, acc[c * blocking.rowVecs + r]);
     kernel.store(blockMax, extras.rowMax, {rows[r]});
   }
+}
+
+void mlir::attn::detail::emitRegisterBlocks(
+    KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
+    const ContractionExtras &extras,
+    function_ref<SmallVector<Value>(ArrayRef<Value>, ArrayRef<Value>,
+                                    SmallVector<Value>)>
+        body) {
+  int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
+  int64_t rowStep = blocking.width * blocking.rowVecs;
+  kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
+    kernel.loop(0, bq, rowStep, [&](Value i0) {
+      SmallVector<Value> rows, cIdx;
+      for (int64_t r = 0; r < blocking.rowVecs; ++r)
+        rows.push_back(kernel.add(i0, r * blocking.width));
+      for (int64_t c = 0; c < count; ++c)
+        cIdx.push_back(kernel.add(c0, c));
+      SmallVector<Value> red =
+          body(rows, cIdx,
+               loadAccumulators(kernel, blocking, out, extras, rows, cIdx));
+      storeAccumulators(kernel, blocking, red, out, extras, rows, cIdx);
+    });
+  });
+}
+
+void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
+                                         const RegisterBlocking &blocking,
+                                         Value a, Value bMat, bool bIsTC,
+                                         Value out,
+                                         const ContractionExtras &extras) {
+  int64_t numT = memrefOf(a).getDimSize(0);
+  emitRegisterBlocks(
+      kernel, blocking, out, extras,
+      [&](ArrayRef<Value> rows, ArrayRef<Value> cIdx, SmallVector<Value> acc) {
+        return kernel.loopCarrying(
+            0, numT, 1, acc, [&](Value t, ValueRange carried) {
+              SmallVector<Value> rowVec, next;
+              for (int64_t r = 0; r < blocking.rowVecs; ++r)
+                rowVec.push_back(kernel.load(a, {t, rows[r]}));
+              for (size_t c = 0; c < cIdx.size(); ++c) {
+                Value bc = bIsTC ? kernel.broadcast(bMat, {t, cIdx[c]})
+                                 : kernel.broadcast(bMat, {cIdx[c], t});
+                for (int64_t r = 0; r < blocking.rowVecs; ++r)
+                  next.push_back(
+                      vector::FMAOp::create(kernel.b, kernel.loc, bc, rowVec[r],
+                                            carried[c * blocking.rowVecs + r]));
+              }
+              return next;
+            });
+      });
 }
 
 void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,

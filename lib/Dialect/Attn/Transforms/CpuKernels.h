@@ -131,20 +131,18 @@ struct ContractionExtras {
   Value rowMax;
 };
 
-/// The accumulators of one register block (c-major: [c * rowVecs + r]):
-/// out[cIdx[c], rows[r]] (or zeros with fromZero), times rowScale[rows[r]]
-/// when set. The f32 and the bf16 dot-product contractions start from these.
-SmallVector<Value> loadAccumulators(KernelBuilder &kernel,
-                                    const RegisterBlocking &blocking, Value out,
-                                    const ContractionExtras &extras,
-                                    ArrayRef<Value> rows, ArrayRef<Value> cIdx);
-
-/// Stores a register block's accumulators `acc` back into out[cIdx, rows]
-/// and, with rowMax set, folds them into the row max.
-void storeAccumulators(KernelBuilder &kernel, const RegisterBlocking &blocking,
-                       ArrayRef<Value> acc, Value out,
-                       const ContractionExtras &extras, ArrayRef<Value> rows,
-                       ArrayRef<Value> cIdx);
+/// The register blocks of out [C, BQ] that both contractions (f32 and
+/// bf16 dot products) run: for each block of regBlock c's (`cIdx`) times
+/// rowVecs row vectors (`rows`), the accumulators (c-major: [c * rowVecs +
+/// r]) are loaded from out (or zeros with fromZero, times rowScale[rows[r]]
+/// when set), handed to `body`, and what it returns is stored back into out
+/// and, with rowMax set, folded into the row max while in registers.
+void emitRegisterBlocks(
+    KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
+    const ContractionExtras &extras,
+    function_ref<SmallVector<Value>(ArrayRef<Value> rows, ArrayRef<Value> cIdx,
+                                    SmallVector<Value> acc)>
+        body);
 
 /// out[c, i] += sum_t B(c, t) * A[t, i], the register-blocked kernel of both
 /// products: A [T, BQ] is read as row vectors, B one element at a time (as

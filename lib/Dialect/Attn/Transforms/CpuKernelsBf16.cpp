@@ -75,9 +75,7 @@ void mlir::attn::detail::emitBf16Contraction(
     const ContractionExtras &extras, float outScale) {
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
-  int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
   int64_t numT = memrefOf(aPairs).getDimSize(0);
-  int64_t rowStep = blocking.width * blocking.rowVecs;
   VectorType pairsType = bf16Vector(kernel, 2 * blocking.width);
   VectorType wordsType = VectorType::get({blocking.width}, b.getI32Type());
   // One pair of bMat, as a 32-bit word broadcast to every lane.
@@ -91,39 +89,32 @@ void mlir::attn::detail::emitBf16Contraction(
     Value words = vector::BroadcastOp::create(b, loc, wordsType, scalar);
     return vector::BitCastOp::create(b, loc, pairsType, words);
   };
-  kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
-    kernel.loop(0, bq, rowStep, [&](Value i0) {
-      SmallVector<Value> rows, pairCols, cIdx;
-      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-        rows.push_back(kernel.add(i0, r * blocking.width));
-        pairCols.push_back(
-            arith::MulIOp::create(b, loc, rows.back(), kernel.idx(2)));
-      }
-      for (int64_t c = 0; c < count; ++c)
-        cIdx.push_back(kernel.add(c0, c));
-      SmallVector<Value> acc =
-          loadAccumulators(kernel, blocking, out, extras, rows, cIdx);
-      SmallVector<Value> red = kernel.loopCarrying(
-          0, numT, 1, acc, [&](Value t, ValueRange carried) {
-            SmallVector<Value> rowPairs, next;
-            for (int64_t r = 0; r < blocking.rowVecs; ++r)
-              rowPairs.push_back(vector::LoadOp::create(
-                  b, loc, pairsType, aPairs, ValueRange{t, pairCols[r]}));
-            for (int64_t c = 0; c < count; ++c) {
-              Value bc = broadcastPair(cIdx[c], t);
-              for (int64_t r = 0; r < blocking.rowVecs; ++r)
-                next.push_back(x86vector::DotBF16Op::create(
-                    b, loc, kernel.vecType, carried[c * blocking.rowVecs + r],
-                    rowPairs[r], bc));
-            }
-            return next;
-          });
-      if (outScale != 1.0f) {
-        Value factor = kernel.splat(outScale);
-        for (Value &v : red)
-          v = arith::MulFOp::create(b, loc, v, factor);
-      }
-      storeAccumulators(kernel, blocking, red, out, extras, rows, cIdx);
-    });
-  });
+  emitRegisterBlocks(
+      kernel, blocking, out, extras,
+      [&](ArrayRef<Value> rows, ArrayRef<Value> cIdx, SmallVector<Value> acc) {
+        SmallVector<Value> pairCols;
+        for (Value row : rows)
+          pairCols.push_back(arith::MulIOp::create(b, loc, row, kernel.idx(2)));
+        SmallVector<Value> red = kernel.loopCarrying(
+            0, numT, 1, acc, [&](Value t, ValueRange carried) {
+              SmallVector<Value> rowPairs, next;
+              for (Value col : pairCols)
+                rowPairs.push_back(vector::LoadOp::create(
+                    b, loc, pairsType, aPairs, ValueRange{t, col}));
+              for (size_t c = 0; c < cIdx.size(); ++c) {
+                Value bc = broadcastPair(cIdx[c], t);
+                for (int64_t r = 0; r < blocking.rowVecs; ++r)
+                  next.push_back(x86vector::DotBF16Op::create(
+                      b, loc, kernel.vecType, carried[c * blocking.rowVecs + r],
+                      rowPairs[r], bc));
+              }
+              return next;
+            });
+        if (outScale != 1.0f) {
+          Value factor = kernel.splat(outScale);
+          for (Value &v : red)
+            v = arith::MulFOp::create(b, loc, v, factor);
+        }
+        return red;
+      });
 }

@@ -82,6 +82,16 @@ struct TileRewrite {
   Value output(unsigned i = 0) { return op.getDpsInits()[i]; }
 };
 
+/// The row reduction of `role` (the row max, the row sum) right after
+/// `rewrite.op` that reduces its output, for the op's kernel to fold in
+/// (taken while the values are in registers), or null.
+linalg::GenericOp foldableReduction(TileRewrite &rewrite, TileRole role) {
+  linalg::GenericOp next = asTile(rewrite.op->getNextNode(), role);
+  if (!next || next.getDpsInputs()[0] != rewrite.output())
+    return {};
+  return next;
+}
+
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]. The tile's zero fill right before it
 /// is folded in (accumulators start at 0), and so is the row max right after
 /// it (taken from the accumulators while they are in registers).
@@ -96,9 +106,7 @@ bool rewriteScores(TileRewrite &rewrite) {
     extras.fromZero = true;
     rewrite.folded.push_back(zeroFill);
   }
-  linalg::GenericOp rowMax =
-      asTile(rewrite.op->getNextNode(), TileRole::RowMax);
-  if (rowMax && rowMax.getDpsInputs()[0] == out) {
+  if (linalg::GenericOp rowMax = foldableReduction(rewrite, TileRole::RowMax)) {
     extras.rowMax = rowMax.getDpsInits()[0];
     rewrite.folded.push_back(rowMax);
   }
@@ -160,8 +168,7 @@ bool rewriteMaxUpdate(TileRewrite &rewrite) {
 bool rewriteProbs(TileRewrite &rewrite) {
   Value out = rewrite.output();
   Value rowSum;
-  linalg::GenericOp sum = asTile(rewrite.op->getNextNode(), TileRole::RowSum);
-  if (sum && sum.getDpsInputs()[0] == out) {
+  if (linalg::GenericOp sum = foldableReduction(rewrite, TileRole::RowSum)) {
     rowSum = sum.getDpsInits()[0];
     rewrite.folded.push_back(sum);
   }
@@ -187,13 +194,11 @@ bool rewriteElementMask(TileRewrite &rewrite) {
 
 /// The user's mask, with the row max right after it folded in.
 bool rewriteUserMask(TileRewrite &rewrite) {
-  Value rowMax;
-  linalg::GenericOp next = asTile(rewrite.op->getNextNode(), TileRole::RowMax);
-  if (next && next.getDpsInputs()[0] == rewrite.output())
-    rowMax = next.getDpsInits()[0];
-  if (!emitUserMask(rewrite.kernel, rewrite.op, rowMax))
+  linalg::GenericOp next = foldableReduction(rewrite, TileRole::RowMax);
+  if (!emitUserMask(rewrite.kernel, rewrite.op,
+                    next ? next.getDpsInits()[0] : Value()))
     return false;
-  if (rowMax)
+  if (next)
     rewrite.folded.push_back(next);
   return true;
 }
