@@ -118,31 +118,45 @@ Sequence sequenceOf(const SdpaProblem &p, const std::vector<HostTensor> &in,
 }
 } // namespace
 
+/// Calls `outAt(packed, own)` for every element of sequence `s`'s out rows,
+/// with its index in the packed out [total_q, hq, dv] and in the sequence's
+/// own [1, hq, lq, dv]; `lseAt` likewise for lse ([hq, total_q], [1, hq, lq]).
+template <typename OutFn, typename LseFn>
+static void forEachSequenceResult(const SdpaProblem &p, const Sequence &s,
+                                  int64_t totalQ, OutFn outAt, LseFn lseAt) {
+  int64_t hq = p.hq, dv = p.dv, lq = s.problem.lq;
+  for (int64_t h = 0; h < hq; ++h)
+    for (int64_t i = 0; i < lq; ++i) {
+      for (int64_t e = 0; e < dv; ++e)
+        outAt(((s.q0 + i) * hq + h) * dv + e, (h * lq + i) * dv + e);
+      lseAt(h * totalQ + s.q0 + i, h * lq + i);
+    }
+}
+
 void referenceVarlen(const SdpaProblem &p,
                      const std::vector<HostTensor> &inputs,
                      std::vector<double> &out, std::vector<double> *lse,
                      bool hiddenValuesTimesZero) {
-  int64_t totalQ = inputs[0].shape[0], hq = p.hq, dv = p.dv;
+  int64_t totalQ = inputs[0].shape[0];
   // Rows of no sequence and sequences without keys: out 0, lse -inf.
-  out.assign(static_cast<size_t>(totalQ * hq * dv), 0.0);
+  out.assign(static_cast<size_t>(totalQ * p.hq * p.dv), 0.0);
   if (lse)
-    lse->assign(static_cast<size_t>(hq * totalQ),
+    lse->assign(static_cast<size_t>(p.hq * totalQ),
                 -std::numeric_limits<double>::infinity());
   for (int64_t seq = 0, n = varlenSequences(p); seq < n; ++seq) {
     Sequence s = sequenceOf(p, inputs, seq);
-    int64_t lq = s.problem.lq;
-    if (lq == 0 || s.problem.lk == 0)
+    if (s.problem.lq == 0 || s.problem.lk == 0)
       continue;
     std::vector<double> o, l;
     referenceSdpa(s.problem, s.q, s.k, s.v, nullptr, o, lse ? &l : nullptr, 1,
                   hiddenValuesTimesZero);
-    for (int64_t h = 0; h < hq; ++h)
-      for (int64_t i = 0; i < lq; ++i) {
-        for (int64_t e = 0; e < dv; ++e)
-          out[((s.q0 + i) * hq + h) * dv + e] = o[(h * lq + i) * dv + e];
-        if (lse)
-          (*lse)[h * totalQ + s.q0 + i] = l[h * lq + i];
-      }
+    forEachSequenceResult(
+        p, s, totalQ,
+        [&](int64_t packed, int64_t own) { out[packed] = o[own]; },
+        [&](int64_t packed, int64_t own) {
+          if (lse)
+            (*lse)[packed] = l[own];
+        });
   }
 }
 
@@ -162,12 +176,30 @@ Sensitivity measureVarlenSensitivity(const SdpaProblem &p,
                                      uint64_t seed, int trials) {
   Sensitivity total;
   double outDelta2 = 0, lseDelta2 = 0;
+  int64_t totalQ = inputs[0].shape[0];
+  // A reference of the wrong size: not measured (as measureSensitivity()).
+  if (refOut.size() != static_cast<size_t>(totalQ * p.hq * p.dv) ||
+      (refLse && refLse->size() != static_cast<size_t>(p.hq * totalQ))) {
+    double nan = std::numeric_limits<double>::quiet_NaN();
+    total.outRelL2 = total.outMaxAbs = total.lseRelL2 = total.lseMaxAbs = nan;
+    return total;
+  }
   for (int64_t seq = 0, n = varlenSequences(p); seq < n; ++seq) {
     Sequence s = sequenceOf(p, inputs, seq);
     if (s.problem.lq == 0 || s.problem.lk == 0)
       continue; // Nothing to perturb: out 0 and lse -inf exactly.
-    std::vector<double> o, l;
-    referenceSdpa(s.problem, s.q, s.k, s.v, nullptr, o, refLse ? &l : nullptr);
+    // The sequence's reference, read back from the packed one the caller
+    // computed (referenceVarlen()) rather than computed again.
+    std::vector<double> o(static_cast<size_t>(p.hq * s.problem.lq * p.dv)), l;
+    if (refLse)
+      l.resize(static_cast<size_t>(p.hq * s.problem.lq));
+    forEachSequenceResult(
+        p, s, totalQ,
+        [&](int64_t packed, int64_t own) { o[own] = refOut[packed]; },
+        [&](int64_t packed, int64_t own) {
+          if (refLse)
+            l[own] = (*refLse)[packed];
+        });
     Sensitivity one = measureSensitivity(
         s.problem, s.q, s.k, s.v, nullptr, o, refLse ? &l : nullptr, 1,
         seed * 1000003 + static_cast<uint64_t>(seq), trials);

@@ -112,6 +112,16 @@ void checkAgainstPadded(Causal causal, SdpaProblem::Alibi alibi,
   EXPECT_LT(sens.outRelL2, 1e-5);
   EXPECT_GT(sens.lseMaxAbs, 0);
   EXPECT_LT(sens.lseMaxAbs, 1e-5);
+
+  // It perturbs against the reference it is given (computed once, by the
+  // caller), not one of its own: a reference off by a factor of 2 is off by
+  // about half of itself.
+  std::vector<double> doubled = out;
+  for (double &x : doubled)
+    x *= 2;
+  Sensitivity off = measureVarlenSensitivity(varlen, in, doubled, &lse, 0);
+  EXPECT_GT(off.outRelL2, 0.4);
+  EXPECT_LT(off.outRelL2, 0.6);
 }
 
 TEST(ReferenceVarlenTest, MatchesPaddedSdpaWithKeyLengths) {

@@ -50,7 +50,9 @@ void referenceVarlen(const SdpaProblem &p,
                      std::vector<double> &out, std::vector<double> *lse,
                      bool hiddenValuesTimesZero = false);
 
-/// measureSensitivity() per sequence, combined: max_abs the largest, rel_l2
+/// measureSensitivity() per sequence against its rows of `refOut` and
+/// `*refLse` (referenceVarlen()'s results for the same inputs, which are not
+/// computed again), combined: max_abs the largest, rel_l2
 /// sqrt(Σ_s (rel_s·||ref_s||)²) / ||ref|| (each sequence's largest trial, so
 /// never below the largest trial of the whole).
 Sensitivity measureVarlenSensitivity(const SdpaProblem &p,
