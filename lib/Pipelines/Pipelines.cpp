@@ -179,6 +179,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createCanonicalizerPass());
   }
+  // The kernels' scratch buffers: once per thread, not per query block.
+  pm.addNestedPass<func::FuncOp>(createAttnHoistThreadScratch());
   // Without AVX512-BF16, LLVM rounds f32 to bf16 by a call to
   // __truncsfbf2, which older libgcc lacks (an AOT library would not link):
   // integer code instead.

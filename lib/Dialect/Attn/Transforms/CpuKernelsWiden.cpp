@@ -9,8 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernelsWiden.h"
-
-#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "CpuScratch.h"
 
 using namespace mlir;
 using namespace mlir::attn::detail;
@@ -22,23 +21,16 @@ Value mlir::attn::detail::widenTileToF32(KernelBuilder &kernel,
       type.getElementType().isF32() ||
       !isa<Float16Type, BFloat16Type>(type.getElementType()))
     return {};
-  auto forall = anchor->getParentOfType<scf::ForallOp>();
-  if (!forall)
-    return {};
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
-  Value buffer;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Block *body = forall.getBody();
-    b.setInsertionPointToStart(body);
-    buffer = memref::AllocOp::create(
-        b, loc, MemRefType::get({rows, cols}, b.getF32Type()),
-        b.getI64IntegerAttr(64));
-    b.setInsertionPoint(body->getTerminator());
-    memref::DeallocOp::create(b, loc, buffer);
-  }
+  // One buffer per shape for all the tiles of the query block: each copy is
+  // dead once the contraction right after it has run.
+  Value buffer = queryBlockScratch(
+      anchor, MemRefType::get({rows, cols}, b.getF32Type()), "widen",
+      /*shared=*/true);
+  if (!buffer)
+    return {};
   int64_t full = cols / kernel.width * kernel.width;
   auto narrowType = VectorType::get({kernel.width}, type.getElementType());
   kernel.loop(0, rows, 1, [&](Value r) {

@@ -4,8 +4,8 @@
 //
 // A K or V tile of f16 (or bf16 off the dot-product path) is converted to
 // f32 once per tile, with vector conversions (vcvtph2ps for f16), into a
-// buffer of the query block; the f32 contraction then broadcasts from it
-// like from an f32 tile (one FMA with an embedded broadcast per element)
+// scratch buffer of the query block; the f32 contraction then broadcasts from
+// it like from an f32 tile (one FMA with an embedded broadcast per element)
 // instead of converting one scalar per broadcast. The conversion is exact.
 // Private to the attn transforms library.
 //
@@ -19,10 +19,11 @@
 namespace mlir::attn::detail {
 
 /// The f32 copy of the [rows, cols] f16 or bf16 tile `tile`, built in front
-/// of the kernel's insertion point into a buffer allocated once per query
-/// block (at the start of the scf.forall body around `anchor`, freed at its
-/// end). Null, building nothing, if `tile` is f32 already or `anchor` is not
-/// inside an scf.forall.
+/// of the kernel's insertion point into the query block's scratch buffer of
+/// that shape (CpuScratch.h: one for all the widened tiles of the block, K
+/// and V alike, each dead once its contraction has run; one per thread
+/// after attn-hoist-thread-scratch). Null, building nothing, if `tile` is
+/// f32 already or `anchor` is not inside an scf.forall.
 Value widenTileToF32(KernelBuilder &kernel, Operation *anchor, Value tile);
 
 } // namespace mlir::attn::detail

@@ -4,12 +4,12 @@
 //
 // Decides whether a `scores` or `pv` tile op can run on the bf16 dot-product
 // kernels of CpuKernelsBf16.h and builds them: the packed operands live in
-// buffers allocated once per query block (at the start of the scf.forall
-// body around the op, freed at its end).
+// scratch buffers of the query block (CpuScratch.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernelsBf16.h"
+#include "CpuScratch.h"
 #include "TileOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -19,20 +19,13 @@ using namespace mlir::attn::detail;
 
 namespace {
 
-/// A [rows, cols] bf16 buffer of the query block around `op`, or null if
-/// `op` is not inside an scf.forall.
+/// A [rows, cols] bf16 scratch buffer of the query block around `op`, of
+/// its own (the packed query lives through the key loop), or null if `op` is
+/// not inside an scf.forall.
 Value queryBlockBuffer(Operation *op, int64_t rows, int64_t cols) {
-  auto forall = op->getParentOfType<scf::ForallOp>();
-  if (!forall)
-    return {};
-  Block *body = forall.getBody();
-  OpBuilder b(body, body->begin());
-  auto type = MemRefType::get({rows, cols}, b.getBF16Type());
-  Value buffer =
-      memref::AllocOp::create(b, op->getLoc(), type, b.getI64IntegerAttr(64));
-  b.setInsertionPoint(body->getTerminator());
-  memref::DeallocOp::create(b, op->getLoc(), buffer);
-  return buffer;
+  Builder b(op->getContext());
+  return queryBlockScratch(op, MemRefType::get({rows, cols}, b.getBF16Type()),
+                           "bf16-pairs", /*shared=*/false);
 }
 
 /// The ancestor of `op` right inside its scf.forall: the key loop (or tail

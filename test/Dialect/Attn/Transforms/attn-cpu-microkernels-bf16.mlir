@@ -11,7 +11,7 @@
 // key pairs before P.V.
 // CHECK-LABEL: func.func @bf16_dot
 // CHECK: scf.forall
-// CHECK:   memref.alloc() {alignment = 64 : i64} : memref<8x64xbf16>
+// CHECK:   memref.alloc() {alignment = 64 : i64, attn.scratch = "bf16-pairs"} : memref<8x64xbf16>
 // CHECK:   arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK:   vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
 // CHECK:   vector.store %{{.*}}, %[[QP:.*]][{{.*}}] : memref<8x64xbf16>, vector<32xbf16>

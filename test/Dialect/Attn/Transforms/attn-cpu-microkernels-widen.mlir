@@ -4,31 +4,34 @@
 // RUN:   --attn-cpu-microkernels="reg-block=8 row-vectors=2" -canonicalize -cse | FileCheck %s
 
 // f16 K and V: each tile is widened to f32 once (vector<16xf16> loads,
-// arith.extf on vectors) into a buffer of the query block, and the f32
-// kernels broadcast from that buffer: no scalar f16 load or conversion is
-// left in the reductions.
+// arith.extf on vectors) into a scratch buffer of the query block, one for
+// K and V alike (each copy is dead once its contraction has run), and the
+// f32 kernels broadcast from that buffer: no scalar f16 load or conversion
+// is left in the reductions.
 // CHECK-LABEL: func.func @f16_widen
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]]) in (2, 3, 2)
-// CHECK:   memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
-// CHECK:   memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK:   %[[W32:.*]] = memref.alloc() {alignment = 64 : i64, attn.scratch = "widen"} : memref<16x64xf32>
+// CHECK-NOT: attn.scratch
 // The key loop: K widened, then the scores from the f32 copy.
 // CHECK:   scf.for
 // CHECK:     vector.load %{{.*}} : memref<16x64xf16, strided<[64, 1], offset: ?>>, vector<16xf16>
 // CHECK:     arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
-// CHECK:     vector.store %{{.*}}, %[[K32:alloc[_0-9]*]]
+// CHECK:     vector.store %{{.*}}, %[[W32]]
 // CHECK:     scf.for %{{.*}} iter_args
 // CHECK-NOT:   arith.extf
-// CHECK:       memref.load %[[K32]]
+// CHECK:       memref.load %[[W32]]
 // CHECK:       vector.fma
+// V widened into the same buffer, then P.V from it.
 // CHECK:     vector.load %{{.*}} : memref<16x64xf16, strided<[64, 1], offset: ?>>, vector<16xf16>
 // CHECK:     arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
-// CHECK:     vector.store %{{.*}}, %[[V32:alloc[_0-9]*]]
+// CHECK:     vector.store %{{.*}}, %[[W32]]
 // CHECK:     scf.for %{{.*}} iter_args
 // CHECK-NOT:   arith.extf
-// CHECK:       memref.load %[[V32]]
+// CHECK:       memref.load %[[W32]]
 // CHECK:       vector.fma
-// CHECK:   memref.dealloc %[[K32]]
-// CHECK:   memref.dealloc %[[V32]]
+// CHECK:   memref.dealloc %[[W32]]
+// CHECK-NOT: memref.dealloc %[[W32]]
+// CHECK: return
 func.func @f16_widen(%q: tensor<2x3x64x64xf16>, %k: tensor<2x3x64x64xf16>, %v: tensor<2x3x64x64xf16>) -> tensor<2x3x64x64xf16> {
   %o = attn.sdpa %q, %k, %v : tensor<2x3x64x64xf16>, tensor<2x3x64x64xf16>, tensor<2x3x64x64xf16> -> tensor<2x3x64x64xf16>
   return %o : tensor<2x3x64x64xf16>
@@ -40,7 +43,7 @@ func.func @f16_widen(%q: tensor<2x3x64x64xf16>, %k: tensor<2x3x64x64xf16>, %v: t
 // odd D (40): two vectors and eight single elements per row are widened.
 // CHECK-LABEL: func.func @gqa_odd_d
 // CHECK: scf.forall
-// CHECK:   memref.alloc() {alignment = 64 : i64} : memref<16x40xf32>
+// CHECK:   memref.alloc() {alignment = 64 : i64, attn.scratch = "widen"} : memref<16x40xf32>
 // CHECK:   scf.for
 // CHECK:     arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK:     memref.load %{{.*}}[%{{.*}}, %c32] : memref<16x40xf16, strided<[40, 1], offset: ?>>

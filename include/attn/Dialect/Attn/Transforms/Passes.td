@@ -429,6 +429,50 @@ def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
   ];
 }
 
+def AttnHoistThreadScratch
+    : Pass<"attn-hoist-thread-scratch", "func::FuncOp"> {
+  let summary = "Allocate the CPU kernels' scratch buffers once per thread";
+  let description = [{
+    `attn-cpu-microkernels` allocates its own buffers (f16/bf16 K and V
+    tiles widened to f32, one per shape shared by K and V; the packed
+    operands of the bf16 dot products) at the start of the query-block
+    `scf.forall` body and frees them at its end, tagged `attn.scratch`.
+    Their contents never outlive one query block, so this pass, run after
+    `convert-scf-to-openmp`, moves each such `memref.alloc` (static shape,
+    one `memref.dealloc` in the same block) from the `omp.loop_nest` body
+    to the start of the enclosing `omp.parallel` region (run once per
+    thread) and its free to the region's end: one buffer per thread and
+    call instead of one per query block. A loop left serial (`scf.parallel`,
+    no OpenMP) gets one buffer in front of it. Other allocations are left
+    alone.
+
+    ```mlir
+    omp.parallel {
+      omp.wsloop {
+        omp.loop_nest (...) {
+          %w = memref.alloc() {alignment = 64 : i64, attn.scratch = "widen"} : memref<64x64xf32>
+          ...
+          memref.dealloc %w : memref<64x64xf32>
+          omp.yield
+        }
+      }
+      omp.terminator
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    omp.parallel {
+      %w = memref.alloc() {alignment = 64 : i64, attn.scratch = "widen"} : memref<64x64xf32>
+      omp.wsloop { omp.loop_nest (...) { ... omp.yield } }
+      memref.dealloc %w : memref<64x64xf32>
+      omp.terminator
+    }
+    ```
+  }];
+}
+
 def AttnRejectSdpaGrad : Pass<"attn-reject-sdpa-grad"> {
   let summary = "Fail on attn.sdpa_grad, for pipelines that cannot lower it";
   let description = [{
