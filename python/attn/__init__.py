@@ -2,6 +2,7 @@
 
     import attn
     out = attn.sdpa(q, k, v, is_causal=True)          # numpy or torch
+    out = attn.sdpa_varlen(q, k, v, cu_q, cu_k)       # packed sequences
     kernel = attn.compile("b=1,hq=8,lq=128,d=64")     # a callable kernel
     attn.cache_info()                                 # hits, compiles, seconds
 
@@ -11,6 +12,7 @@ The package loads attn-compile's libraries with ctypes over their C ABI
 
 from ._kernel import AttnError, Kernel, cache_clear, cache_info
 from ._sdpa import default_threads, sdpa
+from ._varlen import sdpa_varlen
 from . import _kernel
 
 
@@ -38,5 +40,5 @@ def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
     return _kernel.get_kernel(source, flags, name=name, entry=entry)
 
 
-__all__ = ["sdpa", "compile", "cache_info", "cache_clear", "Kernel",
+__all__ = ["sdpa", "sdpa_varlen", "compile", "cache_info", "cache_clear", "Kernel",
            "AttnError", "default_threads"]

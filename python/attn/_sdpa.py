@@ -26,20 +26,21 @@ def _check_rank(name, shape, rank):
                    f"{len(shape)}")
 
 
-def _aux(backend, target, x, name, dtype, shapes, flat):
+def aux_operand(backend, target, x, name, dtype, shapes, flat,
+                who="attn.sdpa"):
     """An optional operand (key lengths, ALiBi slopes): of `dtype`, of one
     of `shapes`, contiguous and reshaped to `flat`; None stays None."""
     if x is None:
         return None
     if _tensors.backend_of(x) is not backend:
-        raise TypeError(f"attn.sdpa: expected {name} to be a {backend.name} "
+        raise TypeError(f"{who}: expected {name} to be a {backend.name} "
                         f"array like query")
     x = backend.prepare(x, target)
     if backend.dtype_name(x) != dtype:
-        raise TypeError(f"attn.sdpa: expected {name} element type to be "
+        raise TypeError(f"{who}: expected {name} element type to be "
                         f"{dtype}, but got {backend.dtype_name(x)}")
     if tuple(x.shape) not in [tuple(s) for s in shapes]:
-        raise _err(f"{name} of shape " + " or ".join(
+        raise ValueError(f"{who}: expected {name} of shape " + " or ".join(
             str(tuple(s)) for s in shapes) + f", but got {tuple(x.shape)}")
     return x.reshape(flat)
 
@@ -57,6 +58,106 @@ def default_threads():
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def prepare_inputs(backend, query, key, value, who):
+    """The target and the prepared query, key and value (all of query's
+    kind)."""
+    for name, x in (("key", key), ("value", value)):
+        if _tensors.backend_of(x) is not backend:
+            raise TypeError(f"{who}: expected {name} to be a "
+                            f"{backend.name} array like query")
+    target = backend.target(query)
+    return (target,) + tuple(backend.prepare(x, target)
+                             for x in (query, key, value))
+
+
+def element_type(backend, q, k, v, who):
+    """The element type of query, key and value (f32, f16 or bf16, equal)."""
+    dt = backend.dtype_name(q)
+    if dt not in ("f32", "f16", "bf16"):
+        raise TypeError(f"{who}: expected query element type to be f32, "
+                        f"f16 or bf16, but got {dt}")
+    if dt == "bf16" and backend.name == "numpy" and "bf16" not in \
+            _kernel.NP_DTYPES:
+        raise TypeError(f"{who}: bf16 numpy arrays need ml_dtypes")
+    for name, x in (("key", k), ("value", v)):
+        if backend.dtype_name(x) != dt:
+            raise TypeError(f"{who}: expected {name} element type "
+                            f"({backend.dtype_name(x)}) to equal query element "
+                            f"type ({dt})")
+    return dt
+
+
+def score_options(window, softcap, who):
+    """window as (left, right), each -1 or >= 0; softcap finite and > 0."""
+    if window is not None:
+        window = tuple(int(w) for w in window)
+        if len(window) != 2 or min(window) < -1:
+            raise ValueError(f"{who}: window must be (left, right), each "
+                             f"-1 or >= 0, got {window!r}")
+    if softcap is not None:
+        softcap = float(softcap)
+        if not (0 < softcap < float("inf")):
+            raise ValueError(f"{who}: softcap must be finite and "
+                             f"positive, got {softcap!r}")
+    return window, softcap
+
+
+def check_scale(scale, who):
+    if scale is not None:
+        scale = float(scale)
+        if not math.isfinite(scale) or scale == 0.0:
+            raise ValueError(f"{who}: expected scale to be finite and "
+                             f"non-zero, but got {scale}")
+    return scale
+
+
+def run_options(backend, target, q, threads, who):
+    """(threads, openmp, chip): CPU threads (default_threads() by default)
+    and a library with OpenMP for more than one; the chip of q's device on
+    cuda."""
+    if target == "cpu":
+        if threads is None:
+            threads = default_threads()
+        elif int(threads) < 1:
+            raise ValueError(f"{who}: threads must be >= 1, got {threads}")
+        threads = int(threads)
+        return threads, threads > 1, None
+    # cuda: kernels for the tensor's device (untested, see README)
+    return None, False, "sm_%d%d" % backend.torch.cuda.get_device_capability(
+        q.device)
+
+
+def variant_spec(window, softcap, scale, key_lengths, alibi, lse):
+    """The spec keys (docs/attn-run.md) of the attention variants given."""
+    text = ""
+    if window is not None:
+        text += f",window={window[0]}:{window[1]}"
+    if softcap is not None:
+        text += f",softcap={softcap!r}"
+    if scale is not None:
+        text += f",scale={scale!r}"
+    if key_lengths:
+        text += ",key_lengths=1"
+    if alibi is not None:
+        text += f",alibi={alibi}"
+    if lse:
+        text += ",lse=1"
+    return text
+
+
+def cached_kernel(ckey, spec, target, openmp, chip):
+    """The kernel cached under `ckey`, else compiled from spec() (called only
+    then) for the target."""
+    kernel = _kernel._memory.get(ckey)
+    if kernel is not None:
+        _kernel._stats["hits"] += 1
+        return kernel
+    return _kernel.get_kernel(
+        spec(), _kernel.compile_options(
+            target, openmp=openmp, chip=chip,
+            cuda_toolkit=os.environ.get("ATTN_CUDA_TOOLKIT")), key=ckey)
 
 
 def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
@@ -96,27 +197,11 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     backend = _tensors.backend_of(query)
     if dropout_p:
         raise ValueError(f"attn.sdpa: dropout_p must be 0, got {dropout_p}")
-    if window is not None:
-        window = tuple(int(w) for w in window)
-        if len(window) != 2 or min(window) < -1:
-            raise ValueError(f"attn.sdpa: window must be (left, right), each "
-                             f"-1 or >= 0, got {window!r}")
-    if softcap is not None:
-        softcap = float(softcap)
-        if not (0 < softcap < float("inf")):
-            raise ValueError(f"attn.sdpa: softcap must be finite and "
-                             f"positive, got {softcap!r}")
+    window, softcap = score_options(window, softcap, "attn.sdpa")
     if causal not in _CAUSAL:
         raise ValueError(f"attn.sdpa: causal must be 'top_left' or "
                          f"'bottom_right', got {causal!r}")
-    for name, x in (("key", key), ("value", value)):
-        if _tensors.backend_of(x) is not backend:
-            raise TypeError(f"attn.sdpa: expected {name} to be a "
-                            f"{backend.name} array like query")
-    target = backend.target(query)
-    q = backend.prepare(query, target)
-    k = backend.prepare(key, target)
-    v = backend.prepare(value, target)
+    target, q, k, v = prepare_inputs(backend, query, key, value, "attn.sdpa")
 
     qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
     rank = len(qs)
@@ -125,18 +210,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     _check_rank("key", ks, rank)
     _check_rank("value", vs, rank)
 
-    dt = backend.dtype_name(q)
-    if dt not in ("f32", "f16", "bf16"):
-        raise TypeError(f"attn.sdpa: expected query element type to be f32, "
-                        f"f16 or bf16, but got {dt}")
-    if dt == "bf16" and backend.name == "numpy" and "bf16" not in \
-            _kernel.NP_DTYPES:
-        raise TypeError("attn.sdpa: bf16 numpy arrays need ml_dtypes")
-    for name, x in (("key", k), ("value", v)):
-        if backend.dtype_name(x) != dt:
-            raise TypeError(f"attn.sdpa: expected {name} element type "
-                            f"({backend.dtype_name(x)}) to equal query element "
-                            f"type ({dt})")
+    dt = element_type(backend, q, k, v, "attn.sdpa")
 
     # Dims as the user numbered them: -1 head dim, -2 sequence, -3 heads.
     def dim(i):
@@ -172,10 +246,7 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     if d <= 0 or dv <= 0:
         raise _err(f"positive head dims, but got query dim {dim(-1)} ({d}) "
                    f"and value dim {dim(-1)} ({dv})")
-    if scale is not None:
-        scale = float(scale)
-        if not math.isfinite(scale) or scale == 0.0:
-            raise _err(f"scale to be finite and non-zero, but got {scale}")
+    scale = check_scale(scale, "attn.sdpa")
 
     out_shape = qs[:-1] + (dv,)
     lse_shape = qs[:-1]
@@ -218,13 +289,13 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         mask_shape = (mb, mh, ms[-2], ms[-1])
         m = m.reshape(mask_shape)
 
-    kl = _aux(backend, target, key_lengths, "key_lengths", "int32",
+    kl = aux_operand(backend, target, key_lengths, "key_lengths", "int32",
               [lead] if lead else [(1,), ()], (b,))
     alibi, sl = "none", None
     if alibi_slopes is not None:
         heads = (hq,) if rank >= 3 else (1,)
         alibi = "h" if tuple(alibi_slopes.shape) == heads or not lead else "bh"
-        sl = _aux(backend, target, alibi_slopes, "alibi_slopes", "f32",
+        sl = aux_operand(backend, target, alibi_slopes, "alibi_slopes", "f32",
                   [heads] if alibi == "h" else [lead + heads],
                   heads if alibi == "h" else (b,) + heads)
 
@@ -238,44 +309,22 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         return out
 
     c = causal if is_causal else "none"
-    if target == "cpu":
-        if threads is None:
-            threads = default_threads()
-        elif int(threads) < 1:
-            raise ValueError(f"attn.sdpa: threads must be >= 1, got {threads}")
-        threads = int(threads)
-        openmp = threads > 1
-        chip = None
-    else:  # cuda: kernels for the tensor's device (untested, see README)
-        threads, openmp = None, False
-        chip = "sm_%d%d" % backend.torch.cuda.get_device_capability(q.device)
+    threads, openmp, chip = run_options(backend, target, q, threads,
+                                        "attn.sdpa")
     ckey = ("sdpa", target, dt, b, hq, hkv, lq, lk, d, dv, mask_kind,
             mask_shape, c, scale, bool(return_lse), openmp, chip, window,
             softcap, kl is not None, alibi)
-    kernel = _kernel._memory.get(ckey)
-    if kernel is not None:
-        _kernel._stats["hits"] += 1
-    else:
-        spec = (f"b={b},hq={hq},hkv={hkv},lq={lq},lk={lk},d={d},dv={dv},"
+
+    def spec():
+        text = (f"b={b},hq={hq},hkv={hkv},lq={lq},lk={lk},d={d},dv={dv},"
                 f"dtype={dt},causal={c},mask={mask_kind}")
         if mask_shape is not None:
-            spec += ",mask_shape=" + "x".join(map(str, mask_shape))
-        if window is not None:
-            spec += f",window={window[0]}:{window[1]}"
-        if softcap is not None:
-            spec += f",softcap={softcap!r}"
-        if scale is not None:
-            spec += f",scale={scale!r}"
-        if kl is not None:
-            spec += ",key_lengths=1"
-        if sl is not None:
-            spec += f",alibi={alibi}"
-        if return_lse:
-            spec += ",lse=1"
-        kernel = _kernel.get_kernel(
-            spec, _kernel.compile_options(
-                target, openmp=openmp, chip=chip,
-                cuda_toolkit=os.environ.get("ATTN_CUDA_TOOLKIT")), key=ckey)
+            text += ",mask_shape=" + "x".join(map(str, mask_shape))
+        return text + variant_spec(window, softcap, scale, kl is not None,
+                                   alibi if sl is not None else None,
+                                   return_lse)
+
+    kernel = cached_kernel(ckey, spec, target, openmp, chip)
 
     out = backend.empty(out_shape, dt, q)
     ptrs = [backend.pointer(q), backend.pointer(k), backend.pointer(v)]

@@ -59,6 +59,10 @@ class NumpyBackend:
     def full(shape, value, dtype, like):
         return np.full(shape, value, _kernel.NP_DTYPES[dtype])
 
+    @staticmethod
+    def to_host(x):
+        return x
+
 
 class TorchBackend:
     name = "torch"
@@ -112,6 +116,10 @@ class TorchBackend:
     def full(self, shape, value, dtype, like):
         return self.torch.full(shape, value, dtype=self.from_name[dtype],
                                device=like.device)
+
+    @staticmethod
+    def to_host(x):
+        return x.detach().cpu().numpy()
 
 
 _numpy = NumpyBackend()

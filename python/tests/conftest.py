@@ -18,11 +18,12 @@ except ImportError:
 
 
 def reference(q, k, v, mask=None, is_causal=False, causal="top_left",
-              scale=None, noise=None):
+              scale=None, noise=None, softcap=None):
     """out [..., Hq, L, Dv] and lse [..., Hq, L] in float64 (docs/op.md).
 
     Layout [..., H, L, D] (or [L, D]); key/value heads repeat for GQA.
     noise: an optional array added to the scaled scores (for sens).
+    softcap: scores become softcap * tanh(s / softcap) before the mask.
     """
     q = np.asarray(q, np.float64)
     k = np.asarray(k, np.float64)
@@ -36,6 +37,8 @@ def reference(q, k, v, mask=None, is_causal=False, causal="top_left",
     s = sc * (q @ np.swapaxes(k, -1, -2))
     if noise is not None:
         s = s + noise
+    if softcap is not None:
+        s = softcap * np.tanh(s / softcap)
     visible = np.ones(s.shape, bool)
     if mask is not None:
         if mask.dtype == np.bool_:
@@ -61,7 +64,8 @@ def reference(q, k, v, mask=None, is_causal=False, causal="top_left",
     return out, lse
 
 
-def sensitivity(q, k, v, mask, is_causal, causal, scale, ref, seed=0):
+def sensitivity(q, k, v, mask, is_causal, causal, scale, ref, seed=0,
+                softcap=None):
     """docs/numerics.md's sens: how far the f64 reference moves under
     f32-sized noise in the scores (three draws; largest rel_l2, max_abs)."""
     q64 = np.asarray(q, np.float64)
@@ -76,7 +80,8 @@ def sensitivity(q, k, v, mask, is_causal, causal, scale, ref, seed=0):
     for _ in range(3):
         xi = rng.standard_normal(norms.shape)
         noise = 2.0 ** -24 * np.sqrt(d) * abs(sc) * norms * xi
-        o, _ = reference(q, k, v, mask, is_causal, causal, scale, noise)
+        o, _ = reference(q, k, v, mask, is_causal, causal, scale, noise,
+                         softcap)
         rel = max(rel, rel_l2(o, ref))
         ab = max(ab, float(np.max(np.abs(o - ref), initial=0.0)))
     return rel, ab
@@ -90,14 +95,16 @@ def rel_l2(x, ref):
 
 
 def check(out, q, k, v, mask=None, is_causal=False, causal="top_left",
-          scale=None, lse=None):
+          scale=None, lse=None, softcap=None):
     """Asserts docs/numerics.md's rule for out's dtype (and f32's for lse)."""
-    ref, ref_lse = reference(q, k, v, mask, is_causal, causal, scale)
+    ref, ref_lse = reference(q, k, v, mask, is_causal, causal, scale,
+                             softcap=softcap)
     out64 = np.asarray(out, np.float64)
     assert out.shape == ref.shape
     assert not np.isnan(out64).any(), "NaN in the result of NaN-free inputs"
     if out.dtype == np.float32:
-        sr, sa = sensitivity(q, k, v, mask, is_causal, causal, scale, ref)
+        sr, sa = sensitivity(q, k, v, mask, is_causal, causal, scale, ref,
+                             softcap=softcap)
         err = rel_l2(out64, ref)
         assert err <= 1e-5 + 4 * sr, (err, sr)
         mabs = float(np.max(np.abs(out64 - ref), initial=0.0))
@@ -110,7 +117,7 @@ def check(out, q, k, v, mask=None, is_causal=False, causal="top_left",
                              None if mask is None else np.asarray(
                                  mask, np.bool_ if mask.dtype == np.bool_
                                  else np.float32),
-                             is_causal, causal, scale)
+                             is_causal, causal, scale, softcap=softcap)
         naive = naive.astype(np.float32).astype(out.dtype).astype(np.float64)
         err = rel_l2(out64, ref)
         cap = 2e-3 if out.dtype == np.float16 else 1.6e-2
@@ -124,6 +131,35 @@ def check(out, q, k, v, mask=None, is_causal=False, causal="top_left",
         assert rel_l2(l64, ref_lse[fin]) <= 1e-5
         assert np.max(np.abs(l64 - ref_lse[fin]), initial=0.0) <= 1e-4 * max(
             1.0, float(np.max(np.abs(ref_lse[fin]), initial=0.0)))
+
+
+def bias(b, hq, L, S, key_lengths=None, slopes=None, causal=None,
+         window=None):
+    """The float64 [b, hq, L, S] mask the variants amount to: key j of batch
+    n hidden past key_lengths[n], by causality or outside the window (the
+    bottom-right diagonal at the batch's own key length); ALiBi subtracts
+    slope * |i + S_n - L - j|."""
+    i = np.arange(L)[:, None]
+    j = np.arange(S)[None, :]
+    out = np.zeros((b, hq, L, S))
+    for n in range(b):
+        sn = S if key_lengths is None else min(max(int(key_lengths[n]), 0), S)
+        visible = np.broadcast_to(j < sn, (L, S)).copy()
+        diag = i if causal == "top_left" else i + sn - L
+        if causal is not None:
+            visible &= j <= diag
+        if window is not None:
+            if window[0] >= 0:
+                visible &= j >= diag - window[0]
+            if window[1] >= 0:
+                visible &= j <= diag + window[1]
+        for h in range(hq):
+            m = np.where(visible, 0.0, -np.inf)
+            if slopes is not None:
+                slope = slopes[h] if slopes.ndim == 1 else slopes[n, h]
+                m = m - float(slope) * np.abs(i + sn - L - j)
+            out[n, h] = m
+    return out
 
 
 def randn(shape, dtype=np.float32, seed=0):

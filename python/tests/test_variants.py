@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import attn
-from conftest import BF16, check, randn
+from conftest import BF16, bias, check, randn
 
 T1 = {"threads": 1}
 
@@ -15,35 +15,6 @@ T1 = {"threads": 1}
 def qkv(qshape, kshape, dtype=np.float32):
     return randn(qshape, dtype, 1), randn(kshape, dtype, 2), randn(
         kshape, dtype, 3)
-
-
-def bias(b, hq, L, S, key_lengths=None, slopes=None, causal=None,
-         window=None):
-    """The float64 [b, hq, L, S] mask the variants amount to: key j of batch
-    n hidden past key_lengths[n], by causality or outside the window (the
-    bottom-right diagonal at the batch's own key length); ALiBi subtracts
-    slope * |i + S_n - L - j|."""
-    i = np.arange(L)[:, None]
-    j = np.arange(S)[None, :]
-    out = np.zeros((b, hq, L, S))
-    for n in range(b):
-        sn = S if key_lengths is None else min(max(int(key_lengths[n]), 0), S)
-        visible = np.broadcast_to(j < sn, (L, S)).copy()
-        diag = i if causal == "top_left" else i + sn - L
-        if causal is not None:
-            visible &= j <= diag
-        if window is not None:
-            if window[0] >= 0:
-                visible &= j >= diag - window[0]
-            if window[1] >= 0:
-                visible &= j <= diag + window[1]
-        for h in range(hq):
-            m = np.where(visible, 0.0, -np.inf)
-            if slopes is not None:
-                slope = slopes[h] if slopes.ndim == 1 else slopes[n, h]
-                m = m - float(slope) * np.abs(i + sn - L - j)
-            out[n, h] = m
-    return out
 
 
 @pytest.mark.parametrize("causal,lq,lk", [
