@@ -96,6 +96,16 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
   int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
   int64_t numT = memrefOf(a).getDimSize(0);
   int64_t rowStep = blocking.width * blocking.rowVecs;
+  // Prefetch: line (register block * numT + t), clamped to the tile's last.
+  Value after;
+  int64_t lines = 0;
+  if (extras.prefetchAfter) {
+    MemRefType type = memrefOf(extras.prefetchAfter);
+    if (type.hasStaticShape())
+      lines = type.getNumElements() * type.getElementTypeBitWidth() / 8 / 64;
+    if (lines > 0)
+      after = addressAfterView(kernel, extras.prefetchAfter);
+  }
   kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
     kernel.loop(0, bq, rowStep, [&](Value i0) {
       SmallVector<Value> rows, cIdx;
@@ -108,6 +118,23 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
       SmallVector<Value> red = kernel.loopCarrying(
           0, numT, 1, acc, [&](Value t, ValueRange carried) {
             SmallVector<Value> rowVec, next;
+            if (after) {
+              OpBuilder &b = kernel.b;
+              Value block = arith::DivUIOp::create(
+                  b, kernel.loc, c0, kernel.idx(blocking.regBlock));
+              Value line = arith::AddIOp::create(
+                  b, kernel.loc,
+                  arith::MulIOp::create(b, kernel.loc, block, kernel.idx(numT)),
+                  t);
+              line = arith::MinUIOp::create(b, kernel.loc, line,
+                                            kernel.idx(lines - 1));
+              prefetchAt(kernel,
+                         arith::AddIOp::create(
+                             b, kernel.loc, after,
+                             arith::MulIOp::create(b, kernel.loc, line,
+                                                   kernel.idx(64))),
+                         /*forWrite=*/false);
+            }
             for (int64_t r = 0; r < blocking.rowVecs; ++r)
               rowVec.push_back(kernel.load(a, {t, rows[r]}));
             for (int64_t c = 0; c < count; ++c) {
