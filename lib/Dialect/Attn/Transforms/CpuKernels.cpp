@@ -159,12 +159,40 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
                                          Value out,
                                          const ContractionExtras &extras) {
   int64_t numT = memrefOf(a).getDimSize(0);
+  // Prefetch: line (register block * numT + t), clamped to the tile's last.
+  Value after;
+  int64_t lines = 0;
+  if (extras.prefetchAfter) {
+    MemRefType type = memrefOf(extras.prefetchAfter);
+    if (type.hasStaticShape())
+      lines = type.getNumElements() * type.getElementTypeBitWidth() / 8 / 64;
+    if (lines > 0)
+      after = addressAfterView(kernel, extras.prefetchAfter);
+  }
   emitRegisterBlocks(
       kernel, blocking, out, extras,
       [&](ArrayRef<Value> rows, ArrayRef<Value> cIdx, SmallVector<Value> acc) {
         return kernel.loopCarrying(
             0, numT, 1, acc, [&](Value t, ValueRange carried) {
               SmallVector<Value> rowVec, next;
+              if (after) {
+                OpBuilder &b = kernel.b;
+                Value block = arith::DivUIOp::create(
+                    b, kernel.loc, cIdx[0], kernel.idx(blocking.regBlock));
+                Value line = arith::AddIOp::create(
+                    b, kernel.loc,
+                    arith::MulIOp::create(b, kernel.loc, block,
+                                          kernel.idx(numT)),
+                    t);
+                line = arith::MinUIOp::create(b, kernel.loc, line,
+                                              kernel.idx(lines - 1));
+                prefetchAt(kernel,
+                           arith::AddIOp::create(
+                               b, kernel.loc, after,
+                               arith::MulIOp::create(b, kernel.loc, line,
+                                                     kernel.idx(64))),
+                           /*forWrite=*/false);
+              }
               for (int64_t r = 0; r < blocking.rowVecs; ++r)
                 rowVec.push_back(kernel.load(a, {t, rows[r]}));
               for (size_t c = 0; c < cIdx.size(); ++c) {

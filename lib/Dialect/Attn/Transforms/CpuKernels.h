@@ -15,6 +15,8 @@
 #ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H
 #define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H
 
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -129,7 +131,22 @@ struct ContractionExtras {
   /// If set, rowMax[i] = max(rowMax[i], out[c, i]) over all c, from the
   /// accumulators while they are in registers.
   Value rowMax;
+  /// If set (a view that contiguousRowStride accepts: the K or V tile), the
+  /// bytes right after it, as many as it holds, are prefetched into L2, one
+  /// cache line per reduction step (CpuPrefetch.cpp).
+  Value prefetchAfter;
 };
+
+/// The row stride of a 2-D view whose rows follow each other without a gap
+/// (stride [D, 1], D static), or nullopt.
+std::optional<int64_t> contiguousRowStride(Value view);
+
+/// The address (an index: bytes) of the element right after the last row of
+/// a view that contiguousRowStride accepts.
+Value addressAfterView(KernelBuilder &kernel, Value view);
+
+/// A prefetch of the cache line at `address` (an index: bytes) into L2.
+void prefetchAt(KernelBuilder &kernel, Value address, bool forWrite);
 
 /// The register blocks of out [C, BQ] that both contractions (f32 and
 /// bf16 dot products) run: for each block of regBlock c's (`cIdx`) times
@@ -199,6 +216,22 @@ bool emitSoftcap(KernelBuilder &kernel, linalg::GenericOp op);
 /// does not allow it (a full mask whose keys are not contiguous, or a tile
 /// whose keys are not a multiple of the width).
 bool emitUserMask(KernelBuilder &kernel, linalg::GenericOp op, Value rowMax);
+
+/// W vectors of W lanes (of any element type) transposed in registers:
+/// out[x][t] = rows[t][x]. Stage k swaps the off-diagonal k x k blocks of
+/// every 2k x 2k block, two vector.shuffles per pair of rows (log2(W)
+/// stages, W log2(W) shuffles). W is kernel.width.
+SmallVector<Value> transposeSquare(KernelBuilder &kernel, ArrayRef<Value> rows);
+
+/// The query tile's transpose and scale (`scale_query`: Qt[d, i] = Q[i, d] *
+/// c) and the output's normalize and transpose (`output`: O[i, e] =
+/// f(acct[e, i], inv[i])) as W x W blocks transposed in registers: whole
+/// groups of W rows go through vectors, the last rows (fewer than W) stay a
+/// copy of the op on their views. False, building nothing, if the op's
+/// operands do not allow it (a non-contiguous or non-static column dim, one
+/// that is not a multiple of W, a body that reads the output).
+bool emitRowTranspose(KernelBuilder &kernel, linalg::GenericOp op,
+                      TileRole role);
 
 } // namespace mlir::attn::detail
 

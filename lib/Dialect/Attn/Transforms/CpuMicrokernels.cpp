@@ -115,6 +115,8 @@ bool rewriteScores(TileRewrite &rewrite) {
     return true;
   // f16 (or bf16 off the dot products) K: widened to f32 once per tile.
   Value k = rewrite.input(1);
+  if (contiguousRowStride(k))
+    extras.prefetchAfter = k;
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, k))
     k = wide;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
@@ -137,6 +139,8 @@ bool rewritePV(TileRewrite &rewrite) {
       emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
     return true;
   Value v = rewrite.input(1);
+  if (contiguousRowStride(v))
+    extras.prefetchAfter = v;
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, v))
     v = wide;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
@@ -229,6 +233,11 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
     return emitElementwise(rewrite.kernel, rewrite.op);
   case TileRole::UserMask:
     return rewriteUserMask(rewrite);
+  // Their rows are dynamic (a short last query block): rewriteTileOp hands
+  // them to emitRowTranspose before the static checks.
+  case TileRole::ScaleQuery:
+  case TileRole::Output:
+    return false;
   // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
   case TileRole::InitQuery:
   case TileRole::InitScores:
@@ -271,6 +280,14 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, bool bf16Dot,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
+  if (role == TileRole::ScaleQuery || role == TileRole::Output) {
+    OpBuilder builder(op);
+    KernelBuilder kernel(builder, op.getLoc(), width);
+    if (!emitRowTranspose(kernel, op, *role))
+      return false;
+    op->erase();
+    return true;
+  }
   if (!role || !asTile(op, *role))
     return false;
   // Query rows are the innermost dim of the output in every role.

@@ -51,11 +51,10 @@ Value findMaskView(linalg::GenericOp op) {
   return view;
 }
 
-/// W vectors of W lanes transposed: out[x][t] = rows[t][x]. Stage k swaps
-/// the off-diagonal k x k blocks of every 2k x 2k block, two shuffles per
-/// pair of rows.
-SmallVector<Value> transposeSquare(KernelBuilder &kernel,
-                                   ArrayRef<Value> rows) {
+} // namespace
+
+SmallVector<Value> mlir::attn::detail::transposeSquare(KernelBuilder &kernel,
+                                                       ArrayRef<Value> rows) {
   int64_t w = kernel.width;
   SmallVector<Value> r(rows);
   for (int64_t k = w / 2; k >= 1; k /= 2) {
@@ -77,6 +76,8 @@ SmallVector<Value> transposeSquare(KernelBuilder &kernel,
   }
   return r;
 }
+
+namespace {
 
 /// The kernel, for one tile op.
 struct UserMaskKernel {

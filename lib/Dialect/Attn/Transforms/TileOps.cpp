@@ -139,23 +139,22 @@ Value mlir::attn::detail::emitScaledQueryTile(OpBuilder &b,
       tensor::ExtractSliceOp::create(b, loc, zero, offsets, sizes, strides);
   auto id2 = AffineMap::getMultiDimIdentityMap(2, context);
   float scale = sdpa.qScale;
-  Value scaled =
-      linalg::GenericOp::create(
-          b, loc, dest.getType(), slice, dest,
-          ArrayRef<AffineMap>{mapOf(context, 2, {1, 0}), id2},
-          getIteratorTypes(2, 0),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value x = convertScalarToDtype(nb, nloc, args[0], nb.getF32Type(),
-                                           /*isUnsignedCast=*/false);
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::MulFOp::create(nb, nloc, x,
-                                      createF32Constant(nb, nloc, scale))
-                    .getResult());
-          })
-          .getResult(0);
-  return tensor::InsertSliceOp::create(b, loc, scaled, zero, offsets, sizes,
-                                       strides);
+  auto scaleOp = linalg::GenericOp::create(
+      b, loc, dest.getType(), slice, dest,
+      ArrayRef<AffineMap>{mapOf(context, 2, {1, 0}), id2},
+      getIteratorTypes(2, 0),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value x = convertScalarToDtype(nb, nloc, args[0], nb.getF32Type(),
+                                       /*isUnsignedCast=*/false);
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::MulFOp::create(nb, nloc, x,
+                                  createF32Constant(nb, nloc, scale))
+                .getResult());
+      });
+  setTileRole(scaleOp, TileRole::ScaleQuery);
+  return tensor::InsertSliceOp::create(b, loc, scaleOp.getResult(0), zero,
+                                       offsets, sizes, strides);
 }
 
 namespace {
@@ -450,26 +449,26 @@ Value mlir::attn::detail::emitOutputRows(OpBuilder &b, const TiledSdpa &sdpa,
       b, loc, inv, ArrayRef<OpFoldResult>{zeroIdx},
       ArrayRef<OpFoldResult>{rows}, ArrayRef<OpFoldResult>{oneIdx});
   Type elt = sdpa.elt;
-  return linalg::GenericOp::create(
-             b, loc, dest.getType(), ValueRange{accRows, invRows}, dest,
-             ArrayRef<AffineMap>{mapOf(context, 2, {1, 0}),
-                                 mapOf(context, 2, {0}),
-                                 mapOf(context, 2, {0, 1})},
-             getIteratorTypes(2, 0),
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               // inv is 0 exactly for a row with nothing visible: its output
-               // is 0 even if a hidden value row held NaN (docs/op.md rule 6).
-               Value zero = createF32Constant(nb, nloc, 0.0f);
-               Value empty = arith::CmpFOp::create(
-                   nb, nloc, arith::CmpFPredicate::OEQ, args[1], zero);
-               Value out = arith::SelectOp::create(
-                   nb, nloc, empty, zero,
-                   arith::MulFOp::create(nb, nloc, args[0], args[1]));
-               if (elt != out.getType())
-                 out = arith::TruncFOp::create(nb, nloc, elt, out);
-               linalg::YieldOp::create(nb, nloc, out);
-             })
-      .getResult(0);
+  auto outputOp = linalg::GenericOp::create(
+      b, loc, dest.getType(), ValueRange{accRows, invRows}, dest,
+      ArrayRef<AffineMap>{mapOf(context, 2, {1, 0}), mapOf(context, 2, {0}),
+                          mapOf(context, 2, {0, 1})},
+      getIteratorTypes(2, 0),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        // inv is 0 exactly for a row with nothing visible: its output
+        // is 0 even if a hidden value row held NaN (docs/op.md rule 6).
+        Value zero = createF32Constant(nb, nloc, 0.0f);
+        Value empty = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OEQ,
+                                            args[1], zero);
+        Value out = arith::SelectOp::create(
+            nb, nloc, empty, zero,
+            arith::MulFOp::create(nb, nloc, args[0], args[1]));
+        if (elt != out.getType())
+          out = arith::TruncFOp::create(nb, nloc, elt, out);
+        linalg::YieldOp::create(nb, nloc, out);
+      });
+  setTileRole(outputOp, TileRole::Output);
+  return outputOp.getResult(0);
 }
 
 /// lse = ln(2) * (m + log2(l)) (natural log), -inf where l == 0.

@@ -53,7 +53,10 @@ def Attn_TileRole : I32EnumAttr<"TileRole",
       I32EnumAttrCase<"Softcap", 14, "softcap">,          // St = c tanh(St / c)
       I32EnumAttrCase<"Alibi", 15, "alibi">,              // St -= slope |i - j|
       // The op's mask, after the score modifiers.
-      I32EnumAttrCase<"UserMask", 16, "user_mask">        // keep / -inf or + M
+      I32EnumAttrCase<"UserMask", 16, "user_mask">,       // keep / -inf or + M
+      // Once per query block: the query rows in, the output rows out.
+      I32EnumAttrCase<"ScaleQuery", 17, "scale_query">,   // Qt = Q^T * scale
+      I32EnumAttrCase<"Output", 18, "output">             // O = (acct / l)^T
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;

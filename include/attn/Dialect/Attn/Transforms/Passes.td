@@ -47,7 +47,9 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     that starts one of its buffers, carries its role as the discardable
     attribute `attn.tile = #attn.tile<role>` (`scores`, `element_mask`,
     `row_max`, `max_update`, `rescale`, `probs`, `row_sum`, `pv`,
-    `softcap`, `alibi`; fills
+    `softcap`, `alibi`, `user_mask`; once per query block `scale_query`
+    (the query tile's transpose and scale) and `output` (the normalize and
+    transpose into the result); fills
     `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
     `init_acc`), so that a target pass can swap in its own kernel for it.
 
@@ -146,6 +148,22 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       keys, and a full mask as W x W blocks (masked loads past the last
       key, i1 loaded as bytes) transposed in registers by vector.shuffle.
       The `row_max` that follows it is folded in.
+    - `scale_query` (`Qt[d, i] = Q[i, d] * scale * log2 e`) and `output`
+      (`O[i, e] = acct[e, i] / l[i]`, rounded to the element type), once
+      per query block: each W x W block is W vector loads along the
+      source's contiguous dim, the op's body on vectors, a transpose in
+      registers by vector.shuffle and W vector stores. Their row count may
+      be dynamic (a short last query block): whole groups of W rows take
+      the vector path, the last rows keep an untagged copy of the op on
+      views of them. Left alone if D (Dv) is not a static multiple of W.
+    - Software prefetch into L2 (`llvm.intr.prefetch`, locality 2), spread
+      over each kernel's own work: the f32 `scores` and `pv` kernels (also
+      on widened f16/bf16 tiles) prefetch the bytes after their K (V) tile
+      view, as many as it holds, one cache line per reduction step (the
+      next key block; after a head's last, the next head's first);
+      `scale_query` and `output` prefetch the same rows of the next query
+      block (for write, for the output). Short sequences (L = 128) start
+      every query block on operands that no cache holds yet.
 
     Tile ops it cannot handle (a full mask whose keys are not contiguous or
     a tile whose keys are not a multiple of the width, grouped decode rows'
