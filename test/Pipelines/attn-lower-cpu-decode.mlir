@@ -8,6 +8,21 @@
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 microkernels=false" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=3" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
 
+// The decode kernel's prefetches of K and V (a read-only to_buffer of each)
+// bufferize to a cast of the argument, not a copy, and reach LLVM.
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=one-shot-bufferize 2>&1 >/dev/null | FileCheck %s --check-prefix=BUF
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" | FileCheck %s --check-prefix=LLVM
+
+// BUF: func.func @decode(%{{.*}}: memref<1x8x1x64xf32>, %[[K:.*]]: memref<1x2x300x64xf32>, %[[V:.*]]: memref<1x2x300x64xf32>)
+// BUF-NOT: memref.copy %[[K]]
+// BUF-NOT: memref.copy %[[V]]
+// BUF: %[[KC:.*]] = memref.cast %[[K]] : memref<1x2x300x64xf32> to memref<1x2x300x64xf32, strided<[?, ?, ?, ?], offset: ?>>
+// BUF: %[[VC:.*]] = memref.cast %[[V]]
+// BUF: memref.prefetch %[[KC]][{{.*}}], read, locality<3>, data
+// BUF: memref.prefetch %[[VC]][{{.*}}], read, locality<3>, data
+// BUF-NOT: memref.copy %[[K]]
+// BUF-NOT: memref.copy %[[V]]
+// LLVM: "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 3 : i32, rw = 0 : i32}>
 // DECODE: vector.transfer_read {{.*}} : tensor<1x2x300x64xf32>, vector<16xf32>
 // DECODE: vector.shuffle
 // DECODE-NOT: attn.tile<scores>

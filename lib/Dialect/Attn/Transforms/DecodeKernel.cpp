@@ -10,7 +10,9 @@
 
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -56,6 +58,15 @@ namespace {
 /// Accumulators of P.V kept in registers at once (rows x value vectors).
 constexpr int64_t kMaxAccumulators = 16;
 
+/// Bytes per cache line, and how far ahead of the block being computed each
+/// of the K and V streams is prefetched (into L1, every line of the rows;
+/// whole blocks of W keys): 64 keys for f32 rows of D = 128, 128 for bf16.
+/// On a Zen 5 (1 MiB L2 per core) every distance from 32 to 128 keys beat
+/// no prefetch by about the same (within the noise of a shared machine);
+/// 256 did not (docs/benchmarks.md).
+constexpr int64_t kCacheLineBytes = 64;
+constexpr int64_t kPrefetchBytes = 32 * 1024;
+
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
 /// vectors.
@@ -89,6 +100,13 @@ public:
   SoftmaxState build(Value begin, Value end);
 
 private:
+  /// K and V as read-only buffers (for the prefetches), and the key whose
+  /// rows a block prefetches first (clamped below the end); null when the
+  /// kernel does not prefetch.
+  Value keyBuffer, valueBuffer, prefetchBase;
+  /// Prefetches the cache lines of row `row` of `buf` ([B, H, L, D] at
+  /// (batch, kvHead)) that columns [c0 * W, c1 * W) occupy.
+  void prefetchRow(Value buf, Value row, int64_t c0, int64_t c1);
   /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
   /// `src` at (batch, head), as f32.
   Value readRow(Value src, Value head, Value row, int64_t c, bool paired);
@@ -180,6 +198,17 @@ Value DecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
   return vector::ShuffleOp::create(b, loc, x, x, lanes);
 }
 
+void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
+  auto type = cast<MemRefType>(buf.getType());
+  int64_t perLine =
+      std::max<int64_t>(1, 8 * kCacheLineBytes / type.getElementTypeBitWidth());
+  for (int64_t col = c0 * width; col < c1 * width; col += perLine)
+    memref::PrefetchOp::create(
+        b, loc, buf, ValueRange{qb.batch, qb.kvHead, row, kernel.idx(col)},
+        /*isWrite=*/false, /*localityHint=*/3,
+        /*isDataCache=*/true);
+}
+
 void DecodeBuilder::readQueries() {
   Value scale = kernel.splat(sdpa.qScale);
   for (int64_t r = 0; r < rows; ++r) {
@@ -221,6 +250,8 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   SmallVector<SmallVector<std::pair<int64_t, Value>>> pending(rows);
   for (int64_t j = 0; j < width; ++j) {
     Value kRow = keyIndex(j);
+    if (prefetchBase)
+      prefetchRow(keyBuffer, kernel.add(prefetchBase, j), 0, dChunks);
     SmallVector<Value> k;
     for (int64_t c = 0; c < dChunks; ++c)
       k.push_back(readRow(key, qb.kvHead, kRow, c, keysPaired));
@@ -243,18 +274,9 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   DecodeState next;
   Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
   Value validLanes;
-  if (tailLen) {
-    auto intType = VectorType::get({width}, b.getI32Type());
-    SmallVector<int32_t> lanes;
-    for (int64_t j = 0; j < width; ++j)
-      lanes.push_back(static_cast<int32_t>(j));
-    Value laneIds = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(intType, ArrayRef<int32_t>(lanes)));
-    Value len = arith::IndexCastOp::create(b, loc, b.getI32Type(), tailLen);
-    validLanes = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::slt, laneIds,
-        vector::BroadcastOp::create(b, loc, intType, len));
-  }
+  if (tailLen)
+    validLanes = vector::CreateMaskOp::create(
+        b, loc, VectorType::get({width}, b.getI1Type()), ValueRange{tailLen});
   SmallVector<Value> probs, alphas;
   for (int64_t r = 0; r < rows; ++r) {
     assert(pending[r].size() == 1 && "W is a power of 2");
@@ -307,6 +329,10 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           Value vRow = arith::AddIOp::create(b, loc, j0, j);
           if (lastKey)
             vRow = minIndex(b, loc, vRow, lastKey);
+          // The lines of this group's columns, ahead.
+          if (prefetchBase)
+            prefetchRow(valueBuffer,
+                        arith::AddIOp::create(b, loc, prefetchBase, j), c0, c1);
           SmallVector<Value> pj;
           for (int64_t r = 0; r < rows; ++r)
             pj.push_back(vector::BroadcastOp::create(
@@ -393,6 +419,25 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);
   DecodeState init = initialState();
+  // Keys ahead: kPrefetchBytes of K rows, whole blocks of W keys.
+  auto keyType = cast<RankedTensorType>(sdpa.op.getKey().getType());
+  int64_t rowBytes = sdpa.d * keyType.getElementTypeBitWidth() / 8;
+  int64_t ahead = kPrefetchBytes / rowBytes / width * width;
+  if (ahead > 0) {
+    auto asBuffer = [&](Value tensor) {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      return bufferization::ToBufferOp::create(
+          b, loc,
+          MemRefType::get(
+              type.getShape(), type.getElementType(),
+              StridedLayoutAttr::get(
+                  b.getContext(), ShapedType::kDynamic,
+                  SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic))),
+          tensor, /*read_only=*/true);
+    };
+    keyBuffer = asBuffer(sdpa.op.getKey());
+    valueBuffer = asBuffer(sdpa.op.getValue());
+  }
   auto loop = scf::ForOp::create(
       b, loc, kernel.idx(0), numFull, kernel.idx(1), init.asValues(),
       [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
@@ -400,11 +445,17 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         Value j0 = arith::AddIOp::create(b, loc, begin,
                                          arith::MulIOp::create(b, loc, iv, w));
+        // Rows past the end are not prefetched: the last blocks prefetch
+        // the last W keys again.
+        if (keyBuffer)
+          prefetchBase = minIndex(b, loc, kernel.add(j0, ahead),
+                                  arith::SubIOp::create(b, loc, end, w));
         DecodeState next =
             block(j0, Value(), Value(), DecodeState::from(carried, rows));
         scf::YieldOp::create(b, loc, next.asValues());
       });
   DecodeState state = DecodeState::from(loop.getResults(), rows);
+  prefetchBase = Value();
 
   // The last keys, fewer than W: rows past the end read the last key (their
   // scores are -inf, their probabilities 0).
@@ -433,21 +484,6 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
 SoftmaxState mlir::attn::detail::emitDecodeKeys(OpBuilder &b,
                                                 const TiledSdpa &sdpa,
                                                 const QueryBlock &qb,
-                                                Value split, Value end) {
-  Location loc = sdpa.loc;
-  Value begin = indexConstant(b, loc, 0);
-  if (sdpa.band && sdpa.band->left) {
-    // keys >= firstDiag - left (one query index: Lq = 1).
-    Value firstDiag = arith::AddIOp::create(b, loc, qb.qFirst, qb.diagShift);
-    begin =
-        maxIndex(b, loc,
-                 arith::SubIOp::create(b, loc, firstDiag,
-                                       indexConstant(b, loc, *sdpa.band->left)),
-                 begin);
-  }
-  if (split)
-    begin = maxIndex(b, loc, begin,
-                     arith::MulIOp::create(
-                         b, loc, split, indexConstant(b, loc, sdpa.splitKeys)));
+                                                Value begin, Value end) {
   return DecodeBuilder(b, sdpa, qb).build(begin, end);
 }

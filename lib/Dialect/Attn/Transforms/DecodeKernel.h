@@ -10,11 +10,12 @@
 // loaded once and used by every row of the block, summed across lanes by a
 // shuffle tree that leaves the W scores of a row in one vector), the online
 // softmax along the keys (one vector per row), and P.V with each V row loaded
-// once into rows x Dv/W accumulators. bf16/f16 K and V are read as they are
-// and widened in registers. The loops are built on tensors (vector transfer
-// ops), inside attn-tile-online-softmax's scf.forall, so split-K and the
-// writing of results are the tiling's own. Private to the attn transforms
-// library.
+// once into rows x Dv/W accumulators, while the K and V rows 32 KiB of K
+// ahead are prefetched (memref.prefetch on read-only to_buffer views of K
+// and V). bf16/f16 K and V are read as they are and widened in registers.
+// The loops are built on tensors (vector transfer ops), inside
+// attn-tile-online-softmax's scf.forall, so split-K and the writing of
+// results are the tiling's own. Private to the attn transforms library.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,11 +36,11 @@ int64_t decodeRowsFor(const TiledSdpa &sdpa, int64_t maxRows, int64_t width,
                       int64_t blockQ);
 
 /// The online softmax of the query block by the decode kernel over the keys
-/// below `end` (the tiling's key end, clamped into the chunk with split-K)
-/// from the band's first key (exact, Lq = 1) or chunk `split`'s first (if
-/// set), as the tiling's state (m, l [rows], acc [Dv, rows]).
+/// [begin, end) (the tiling's KeyBlocks: from the band's first key, exact
+/// with Lq = 1, or the chunk's first with split-K, to the key end clamped
+/// into the chunk), as the tiling's state (m, l [rows], acc [Dv, rows]).
 SoftmaxState emitDecodeKeys(OpBuilder &b, const TiledSdpa &sdpa,
-                            const QueryBlock &qb, Value split, Value end);
+                            const QueryBlock &qb, Value begin, Value end);
 
 } // namespace mlir::attn::detail
 

@@ -21,8 +21,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -193,11 +195,13 @@ void locateKeys(OpBuilder &b, const TiledSdpa &sdpa, QueryBlock &qb) {
 /// [unmaskedBegin, unmaskedEnd) are visible to every row of the block (no
 /// element mask), [unmaskedEnd, fullEnd) cross the upper edge (the causal
 /// diagonal or the window's right side), and the keys [fullEnd * bk, keyEnd)
-/// form one partial tail block.
+/// form one partial tail block. keyBegin is the first key the block can see
+/// (the band's lower edge, or with split-K the chunk's start; 0 otherwise),
+/// which the decode kernel starts from exactly.
 struct KeyBlocks {
   Value blockSize; // bk, as an index value
   Value first, unmaskedBegin, unmaskedEnd, fullEnd;
-  Value keyEnd;
+  Value keyBegin, keyEnd;
 };
 
 /// With a causal or window band, blocks that every row of the query block
@@ -209,6 +213,7 @@ KeyBlocks computeKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
   KeyBlocks keys;
   Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
   keys.first = zero;
+  keys.keyBegin = zero;
   keys.blockSize = indexConstant(b, loc, sdpa.bk);
   // The keys this block can see at all: [first * bk or more, keyEnd).
   keys.keyEnd = qb.keyLen;
@@ -233,6 +238,7 @@ KeyBlocks computeKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
                  arith::SubIOp::create(b, loc, firstDiag,
                                        indexConstant(b, loc, *band->left)),
                  zero);
+    keys.keyBegin = begin;
     keys.first =
         minIndex(b, loc, arith::DivUIOp::create(b, loc, begin, keys.blockSize),
                  keys.fullEnd);
@@ -372,6 +378,7 @@ KeyBlocks restrictToChunk(OpBuilder &b, const TiledSdpa &sdpa, Value split,
                sdpa.lk);
   keys.keyEnd =
       maxIndex(b, loc, minIndex(b, loc, keys.keyEnd, chunkEnd), chunkStart);
+  keys.keyBegin = maxIndex(b, loc, keys.keyBegin, chunkStart);
   keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
   // The window's first block and the unmasked range, clamped into the
   // chunk too, so that first <= unmaskedBegin <= unmaskedEnd <= fullEnd.
@@ -403,10 +410,10 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
   KeyBlocks keys = computeKeyBlocks(b, sdpa, qb);
   if (split)
     keys = restrictToChunk(b, sdpa, split, keys);
-  SoftmaxState state = sdpa.decodeWidth
-                           ? emitDecodeKeys(b, sdpa, qb, split, keys.keyEnd)
-                           : attendToKeyBlocks(b, sdpa, qb, qTile, keys,
-                                               initSoftmaxState(b, sdpa));
+  SoftmaxState state =
+      sdpa.decodeWidth ? emitDecodeKeys(b, sdpa, qb, keys.keyBegin, keys.keyEnd)
+                       : attendToKeyBlocks(b, sdpa, qb, qTile, keys,
+                                           initSoftmaxState(b, sdpa));
   if (split)
     writeSplitResults(b, sdpa, qb, forall, state, split);
   else

@@ -9,23 +9,40 @@
 // the accumulators. No score tile op is left; bf16 K and V are read as bf16
 // and widened in registers: 32 at a time, even columns shifted, odd ones
 // masked (the query rows and the accumulators in the same order, put back
-// in order at the end).
+// in order at the end). Each full block prefetches the K and V rows of the
+// keys 32 KiB of K ahead (512 keys of 64 bytes; clamped to the last full
+// block: arith.minsi), every cache line once: one line per bf16 row of 32.
+// The tail block prefetches nothing.
 // CHECK-LABEL: func.func @gqa_bf16
+// CHECK-SAME: (%{{.*}}: tensor<1x8x1x32xbf16>, %[[K:.*]]: tensor<1x2x100x32xbf16>, %[[V:.*]]: tensor<1x2x100x32xbf16>)
 // CHECK: scf.forall ({{.*}}) in ({{.*}}, 2, 1)
 // CHECK: vector.transfer_read %{{.*}} : tensor<1x8x1x32xbf16>, vector<32xbf16>
+// CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only : tensor<1x2x100x32xbf16> to memref<1x2x100x32xbf16, strided<[?, ?, ?, ?], offset: ?>>
+// CHECK: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: scf.for
-// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
+// CHECK:   %[[C512:.*]] = arith.constant 512 : index
+// CHECK:   %[[AHEAD:.*]] = arith.addi %{{.*}}, %[[C512]] : index
+// CHECK:   %[[PF:.*]] = arith.minsi %[[AHEAD]], %{{.*}} : index
+// CHECK:   memref.prefetch %[[KB]][%{{.*}}, %{{.*}}, %[[PF]], %{{.*}}], read, locality<3>, data
+// CHECK:   vector.transfer_read %[[K]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
 // CHECK:   vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
 // CHECK:   arith.shli
 // CHECK:   arith.andi
 // CHECK:   vector.fma
+// CHECK-COUNT-15: memref.prefetch %[[KB]]
+// CHECK-NOT: memref.prefetch %[[KB]]
 // CHECK:   vector.shuffle
 // CHECK:   arith.cmpf ogt
-// CHECK:   vector.transfer_read %{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
+// CHECK:   scf.for
+// CHECK:     memref.prefetch %[[VB]]
+// CHECK-NOT:   memref.prefetch
+// CHECK:     vector.transfer_read %[[V]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
 // The last 4 keys (100 = 6 x 16 + 4): lanes past the end are -inf.
 // CHECK: scf.if
+// CHECK-NOT: memref.prefetch
 // CHECK:   arith.minsi
-// CHECK:   arith.cmpi slt
+// CHECK:   vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
 // CHECK: linalg.transpose
 // CHECK: tensor.parallel_insert_slice {{.*}} [1, 4, 1, 32]

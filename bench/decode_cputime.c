@@ -1,0 +1,125 @@
+/* Decode timing by CPU time, for a machine that other jobs share.
+ *
+ * Loads an attn-compile --openmp library whose entry `sdpa` is
+ * hq=HQ,hkv=HKV,lq=1,lk=LK,d=128 (f32: ELT=4, bf16: ELT=2), and reports, in
+ * one process, the read bandwidth of a sequential 1 GiB read (each thread's
+ * share timed by its own CLOCK_THREAD_CPUTIME_ID; the best of 3) and the
+ * median over ITERS calls of the process CPU time divided by the threads
+ * (OMP_WAIT_POLICY=passive keeps idle threads from spinning), so the share
+ * of the read-K/V-once roofline: (bytes of K and V / bandwidth) / time.
+ * Wall-time figures of the same runs follow the '|'.
+ *
+ *   bench/decode-cputime.sh dtype threads [iters]   (builds and runs this)
+ */
+#include <dlfcn.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(clockid_t c) {
+  struct timespec t;
+  clock_gettime(c, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static float value(size_t i) {
+  return (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: %s LIB ELT THREADS ITERS [HQ HKV LK]\n", argv[0]);
+    return 2;
+  }
+  int elt = atoi(argv[2]), threads = atoi(argv[3]), iters = atoi(argv[4]);
+  size_t hq = argc > 5 ? atoi(argv[5]) : 32, hkv = argc > 6 ? atoi(argv[6]) : 8;
+  size_t lk = argc > 7 ? atoi(argv[7]) : 32768, d = 128;
+  omp_set_num_threads(threads);
+  void *lib = dlopen(argv[1], RTLD_NOW);
+  if (!lib) {
+    fprintf(stderr, "%s\n", dlerror());
+    return 1;
+  }
+  int32_t (*sdpa)(void *const *, const int64_t *, void *) =
+      (int32_t(*)(void *const *, const int64_t *, void *))dlsym(lib, "sdpa");
+  size_t qn = hq * d, kn = hkv * lk * d, n[3] = {qn, kn, kn};
+  void *bufs[4];
+  for (int t = 0; t < 4; ++t)
+    bufs[t] = malloc((t == 3 ? qn : n[t]) * elt);
+  for (int t = 0; t < 3; ++t)
+    for (size_t i = 0; i < n[t]; ++i) {
+      float f = value(i);
+      if (elt == 4) {
+        ((float *)bufs[t])[i] = f;
+      } else {
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        ((uint16_t *)bufs[t])[i] = (uint16_t)(u >> 16);
+      }
+    }
+  double kvBytes = 2.0 * kn * elt;
+
+  size_t words = (1ul << 30) / 8;
+  uint64_t *buf = malloc(words * 8);
+  for (size_t i = 0; i < words; ++i)
+    buf[i] = i;
+  double bw = 0, bwWall = 0;
+  volatile uint64_t sink = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double slowest = 0, w0 = now(CLOCK_MONOTONIC);
+#pragma omp parallel num_threads(threads)
+    {
+      int t = omp_get_thread_num();
+      size_t b = words * t / threads, e = words * (t + 1) / threads;
+      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      double c0 = now(CLOCK_THREAD_CPUTIME_ID);
+      for (size_t i = b; i + 4 <= e; i += 4) {
+        s0 += buf[i];
+        s1 += buf[i + 1];
+        s2 += buf[i + 2];
+        s3 += buf[i + 3];
+      }
+      double c = now(CLOCK_THREAD_CPUTIME_ID) - c0;
+#pragma omp critical
+      {
+        if (c > slowest)
+          slowest = c;
+        sink += s0 + s1 + s2 + s3;
+      }
+    }
+    double w = now(CLOCK_MONOTONIC) - w0;
+    if (words * 8 / slowest / 1e9 > bw)
+      bw = words * 8 / slowest / 1e9;
+    if (words * 8 / w / 1e9 > bwWall)
+      bwWall = words * 8 / w / 1e9;
+  }
+  free(buf);
+
+  sdpa(bufs, NULL, NULL);
+  double *cpu = malloc(iters * sizeof(double)),
+         *wall = malloc(iters * sizeof(double));
+  for (int i = 0; i < iters; ++i) {
+    double c0 = now(CLOCK_PROCESS_CPUTIME_ID), w0 = now(CLOCK_MONOTONIC);
+    sdpa(bufs, NULL, NULL);
+    wall[i] = now(CLOCK_MONOTONIC) - w0;
+    cpu[i] = (now(CLOCK_PROCESS_CPUTIME_ID) - c0) / threads;
+  }
+  qsort(cpu, iters, sizeof(double), cmp);
+  qsort(wall, iters, sizeof(double), cmp);
+  double c = cpu[iters / 2], w = wall[iters / 2];
+  double roof = kvBytes / (bw * 1e9), roofWall = kvBytes / (bwWall * 1e9);
+  printf("cpu time: read %.1f GB/s, K/V once %.2f ms, kernel %.2f ms "
+         "(median of %d; %.1f ns per key and K/V head): %.1f%% of the "
+         "roofline | wall: read %.1f GB/s, kernel %.2f ms: %.1f%%\n",
+         bw, roof * 1e3, c * 1e3, iters, c * 1e9 / (hkv * lk), 100 * roof / c,
+         bwWall, w * 1e3, 100 * roofWall / w);
+  return 0;
+}
