@@ -8,8 +8,9 @@
 // of the mask the op's body reads at (min(i, rows - 1), min(j, keys - 1)).
 // Query rows run along the vectors, as in every kernel; the mask's
 // contiguous dim is the keys, so a full mask is read as W rows of W keys
-// (masked loads past the last key) and transposed in registers with
-// log2(W) stages of vector.shuffle. A mask broadcast along the queries
+// (plain loads; masked ones only in the view's partial last block, past its
+// last key) and transposed in registers with log2(W) stages of
+// vector.shuffle. A mask broadcast along the queries
 // (key padding) is one scalar per key, broadcast; one broadcast along the
 // keys is one vector per row vector, built once. i1 masks are bytes in
 // memory: their vectors are loaded as i8 through the view's pointer (an i1
@@ -117,8 +118,8 @@ struct UserMaskKernel {
   }
 
   /// St[j, i0 : i0 + W] with the prepared mask value applied (a scalar is
-  /// the same for every lane); returns the running max updated with it.
-  Value apply(Value j, Value i0, Value prepared, Value curMax) {
+  /// the same for every lane); returns the masked scores.
+  Value applyOnly(Value j, Value i0, Value prepared) {
     Value s = kernel.load(st, {j, i0});
     if (isBool) {
       s = arith::SelectOp::create(
@@ -131,6 +132,12 @@ struct UserMaskKernel {
       s = arith::AddFOp::create(b(), loc(), s, add);
     }
     kernel.store(s, st, {j, i0});
+    return s;
+  }
+
+  /// applyOnly, returning the running max updated with the masked scores.
+  Value apply(Value j, Value i0, Value prepared, Value curMax) {
+    Value s = applyOnly(j, i0, prepared);
     return rowMax ? kernel.max(curMax, s) : curMax;
   }
 
@@ -197,68 +204,131 @@ struct UserMaskKernel {
         b(), loc(), LLVM::LLVMPointerType::get(b().getContext()), address64);
   }
 
-  /// W keys from jb of mask row `row`, as f32 (i1: 0 or 1); 0 past the
-  /// view's last key.
+  /// W keys from jb of mask row `row`, as f32 (i1: 0 or 1). With `lanes`
+  /// (the tail block) a masked load, 0 past the view's last key; without, a
+  /// plain load (every key of the block lies in the view).
   Value loadKeys(Value row, Value jb, Value lanes) {
     int64_t w = kernel.width;
     if (!isBool) {
       Type elt = memrefOf(view).getElementType();
       auto type = VectorType::get({w}, elt);
+      Value zero = kernel.idx(0);
+      SmallVector<Value> at = {zero, zero, row, jb};
+      if (!lanes)
+        return toF32(vector::LoadOp::create(b(), loc(), type, view, at));
       Value pass = arith::ConstantOp::create(
           b(), loc(), DenseElementsAttr::get(type, b().getZeroAttr(elt)));
-      Value zero = kernel.idx(0);
-      return toF32(vector::MaskedLoadOp::create(b(), loc(), type, view,
-                                                ValueRange{zero, zero, row, jb},
+      return toF32(vector::MaskedLoadOp::create(b(), loc(), type, view, at,
                                                 lanes, pass));
     }
     Value ptr = pointerTo(row, jb);
     auto bytesType = VectorType::get({w}, b().getI8Type());
-    Value pass = arith::ConstantOp::create(
-        b(), loc(), DenseElementsAttr::get(bytesType, b().getI8IntegerAttr(0)));
-    Value bytes = LLVM::MaskedLoadOp::create(b(), loc(), bytesType, ptr, lanes,
-                                             pass, /*alignment=*/1);
+    Value bytes;
+    if (!lanes) {
+      bytes = LLVM::LoadOp::create(b(), loc(), bytesType, ptr,
+                                   /*alignment=*/1);
+    } else {
+      Value pass = arith::ConstantOp::create(
+          b(), loc(),
+          DenseElementsAttr::get(bytesType, b().getI8IntegerAttr(0)));
+      bytes = LLVM::MaskedLoadOp::create(b(), loc(), bytesType, ptr, lanes,
+                                         pass, /*alignment=*/1);
+    }
     return arith::UIToFPOp::create(b(), loc(), kernel.vecType, bytes);
   }
 
-  /// A full mask: W x W blocks, W rows of W keys each, transposed.
+  /// An scf.for from lb to ub (index values) in steps of `step`, carrying
+  /// the running max (if any): body(j, carried max) returns the next one.
+  Value loopFrom(Value lb, Value ub, int64_t step, Value initMax,
+                 function_ref<Value(Value, Value)> body) {
+    SmallVector<Value> inits;
+    if (initMax)
+      inits.push_back(initMax);
+    auto loop = scf::ForOp::create(
+        b(), loc(), lb, ub, kernel.idx(step), inits,
+        [&](OpBuilder &nb, Location, Value j, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b());
+          b().setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          Value next = body(j, carried.empty() ? Value() : carried[0]);
+          scf::YieldOp::create(b(), loc(),
+                               next ? ValueRange(next) : ValueRange());
+        });
+    return initMax ? loop.getResult(0) : Value();
+  }
+
+  /// One W x W block of a full mask: W rows of W keys from jb, transposed,
+  /// applied to St[jb : jb + W, i0 : i0 + W]. `lanes` is set for the tail
+  /// block (keys past the view's last one read as 0); the other blocks
+  /// prefetch the same keys of the next key block.
+  Value fullBlock(Value i0, Value jb, Value lanes, Value curMax) {
+    int64_t w = kernel.width;
+    SmallVector<Value> rows;
+    for (int64_t t = 0; t < w; ++t) {
+      Value row = clampIndex(kernel.add(i0, t), lastRow);
+      rows.push_back(loadKeys(row, jb, lanes));
+      if (lanes)
+        continue;
+      // The same keys of the next key block: a full mask's rows are far
+      // apart (Lk elements), too many streams for the hardware prefetcher.
+      Value ahead = kernel.add(jb, bk());
+      LLVM::Prefetch::create(b(), loc(), pointerTo(row, ahead),
+                             /*rw=*/0, /*hint=*/3, /*cache=*/1);
+      // W keys of 2 or 4 bytes may span two cache lines.
+      if (eltBytes > 1)
+        LLVM::Prefetch::create(b(), loc(),
+                               pointerTo(row, kernel.add(ahead, w - 1)),
+                               /*rw=*/0, /*hint=*/3, /*cache=*/1);
+    }
+    SmallVector<Value> cols = transposeSquare(kernel, rows);
+    SmallVector<Value> masked;
+    for (int64_t c = 0; c < w; ++c) {
+      Value prepared =
+          isBool
+              ? arith::CmpFOp::create(b(), loc(), arith::CmpFPredicate::UNE,
+                                      cols[c], kernel.splat(0.0f))
+                    .getResult()
+              : arith::MulFOp::create(b(), loc(), cols[c],
+                                      kernel.splat(static_cast<float>(kLog2E)))
+                    .getResult();
+      masked.push_back(applyOnly(kernel.add(jb, c), i0, prepared));
+    }
+    if (!rowMax)
+      return curMax;
+    // The block's max as a tree, so the running max waits on one max per
+    // block, not on W in a chain.
+    while (masked.size() > 1) {
+      SmallVector<Value> next;
+      for (size_t x = 0; x + 1 < masked.size(); x += 2)
+        next.push_back(kernel.max(masked[x], masked[x + 1]));
+      if (masked.size() % 2)
+        next.push_back(masked.back());
+      masked = std::move(next);
+    }
+    return kernel.max(curMax, masked[0]);
+  }
+
+  /// A full mask: the blocks of W keys that lie in the view with plain
+  /// loads, then the rest of the tile (the view's last, partial block and
+  /// blocks past it, in the tile's last key block only) with masked loads.
   Value full(Value i0, Value initMax) {
     int64_t w = kernel.width;
-    return overKeys(w, initMax, [&](Value jb, Value curMax) {
-      Value left = arith::MaxSIOp::create(
-          b(), loc(), arith::SubIOp::create(b(), loc(), keys, jb),
-          kernel.idx(0));
-      Value lanes = vector::CreateMaskOp::create(
-          b(), loc(), VectorType::get({w}, b().getI1Type()), ValueRange{left});
-      SmallVector<Value> rows;
-      for (int64_t t = 0; t < w; ++t) {
-        Value row = clampIndex(kernel.add(i0, t), lastRow);
-        rows.push_back(loadKeys(row, jb, lanes));
-        // The same keys of the next key block: a full mask's rows are far
-        // apart (Lk elements), too many streams for the hardware prefetcher.
-        Value ahead = kernel.add(jb, bk());
-        LLVM::Prefetch::create(b(), loc(), pointerTo(row, ahead),
-                               /*rw=*/0, /*hint=*/3, /*cache=*/1);
-        // W keys of 2 or 4 bytes may span two cache lines.
-        if (eltBytes > 1)
-          LLVM::Prefetch::create(b(), loc(),
-                                 pointerTo(row, kernel.add(ahead, w - 1)),
-                                 /*rw=*/0, /*hint=*/3, /*cache=*/1);
-      }
-      SmallVector<Value> cols = transposeSquare(kernel, rows);
-      for (int64_t c = 0; c < w; ++c) {
-        Value prepared =
-            isBool
-                ? arith::CmpFOp::create(b(), loc(), arith::CmpFPredicate::UNE,
-                                        cols[c], kernel.splat(0.0f))
-                      .getResult()
-                : arith::MulFOp::create(
-                      b(), loc(), cols[c],
-                      kernel.splat(static_cast<float>(kLog2E)))
-                      .getResult();
-        curMax = apply(kernel.add(jb, c), i0, prepared, curMax);
-      }
-      return curMax;
-    });
+    Value whole = arith::MulIOp::create(
+        b(), loc(), arith::DivUIOp::create(b(), loc(), keys, kernel.idx(w)),
+        kernel.idx(w));
+    Value curMax = loopFrom(kernel.idx(0), whole, w, initMax,
+                            [&](Value jb, Value carried) {
+                              return fullBlock(i0, jb, Value(), carried);
+                            });
+    return loopFrom(
+        whole, kernel.idx(bk()), w, curMax, [&](Value jb, Value carried) {
+          Value left = arith::MaxSIOp::create(
+              b(), loc(), arith::SubIOp::create(b(), loc(), keys, jb),
+              kernel.idx(0));
+          Value lanes = vector::CreateMaskOp::create(
+              b(), loc(), VectorType::get({w}, b().getI1Type()),
+              ValueRange{left});
+          return fullBlock(i0, jb, lanes, carried);
+        });
   }
 };
 

@@ -44,16 +44,21 @@ std::pair<OpFoldResult, OpFoldResult> maskRange(OpBuilder &b, Location loc,
   return {offset, minIndex(b, loc, len, left)};
 }
 
-/// min(idx, size - 1), or 0 where the view's dim is a static 1.
-Value clampToView(OpBuilder &b, Location loc, Value view, int64_t dim,
-                  Value idx) {
+/// The last index of the view along `dim` (size - 1, built once, outside
+/// the tile op's body), or null where the view's dim is a static 1.
+Value viewLastIndex(OpBuilder &b, Location loc, Value view, int64_t dim) {
   auto type = cast<RankedTensorType>(view.getType());
   if (type.getDimSize(dim) == 1)
-    return indexConstant(b, loc, 0);
+    return {};
   Value size = tensor::DimOp::create(b, loc, view, dim);
-  return minIndex(
-      b, loc, idx,
-      arith::SubIOp::create(b, loc, size, indexConstant(b, loc, 1)));
+  return arith::SubIOp::create(b, loc, size, indexConstant(b, loc, 1));
+}
+
+/// min(idx, last), or `zero` where the view's dim is a static 1 (`last`
+/// null).
+Value clampToView(OpBuilder &b, Location loc, Value idx, Value last,
+                  Value zero) {
+  return last ? minIndex(b, loc, idx, last) : zero;
 }
 
 } // namespace
@@ -79,6 +84,9 @@ Value mlir::attn::detail::applyUserMaskBlock(OpBuilder &b,
   Value view =
       tensor::ExtractSliceOp::create(b, loc, mask, offsets, sizes, strides);
 
+  Value rowLast = viewLastIndex(b, loc, view, 2);
+  Value keyLast = viewLastIndex(b, loc, view, 3);
+  Value zero = indexConstant(b, loc, 0);
   auto id2 = AffineMap::getMultiDimIdentityMap(2, b.getContext());
   auto generic = linalg::GenericOp::create(
       b, loc, scores.getType(), ValueRange{}, scores, ArrayRef<AffineMap>{id2},
@@ -86,11 +94,10 @@ Value mlir::attn::detail::applyUserMaskBlock(OpBuilder &b,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value j = linalg::IndexOp::create(nb, nloc, 0);
         Value i = linalg::IndexOp::create(nb, nloc, 1);
-        Value zero = indexConstant(nb, nloc, 0);
         Value maskValue = tensor::ExtractOp::create(
             nb, nloc, view,
-            ValueRange{zero, zero, clampToView(nb, nloc, view, 2, i),
-                       clampToView(nb, nloc, view, 3, j)});
+            ValueRange{zero, zero, clampToView(nb, nloc, i, rowLast, zero),
+                       clampToView(nb, nloc, j, keyLast, zero)});
         linalg::YieldOp::create(
             nb, nloc, combineMaskElement(nb, nloc, args[0], maskValue, isBool));
       });

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-tile-online-softmax="block-q=32 block-kv=64" -canonicalize -cse -split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-tile-online-softmax -split-input-file | FileCheck %s --check-prefix=NOSCORES
 // RUN: attn-opt %s --attn-tile-online-softmax -split-input-file | FileCheck %s --check-prefix=ROLES
+// RUN: attn-opt %s --attn-tile-online-softmax="block-q=32 block-kv=64" -split-input-file | FileCheck %s --check-prefix=HOIST
 
 // The score table never exists: no tensor has an Lq x Lk shape.
 // NOSCORES-NOT: tensor<{{[0-9]+}}x{{[0-9]+}}x{{[0-9]+}}x130xf32>
@@ -93,6 +94,22 @@ func.func @decode(%q: tensor<1x8x1x128xf16>, %k: tensor<1x8x1000x128xf16>) -> te
 // CHECK:     %[[BIT:.*]] = tensor.extract %[[VIEW]][%c0, %c0, %{{.*}}, %{{.*}}] : tensor<1x1x?x?xi1>
 // CHECK:     arith.select %[[BIT]]
 // CHECK:     attn.tile = #attn.tile<user_mask>
+// The view's last row and key are computed once per block, outside the tile
+// op: its body (before any canonicalization) only clamps with them.
+// HOIST-LABEL: func.func @bool_mask
+// HOIST: %[[VIEW:.*]] = tensor.extract_slice {{.*}} : tensor<1x1x50x200xi1> to tensor<1x1x?x?xi1>
+// HOIST: %[[ROWS:.*]] = tensor.dim %[[VIEW]], %{{.*}} : tensor<1x1x?x?xi1>
+// HOIST: %[[LASTROW:.*]] = arith.subi %[[ROWS]], %{{.*}} : index
+// HOIST: %[[KEYS:.*]] = tensor.dim %[[VIEW]], %{{.*}} : tensor<1x1x?x?xi1>
+// HOIST: %[[LASTKEY:.*]] = arith.subi %[[KEYS]], %{{.*}} : index
+// HOIST: linalg.generic
+// HOIST-NEXT: ^bb0
+// HOIST-NEXT: %[[J:.*]] = linalg.index 0 : index
+// HOIST-NEXT: %[[I:.*]] = linalg.index 1 : index
+// HOIST-NEXT: %[[R:.*]] = arith.minsi %[[I]], %[[LASTROW]] : index
+// HOIST-NEXT: %[[K:.*]] = arith.minsi %[[J]], %[[LASTKEY]] : index
+// HOIST-NEXT: tensor.extract %[[VIEW]][%{{.*}}, %{{.*}}, %[[R]], %[[K]]] : tensor<1x1x?x?xi1>
+// HOIST: attn.tile = #attn.tile<user_mask>
 func.func @bool_mask(%q: tensor<2x3x50x32xf32>, %k: tensor<2x3x200x32xf32>, %m: tensor<1x1x50x200xi1>) -> tensor<2x3x50x32xf32> {
   %o = attn.sdpa %q, %k, %k mask(%m) : tensor<2x3x50x32xf32>, tensor<2x3x200x32xf32>, tensor<2x3x200x32xf32>, tensor<1x1x50x200xi1> -> tensor<2x3x50x32xf32>
   return %o : tensor<2x3x50x32xf32>

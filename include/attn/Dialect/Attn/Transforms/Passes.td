@@ -147,8 +147,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     - `user_mask`: the op's mask, read from its view without a copy: one
       scalar per key where the mask broadcasts along the queries (key
       padding), one vector per row vector where it broadcasts along the
-      keys, and a full mask as W x W blocks (masked loads past the last
-      key, i1 loaded as bytes) transposed in registers by vector.shuffle.
+      keys, and a full mask as W x W blocks (plain loads; masked ones only
+      for the view's partial last W keys; i1 loaded as bytes) transposed in
+      registers by vector.shuffle.
       The `row_max` that follows it is folded in.
     - `scale_query` (`Qt[d, i] = Q[i, d] * scale * log2 e`) and `output`
       (`O[i, e] = acct[e, i] / l[i]`, rounded to the element type), once
