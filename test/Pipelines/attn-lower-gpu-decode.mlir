@@ -20,24 +20,24 @@
 // HOST: llvm.call @mgpuStreamCreate
 // HOST: llvm.call @mgpuMemAlloc
 // HOST: llvm.call @mgpuMemAlloc
-// HOST: gpu.launch_func @decode_kernel::@decode_kernel
+// HOST: gpu.launch_func <{{.*}}> @decode_kernel::@decode_kernel
 // HOST: llvm.cond_br
-// HOST: gpu.launch_func @decode_kernel_0::@decode_kernel
+// HOST: gpu.launch_func <{{.*}}> @decode_kernel_0::@decode_kernel
 // HOST: llvm.call @mgpuMemFree
 // HOST: llvm.call @mgpuMemFree
 // HOST: llvm.call @mgpuStreamSynchronize
-// PTX-LABEL: .entry decode_kernel(
+// PTX-LABEL: PTX of gpu.binary @decode_kernel{{$}}
 // PTX-DAG: cp.async
 // PTX-DAG: shfl.sync.bfly
 // PTX-DAG: ex2.approx
 // PTX-NOT: mma.sync
-// PTX-LABEL: .entry decode_kernel_0(
-// PTX-DAG: lg2.approx
+// PTX-LABEL: PTX of gpu.binary @decode_kernel_0{{$}}
+// PTX-DAG: ex2.approx
 // PTXAS-DAG: @decode_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack
 // PTXAS-DAG: @decode_kernel_0: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack
 // FIXED-LABEL: llvm.func @decode
 // FIXED: %[[EIGHT:.*]] = llvm.mlir.constant(8 : index) : i64
-// FIXED: gpu.launch_func @decode_kernel::@decode_kernel blocks in (%[[EIGHT]],
+// FIXED: gpu.launch_func <{{.*}}> @decode_kernel::@decode_kernel blocks in (%[[EIGHT]],
 // OFF-LABEL: llvm.func @decode
 // OFF-COUNT-1: gpu.launch_func
 // OFF-NOT: gpu.launch_func

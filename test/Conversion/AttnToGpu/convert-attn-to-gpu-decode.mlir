@@ -21,7 +21,7 @@
 //       CHECK:     memref.view {{.*}} to memref<4x128xf32, #gpu.address_space<workgroup>>
 //       CHECK:     scf.for
 //       CHECK:       nvgpu.device_async_copy
-//       CHECK:       vector.load {{.*}} {alignment = 16 : i64} : memref<128x136xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+//       CHECK:       memref.load {{.*}} : memref<128x17xvector<8xbf16>, #gpu.address_space<workgroup>>
 //       CHECK:       gpu.shuffle xor
 //       CHECK:       math.exp2
 //       CHECK:       gpu.barrier
