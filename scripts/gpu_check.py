@@ -104,23 +104,23 @@ def check_cases():
     # Decoding (Lq * Hq / Hkv <= 32): the GPU's split-K decode kernels, the
     # keys cut into splits at run time (few K/V heads: several splits, merged
     # by their lse).
-    add("f16-decode-gqa-splits", "b=1,hq=8,hkv=2,lq=1,lk=3000,d=128,"
+    add("decode-f16-gqa-splits", "b=1,hq=8,hkv=2,lq=1,lk=3000,d=128,"
         "dtype=f16,lse=1")
-    add("bf16-decode-gqa-dynamic", "b=2,hq=32,hkv=8,lq=1,lk=2500,d=128,"
+    add("decode-bf16-gqa-dynamic", "b=2,hq=32,hkv=8,lq=1,lk=2500,d=128,"
         "dtype=bf16,lse=1,dynamic=1")
-    add("bf16-decode-causal-br-mask", "b=2,hq=4,hkv=1,lq=3,lk=700,d=64,"
+    add("decode-bf16-causal-br-mask", "b=2,hq=4,hkv=1,lq=3,lk=700,d=64,"
         "dtype=bf16,causal=bottom_right,mask=bool,mask_shape=2x1x3x700,lse=1")
-    add("f16-decode-causal-tl", "b=1,hq=4,hkv=2,lq=2,lk=600,d=64,dtype=f16,"
+    add("decode-f16-causal-tl", "b=1,hq=4,hkv=2,lq=2,lk=600,d=64,dtype=f16,"
         "causal=top_left,lse=1")
-    add("f16-decode-empty-rows", "b=1,hq=4,hkv=2,lq=4,lk=2,d=64,dtype=f16,"
+    add("decode-f16-empty-rows", "b=1,hq=4,hkv=2,lq=4,lk=2,d=64,dtype=f16,"
         "causal=bottom_right,lse=1")
-    add("bf16-decode-key-lengths", "b=3,hq=8,hkv=2,lq=1,lk=900,d=128,"
+    add("decode-bf16-key-lengths", "b=3,hq=8,hkv=2,lq=1,lk=900,d=128,"
         "dtype=bf16,key_lengths=1,lse=1")
-    add("f16-decode-variants", "b=2,hq=4,hkv=2,lq=1,lk=1200,d=64,dtype=f16,"
+    add("decode-f16-variants", "b=2,hq=4,hkv=2,lq=1,lk=1200,d=64,dtype=f16,"
         "window=400:0,softcap=4,alibi=bh,key_lengths=1,mask=float,"
         "mask_shape=1x1x1x1200,scale=0.3,lse=1")
-    add("f32-decode-gqa", "b=1,hq=8,hkv=2,lq=1,lk=2000,d=64,lse=1")
-    add("bf16-decode-mqa-d256", "b=1,hq=8,hkv=1,lq=1,lk=777,d=256,"
+    add("decode-f32-gqa", "b=1,hq=8,hkv=2,lq=1,lk=2000,d=64,lse=1")
+    add("decode-bf16-mqa-d256", "b=1,hq=8,hkv=1,lq=1,lk=777,d=256,"
         "dtype=bf16")
     return cases
 
