@@ -101,6 +101,27 @@ def check_cases():
         "mask_shape=1x1x70x140,scale=0.3,lse=1")
     add("f32-variants", "b=2,hq=2,lq=50,lk=90,d=64,window=30:5,"
         "causal=bottom_right,softcap=3,alibi=h,key_lengths=1,lse=1")
+    # Decoding (Lq * Hq / Hkv <= 32): the GPU's split-K decode kernels, the
+    # keys cut into splits at run time (few K/V heads: several splits, merged
+    # by their lse).
+    add("decode-f16-gqa-splits", "b=1,hq=8,hkv=2,lq=1,lk=3000,d=128,"
+        "dtype=f16,lse=1")
+    add("decode-bf16-gqa-dynamic", "b=2,hq=32,hkv=8,lq=1,lk=2500,d=128,"
+        "dtype=bf16,lse=1,dynamic=1")
+    add("decode-bf16-causal-br-mask", "b=2,hq=4,hkv=1,lq=3,lk=700,d=64,"
+        "dtype=bf16,causal=bottom_right,mask=bool,mask_shape=2x1x3x700,lse=1")
+    add("decode-f16-causal-tl", "b=1,hq=4,hkv=2,lq=2,lk=600,d=64,dtype=f16,"
+        "causal=top_left,lse=1")
+    add("decode-f16-empty-rows", "b=1,hq=4,hkv=2,lq=4,lk=2,d=64,dtype=f16,"
+        "causal=bottom_right,lse=1")
+    add("decode-bf16-key-lengths", "b=3,hq=8,hkv=2,lq=1,lk=900,d=128,"
+        "dtype=bf16,key_lengths=1,lse=1")
+    add("decode-f16-variants", "b=2,hq=4,hkv=2,lq=1,lk=1200,d=64,dtype=f16,"
+        "window=400:0,softcap=4,alibi=bh,key_lengths=1,mask=float,"
+        "mask_shape=1x1x1x1200,scale=0.3,lse=1")
+    add("decode-f32-gqa", "b=1,hq=8,hkv=2,lq=1,lk=2000,d=64,lse=1")
+    add("decode-bf16-mqa-d256", "b=1,hq=8,hkv=1,lq=1,lk=777,d=256,"
+        "dtype=bf16")
     return cases
 
 
@@ -667,6 +688,27 @@ def time_call(dev, fn, iters):
     return sorted(times)[len(times) // 2]
 
 
+def decode_bytes(s):
+    """Bytes a decode step must move at least: K, V, Q and out once."""
+    size = {"f32": 4, "f16": 2, "bf16": 2}[s["dtype"]]
+    kv = s["b"] * s["hkv"] * s["lk"] * (s["d"] + s["dv"])
+    qo = s["b"] * s["hq"] * s["lq"] * (s["d"] + s["dv"])
+    return size * (kv + qo)
+
+
+def copy_bandwidth(dev):
+    """The machine's device-to-device copy rate, measured now (GB/s: bytes
+    read plus bytes written per second, as the decode rows count them)."""
+    if dev.name != "cuda":
+        return None
+    torch = dev.torch
+    n = 1 << 30
+    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = time_call(dev, lambda: dst.copy_(src), 10)
+    return 2 * n / (ms * 1e-3) / 1e9
+
+
 def matmul_peak(dev):
     """The machine's dense bf16 matmul rate, measured now (TFLOP/s)."""
     if dev.name != "cuda":
@@ -679,7 +721,7 @@ def matmul_peak(dev):
     return 2 * n ** 3 / (ms * 1e-3) / 1e12
 
 
-def run_speed(dev, kernel, c, iters, peak):
+def run_speed(dev, kernel, c, iters, peak, copy_gbs=None):
     rows = []
     base = parse_spec(c["spec"])
     for sizes in c["runs"]:
@@ -694,6 +736,10 @@ def run_speed(dev, kernel, c, iters, peak):
                "attn_ms": ms, "attn_tflops": fl / (ms * 1e-3) / 1e12}
         if peak:
             row["attn_pct_peak"] = 100 * row["attn_tflops"] / peak
+        if "decode" in c["name"]:
+            row["attn_gbs"] = decode_bytes(s) / (ms * 1e-3) / 1e9
+            if copy_gbs:
+                row["attn_pct_copy"] = 100 * row["attn_gbs"] / copy_gbs
         if dev.name == "cuda":
             from torch.nn.attention import SDPBackend, sdpa_kernel
             for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
@@ -739,6 +785,7 @@ def run(args):
     os.makedirs(args.out, exist_ok=True)
     check_rows, speed_rows, errors_seen = [], [], []
     peak = matmul_peak(dev) if not args.no_speed else None
+    copy_gbs = copy_bandwidth(dev) if not args.no_speed else None
     for c in manifest["cases"]:
         if args.only and not any(o in c["name"] for o in args.only):
             continue
@@ -755,14 +802,17 @@ def run(args):
                          if c.get("naive_lib") else None)
                 check_rows += run_check(dev, kernel, c, args.seed, naive)
             else:
-                speed_rows += run_speed(dev, kernel, c, args.iters, peak)
+                speed_rows += run_speed(dev, kernel, c, args.iters, peak,
+                                        copy_gbs)
         except Exception as e:
             errors_seen.append(f"{c['name']}: {e}")
     write_rows(os.path.join(args.out, "checks.csv"), check_rows)
     if speed_rows:
         write_rows(os.path.join(args.out, "speed.csv"), speed_rows)
     lines = [f"device: {dev.name}" + (f", dense bf16 matmul {peak:.0f} TFLOP/s "
-                                      "(measured in this run)" if peak else ""),
+                                      "(measured in this run)" if peak else "")
+             + (f", device copy {copy_gbs:.0f} GB/s (measured in this run)"
+                if copy_gbs else ""),
              "", "| case | result | max_abs | rel_l2 | sens_rel | torch rel_l2 "
              "| naive rel_l2 | rule | verdict |", "| --- | --- | --- | --- "
              "| --- | --- | --- | --- | --- |"]
@@ -781,6 +831,17 @@ def run(args):
                          f"{fmt(r['attn_tflops'])} | {fmt(r.get('attn_pct_peak'))}"
                          f" | {fmt(r.get('flash_tflops'))} | "
                          f"{fmt(r.get('cudnn_tflops'))} |")
+        decode = [r for r in speed_rows if "attn_gbs" in r]
+        if decode:
+            lines += ["", "| decode case | b | lk | attn ms | attn GB/s | "
+                      "% of copy | torch flash ms | torch cuDNN ms |",
+                      "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+            for r in decode:
+                lines.append(f"| {r['case']} | {r['b']} | {r['lk']} | "
+                             f"{fmt(r['attn_ms'])} | {fmt(r['attn_gbs'])} | "
+                             f"{fmt(r.get('attn_pct_copy'))} | "
+                             f"{fmt(r.get('flash_ms'))} | "
+                             f"{fmt(r.get('cudnn_ms'))} |")
     for e in errors_seen:
         lines.append(f"\nERROR {e}")
     table = "\n".join(lines) + "\n"

@@ -311,6 +311,8 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.chip = options.chip;
   fused.blockQ = options.blockQ;
   fused.blockKV = options.blockKV;
+  fused.decodeRows = options.decodeRows;
+  fused.kvSplits = options.kvSplits;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createConvertAttnToGpu(fused));

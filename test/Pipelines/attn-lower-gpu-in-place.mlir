@@ -1,3 +1,6 @@
+// decode-rows=0: the tensor-core (or f32) kernel alone; the split-K decode
+// kernels are tested in decode-to-ptx.mlir, convert-attn-to-gpu-decode.mlir
+// and attn-lower-gpu-decode.mlir.
 // REQUIRES: cuda-toolkit
 //
 // The fused GPU results are written in place into the caller's device
@@ -8,7 +11,7 @@
 // the arguments), and its host code neither reads device memory nor calls
 // mgpuMemAlloc, mgpuMemcpy or mgpuMemFree around its launch.
 //
-// RUN: attn-opt %s --inline --symbol-dce --attn-lower-gpu="chip=sm_90 format=isa" \
+// RUN: attn-opt %s --inline --symbol-dce --attn-lower-gpu="chip=sm_90 format=isa decode-rows=0" \
 // RUN:   -mlir-print-ir-after=attn-gpu-device-buffers -o %t.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BUFFERS
 // RUN: FileCheck %s --check-prefix=HOST < %t.mlir

@@ -1,3 +1,6 @@
+// decode-rows=0: the tensor-core (or f32) kernel alone; the split-K decode
+// kernels are tested in decode-to-ptx.mlir, convert-attn-to-gpu-decode.mlir
+// and attn-lower-gpu-decode.mlir.
 // REQUIRES: cuda-toolkit
 //
 // attn-lower-gpu: the fused FlashAttention-2 kernel (convert-attn-to-gpu)
@@ -6,14 +9,14 @@
 // ptxas without spills, host code that allocates the results in device memory
 // and launches. Nothing here runs on a GPU.
 //
-// RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_80 format=isa" -o %t.sm80.mlir
+// RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_80 format=isa decode-rows=0" -o %t.sm80.mlir
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm80.mlir
 // RUN: not grep -e @malloc -e @free %t.sm80.mlir
 // RUN: %ptx --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
 // RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
-// RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_90 format=isa" -o %t.sm90.mlir
+// RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_90 format=isa decode-rows=0" -o %t.sm90.mlir
 // RUN: %ptx --ptxas %ptxas --arch sm_90 < %t.sm90.mlir | FileCheck %s --check-prefix=PTXAS
-// RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_90" | FileCheck %s --check-prefix=FATBIN
+// RUN: attn-opt %s -split-input-file --attn-lower-gpu="chip=sm_90 decode-rows=0" | FileCheck %s --check-prefix=FATBIN
 
 // HOST-LABEL: llvm.func @f16_d64
 // HOST: llvm.call @mgpuStreamCreate

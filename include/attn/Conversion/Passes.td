@@ -100,6 +100,25 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     online softmax on FMAs (no TF32), the scaled query row and the
     accumulator in private memory.
 
+    Decoding (any element type; a static Lq with Lq * (Hq / Hkv) <=
+    decode-rows, D a multiple of 16 bytes, not an op the tensor-core kernel
+    would refuse): split-K (flash-decoding) on CUDA cores instead. The rows
+    of the query heads that share a K/V head are the rows of one CTA (at
+    most 4: more rows take more CTAs, each reading K and V), so K and V are
+    read once per group of up to 4 rows; the visible keys are cut
+    into kv-splits runs (0: chosen at run time, ceil(2 * sm-count / (B * Hkv
+    * row blocks)) capped so that a run has at least 256 keys). The split
+    kernel (grid (splits, Hkv * row blocks, B), 128 threads) stages K in
+    chunks of up to 128 keys in shared memory by cp.async, scores key t in
+    thread t against every row, reduces the chunk's row maxima with warp
+    shuffles, and accumulates value columns t, t + 128 reading V rows
+    coalesced; it writes out and lse itself with one split, else each
+    split's normalized f32 output and base-2 lse into device temporaries,
+    which a merge kernel (grid (Lq, Hq, B)) combines by their lse (a split
+    that saw no key weighs 0; a row that saw none gives 0 and lse -inf).
+    Masks, both causal alignments, windows, key_lengths, softcap and ALiBi
+    as in the other kernels.
+
     Before:
 
     ```mlir
@@ -142,7 +161,17 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
            "query rows per CTA: a multiple of 16 in [16, 128] (16 per warp)">,
     Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
            "keys per shared-memory tile (at most; a multiple of 16 in "
-           "[16, 128])">
+           "[16, 128])">,
+    Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"32",
+           "the split-K decode kernels for a static Lq with Lq * (Hq / Hkv) "
+           "<= decode-rows (at most 4 rows per CTA); 0: never">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "key splits of the decode kernels: 0 chooses at run time from "
+           "B * Hkv and sm-count (two CTAs per SM, at least 256 keys per "
+           "split); N > 0 cuts the keys into N">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "SMs the automatic kv-splits aims to fill; 0: 132 for sm_90 and "
+           "sm_90a, 108 for other chips">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -154,6 +154,16 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "block-kv",
       llvm::cl::desc("Keys per shared-memory tile, at most (fused lowering)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.blockKV)};
+  PassOptions::Option<int64_t> decodeRows{
+      *this, "decode-rows",
+      llvm::cl::desc("Split-K decode kernels for a static Lq with Lq * "
+                     "(Hq / Hkv) <= decode-rows; 0: never (fused lowering)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeRows)};
+  PassOptions::Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("Key splits of the decode kernels; 0: chosen at run time "
+                     "(fused lowering)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.kvSplits)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or

@@ -281,7 +281,46 @@ namespace {
 struct KernelPlan {
   bool tensorCores = false;
   FlashConfig flash;
+  /// The split-K decode kernels instead (DecodeKernel.cpp).
+  bool decode = false;
+  DecodeConfig decodeConfig;
 };
+
+/// Routes an op with few query rows (Lq * group <= decode-rows; a dynamic
+/// Lq is checked at run time) to the split-K decode kernels where their
+/// shared memory fits; `plan` otherwise.
+KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
+                      KernelPlan plan) {
+  RankedTensorType qType = op.getQueryType();
+  // A dynamic Lq is taken as 1 here (the choice is made again at run time).
+  int64_t lq = qType.getDimSize(2);
+  if (ShapedType::isDynamic(lq))
+    lq = 1;
+  if (options.decodeRows <= 0 || lq == 0 ||
+      lq * op.getGroupSize() > options.decodeRows)
+    return plan;
+  GpuSdpa sizes{op, op.getLoc()};
+  sizes.d = qType.getDimSize(3);
+  sizes.dv = op.getValueType().getDimSize(3);
+  sizes.elt = qType.getElementType();
+  if (!decodeTakes(sizes))
+    return plan;
+  DecodeConfig config;
+  config.rowsPerCta =
+      std::min<int64_t>(lq * op.getGroupSize(), kMaxDecodeRowsPerCta);
+  config.kvSplits = options.kvSplits;
+  config.smCount = options.smCount > 0 ? options.smCount
+                   : StringRef(options.chip).starts_with("sm_90") ? 132
+                                                                  : 108;
+  while (decodeSharedBytes(sizes, config) > kSharedLimit &&
+         config.keysPerChunk > 32)
+    config.keysPerChunk -= 32;
+  if (decodeSharedBytes(sizes, config) > kSharedLimit)
+    return plan;
+  plan.decode = true;
+  plan.decodeConfig = config;
+  return plan;
+}
 
 /// Checks the options and the op against what the kernels can take; emits
 /// the diagnostic on `op` and fails otherwise.
@@ -301,12 +340,16 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: expected block-kv to be a "
                           "multiple of 16 in [16, 128], got ")
            << options.blockKV;
+  if (options.kvSplits < 0)
+    return op.emitOpError("convert-attn-to-gpu: expected kv-splits >= 0 (0: "
+                          "chosen at run time), got ")
+           << options.kvSplits;
   Type elt = op.getQueryType().getElementType();
   KernelPlan plan;
   plan.flash.blockQ = options.blockQ;
   plan.flash.blockKV = options.blockKV;
   if (elt.isF32())
-    return plan;
+    return planDecode(op, options, plan);
 
   plan.tensorCores = true;
   int64_t d = op.getQueryType().getDimSize(3);
@@ -359,7 +402,7 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
            << d << ", Dv = " << dv << ", block-q = " << plan.flash.blockQ
            << " need " << bytes << " bytes, more than the " << kSharedLimit
            << " bytes of shared memory a launch gets without opt-in";
-  return plan;
+  return planDecode(op, options, plan);
 }
 
 /// The identity-layout buffer of a tensor operand.
@@ -467,7 +510,27 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
         scf::IfOp::create(rewriter, loc, nonEmpty, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard launchGuard(rewriter);
     rewriter.setInsertionPoint(ifNonEmpty.thenBlock()->getTerminator());
-    if (plan->tensorCores) {
+    // A dynamic Lq: the other kernel when Lq * group > decode-rows at run
+    // time (first, so that outlining names it as without decoding), the
+    // decode kernels otherwise.
+    bool decodeAtRunTime =
+        plan->decode && ShapedType::isDynamic(qType.getDimSize(2));
+    if (decodeAtRunTime) {
+      Value manyRows = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ugt,
+          arith::MulIOp::create(
+              rewriter, loc, sdpa.lq,
+              arith::ConstantIndexOp::create(rewriter, loc, sdpa.group)),
+          arith::ConstantIndexOp::create(rewriter, loc, options.decodeRows));
+      auto ifManyRows =
+          scf::IfOp::create(rewriter, loc, manyRows, /*withElseRegion=*/true);
+      rewriter.setInsertionPoint(ifManyRows.elseBlock()->getTerminator());
+      buildDecodeKernels(rewriter, sdpa, plan->decodeConfig);
+      rewriter.setInsertionPoint(ifManyRows.thenBlock()->getTerminator());
+    }
+    if (plan->decode && !decodeAtRunTime) {
+      buildDecodeKernels(rewriter, sdpa, plan->decodeConfig);
+    } else if (plan->tensorCores) {
       const FlashConfig &cfg = plan->flash;
       // The tiles live in dynamic shared memory: its base is 16-byte
       // aligned, as cp.async and ldmatrix need (workgroup attributions are
@@ -518,7 +581,8 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{chip, blockQ, blockKV};
+    ConvertAttnToGpuOptions options{chip,       blockQ,   blockKV,
+                                    decodeRows, kvSplits, smCount};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

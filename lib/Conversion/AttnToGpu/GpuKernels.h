@@ -165,6 +165,34 @@ void buildRowKernelF32(OpBuilder &b, const GpuSdpa &sdpa, gpu::LaunchOp launch,
 void buildFlashKernel(OpBuilder &b, const GpuSdpa &sdpa,
                       const FlashConfig &config, gpu::LaunchOp launch);
 
+/// The split-K decode kernels' sizes (DecodeKernel.cpp), chosen by the pass.
+struct DecodeConfig {
+  int64_t rowsPerCta = 1;     // query rows (of the heads of one K/V head)
+  int64_t keysPerChunk = 128; // keys staged in shared memory at a time
+  int64_t threads = 128;
+  int64_t kvSplits = 0;  // key splits; 0: chosen at run time
+  int64_t smCount = 132; // for the run-time choice
+};
+
+/// Most query rows per CTA of the split kernel: each row keeps its score,
+/// max, sum and accumulators in registers (8 rows spill with a mask).
+inline constexpr int64_t kMaxDecodeRowsPerCta = 4;
+
+/// Fewest keys per split when the pass chooses the splits.
+inline constexpr int64_t kMinSplitKeys = 256;
+
+/// Whether the decode kernels take the op's D (whole 16-byte vectors).
+bool decodeTakes(const GpuSdpa &sdpa);
+
+/// Bytes of dynamic shared memory the split kernel uses for `config`.
+int64_t decodeSharedBytes(const GpuSdpa &sdpa, const DecodeConfig &config);
+
+/// The split-K decode lowering at `b` (inside the non-empty guard): the
+/// split count, the partial buffers, the split kernel's launch and, with
+/// more than one split, the merge kernel's.
+void buildDecodeKernels(OpBuilder &b, const GpuSdpa &sdpa,
+                        const DecodeConfig &config);
+
 } // namespace mlir::attn::gpu_kernels
 
 #endif // ATTN_LIB_CONVERSION_ATTNTOGPU_GPUKERNELS_H

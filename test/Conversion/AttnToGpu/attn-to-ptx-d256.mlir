@@ -1,3 +1,6 @@
+// decode-rows=0: the tensor-core (or f32) kernel alone; the split-K decode
+// kernels are tested in decode-to-ptx.mlir, convert-attn-to-gpu-decode.mlir
+// and attn-lower-gpu-decode.mlir.
 // REQUIRES: cuda-toolkit
 //
 // D = 256 on tensor cores (convert-attn-to-gpu): Q is staged in the K and
@@ -8,7 +11,7 @@
 // assembles every kernel without spills in at most 255 registers, in 33792
 // bytes of dynamic shared memory (HOST). Nothing here runs on a GPU.
 //
-// RUN: attn-opt %s -convert-attn-to-gpu \
+// RUN: attn-opt %s -convert-attn-to-gpu="decode-rows=0" \
 // RUN:   -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   -canonicalize -gpu-kernel-outlining -nvvm-attach-target="chip=sm_80 features=+ptx80 O=3" \
 // RUN: | attn-opt -pass-pipeline="builtin.module(gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts))" \
@@ -17,7 +20,7 @@
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm80.mlir
 // RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
 //
-// RUN: attn-opt %s -convert-attn-to-gpu="chip=sm_90" \
+// RUN: attn-opt %s -convert-attn-to-gpu="chip=sm_90 decode-rows=0" \
 // RUN:   -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   -canonicalize -gpu-kernel-outlining -nvvm-attach-target="chip=sm_90 features=+ptx80 O=3" \
 // RUN: | attn-opt -pass-pipeline="builtin.module(gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts))" \

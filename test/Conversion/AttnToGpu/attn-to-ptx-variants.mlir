@@ -1,3 +1,6 @@
+// decode-rows=0: the tensor-core (or f32) kernel alone; the split-K decode
+// kernels are tested in decode-to-ptx.mlir, convert-attn-to-gpu-decode.mlir
+// and attn-lower-gpu-decode.mlir.
 // REQUIRES: cuda-toolkit
 //
 // The attention variants in the fused GPU kernels (convert-attn-to-gpu): a
@@ -12,7 +15,7 @@
 // its tiles in the dynamic shared memory the launch asks for (HOST, < 48
 // KiB). Nothing here runs on a GPU.
 //
-// RUN: attn-opt %s -convert-attn-to-gpu \
+// RUN: attn-opt %s -convert-attn-to-gpu="decode-rows=0" \
 // RUN:   -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   -canonicalize -gpu-kernel-outlining -nvvm-attach-target="chip=sm_80 features=+ptx80 O=3" \
 // RUN: | attn-opt -pass-pipeline="builtin.module(gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts))" \
@@ -22,7 +25,7 @@
 // RUN: %ptx --print < %t.sm80.mlir | not grep tanh.approx
 // RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
 //
-// RUN: attn-opt %s -convert-attn-to-gpu="chip=sm_90" \
+// RUN: attn-opt %s -convert-attn-to-gpu="chip=sm_90 decode-rows=0" \
 // RUN:   -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   -canonicalize -gpu-kernel-outlining -nvvm-attach-target="chip=sm_90 features=+ptx80 O=3" \
 // RUN: | attn-opt -pass-pipeline="builtin.module(gpu.module(convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts))" \

@@ -1,4 +1,7 @@
-// RUN: attn-opt %s -split-input-file -convert-attn-to-gpu | FileCheck %s
+// decode-rows=0: the tensor-core (or f32) kernel alone; the split-K decode
+// kernels are tested in decode-to-ptx.mlir, convert-attn-to-gpu-decode.mlir
+// and attn-lower-gpu-decode.mlir.
+// RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="decode-rows=0" | FileCheck %s
 
 // f16, D = 64: the FA2 kernel. Buffers around a gpu.launch of 4 warps per 64
 // query rows; Q and double-buffered K/V tiles in workgroup memory, filled by

@@ -5,11 +5,13 @@
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=40" 2>&1 | FileCheck %s --check-prefix=BLOCKQ
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-kv=256" 2>&1 | FileCheck %s --check-prefix=BLOCKKV
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=128" 2>&1 | FileCheck %s --check-prefix=SHARED
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="kv-splits=-1" 2>&1 | FileCheck %s --check-prefix=SPLITS
 
 // CHIP: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'sm_75'
 // NOTSM: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'gfx90a'
 // BLOCKQ: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-q to be a multiple of 16 in [16, 128], got 40
 // SHARED: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 256, block-q = 128 need 101376 bytes, more than the 49136 bytes of shared memory a launch gets without opt-in
+// SPLITS: error: 'attn.sdpa' op convert-attn-to-gpu: expected kv-splits >= 0 (0: chosen at run time), got -1
 // BLOCKKV: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-kv to be a multiple of 16 in [16, 128], got 256
 
 func.func @d256(%q: tensor<1x2x64x256xf16>, %k: tensor<1x2x64x256xf16>,
