@@ -301,6 +301,41 @@ void mlir::attn::detail::emitRescale(KernelBuilder &kernel, Value alpha,
   });
 }
 
+Value mlir::attn::detail::emitBodyOnVectors(KernelBuilder &kernel, Block &body,
+                                            IRMapping &map) {
+  OpBuilder &b = kernel.b;
+  auto vectorOf = [&](Type t) { return VectorType::get({kernel.width}, t); };
+  for (Operation &inner : body.without_terminator()) {
+    if (inner.getNumResults() == 1 && map.contains(inner.getResult(0)))
+      continue;
+    SmallVector<Value> operands;
+    bool anyVector = false;
+    for (Value v : inner.getOperands()) {
+      operands.push_back(map.lookupOrDefault(v));
+      anyVector |= isa<VectorType>(operands.back().getType());
+    }
+    if (!anyVector) {
+      b.clone(inner, map);
+      continue;
+    }
+    for (Value &v : operands)
+      if (!isa<VectorType>(v.getType()))
+        v = vector::BroadcastOp::create(b, kernel.loc, vectorOf(v.getType()),
+                                        v);
+    SmallVector<Type> resultTypes;
+    for (Type t : inner.getResultTypes())
+      resultTypes.push_back(vectorOf(t));
+    OperationState state(inner.getLoc(), inner.getName(), operands, resultTypes,
+                         inner.getAttrs());
+    map.map(inner.getResults(), b.create(state)->getResults());
+  }
+  Value result = map.lookupOrDefault(body.getTerminator()->getOperand(0));
+  if (!isa<VectorType>(result.getType()))
+    result = vector::BroadcastOp::create(b, kernel.loc,
+                                         vectorOf(result.getType()), result);
+  return result;
+}
+
 bool mlir::attn::detail::emitElementwise(KernelBuilder &kernel,
                                          linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 0 || op.getNumLoops() != 2 ||
@@ -323,45 +358,18 @@ bool mlir::attn::detail::emitElementwise(KernelBuilder &kernel,
     kernel.loop(0, numRows, kernel.width, [&](Value i0) {
       IRMapping map;
       map.map(body.getArgument(0), kernel.load(out, {j, i0}));
-      for (Operation &inner : body.without_terminator()) {
-        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-          Value v = j;
-          if (index.getDim() == 1) {
-            Value step = vector::StepOp::create(
-                kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()));
-            Value base = vector::BroadcastOp::create(
-                kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()), i0);
-            v = arith::AddIOp::create(kernel.b, kernel.loc, base, step);
-          }
-          map.map(index.getResult(), v);
-          continue;
+      for (auto index : body.getOps<linalg::IndexOp>()) {
+        Value v = j;
+        if (index.getDim() == 1) {
+          Value step = vector::StepOp::create(
+              kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()));
+          Value base = vector::BroadcastOp::create(
+              kernel.b, kernel.loc, vectorOf(kernel.b.getIndexType()), i0);
+          v = arith::AddIOp::create(kernel.b, kernel.loc, base, step);
         }
-        SmallVector<Value> operands;
-        bool anyVector = false;
-        for (Value v : inner.getOperands()) {
-          operands.push_back(map.lookupOrDefault(v));
-          anyVector |= isa<VectorType>(operands.back().getType());
-        }
-        if (!anyVector) {
-          kernel.b.clone(inner, map);
-          continue;
-        }
-        for (Value &v : operands)
-          if (!isa<VectorType>(v.getType()))
-            v = vector::BroadcastOp::create(kernel.b, kernel.loc,
-                                            vectorOf(v.getType()), v);
-        SmallVector<Type> resultTypes;
-        for (Type type : inner.getResultTypes())
-          resultTypes.push_back(vectorOf(type));
-        OperationState state(inner.getLoc(), inner.getName(), operands,
-                             resultTypes, inner.getAttrs());
-        Operation *vec = kernel.b.create(state);
-        map.map(inner.getResults(), vec->getResults());
+        map.map(index.getResult(), v);
       }
-      Value result = map.lookupOrDefault(body.getTerminator()->getOperand(0));
-      if (!isa<VectorType>(result.getType()))
-        result = vector::BroadcastOp::create(kernel.b, kernel.loc,
-                                             kernel.vecType, result);
+      Value result = emitBodyOnVectors(kernel, body, map);
       kernel.store(result, out, {j, i0});
     });
   });

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir::attn::detail {
 
@@ -189,6 +190,13 @@ void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum);
 
 /// x[..., i] *= alpha[i] for x of rank 1 or 2.
 void emitRescale(KernelBuilder &kernel, Value alpha, Value x);
+
+/// The ops of a linalg body on W-lane vectors, given `map` from its block
+/// arguments (and any op results already computed, e.g. linalg.index) to
+/// vectors or scalars: an op with a vector operand is rebuilt on vectors
+/// (scalar operands broadcast), one on scalars only is cloned. Returns the
+/// yielded value as a vector.
+Value emitBodyOnVectors(KernelBuilder &kernel, Block &body, IRMapping &map);
 
 /// Vectorizes a 2-D all-parallel tile op with only an output operand (the
 /// element mask) along its contiguous dim, op by op: linalg.index 1 becomes

@@ -62,43 +62,14 @@ bool hasVectorizableBody(linalg::GenericOp op) {
 }
 
 /// The op's body on W-lane vectors: `inputs[k]` stands for block argument
-/// k (vector or scalar); scalar constants are broadcast where an op mixes
-/// them with vectors. Returns the yielded value as a vector.
+/// k (vector or scalar). Returns the yielded value as a vector.
 Value applyBody(KernelBuilder &kernel, linalg::GenericOp op,
                 ValueRange inputs) {
   Block &body = op.getRegion().front();
-  OpBuilder &b = kernel.b;
-  auto vectorOf = [&](Type t) { return VectorType::get({kernel.width}, t); };
   IRMapping map;
   for (auto [arg, v] : llvm::zip(body.getArguments(), inputs))
     map.map(arg, v);
-  for (Operation &inner : body.without_terminator()) {
-    SmallVector<Value> operands;
-    bool anyVector = false;
-    for (Value v : inner.getOperands()) {
-      operands.push_back(map.lookupOrDefault(v));
-      anyVector |= isa<VectorType>(operands.back().getType());
-    }
-    if (!anyVector) {
-      b.clone(inner, map);
-      continue;
-    }
-    for (Value &v : operands)
-      if (!isa<VectorType>(v.getType()))
-        v = vector::BroadcastOp::create(b, kernel.loc, vectorOf(v.getType()),
-                                        v);
-    SmallVector<Type> resultTypes;
-    for (Type t : inner.getResultTypes())
-      resultTypes.push_back(vectorOf(t));
-    OperationState state(inner.getLoc(), inner.getName(), operands, resultTypes,
-                         inner.getAttrs());
-    map.map(inner.getResults(), b.create(state)->getResults());
-  }
-  Value result = map.lookupOrDefault(body.getTerminator()->getOperand(0));
-  if (!isa<VectorType>(result.getType()))
-    result = vector::BroadcastOp::create(b, kernel.loc,
-                                         vectorOf(result.getType()), result);
-  return result;
+  return emitBodyOnVectors(kernel, body, map);
 }
 
 /// A vector of W elements of `mem` (of its element type) at `indices`.
