@@ -80,26 +80,14 @@ bool gpu_kernels::decodeTakes(const GpuSdpa &sdpa) {
 namespace {
 
 /// Builds both kernels and the host code that launches them.
-class DecodeBuilder {
+class DecodeBuilder : GpuIrBuilder {
 public:
   DecodeBuilder(OpBuilder &b, const GpuSdpa &sdpa, const DecodeConfig &cfg)
-      : b(b), loc(sdpa.loc), sdpa(sdpa), cfg(cfg) {}
+      : GpuIrBuilder(b, sdpa.loc), sdpa(sdpa), cfg(cfg) {}
 
   void buildHost();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(float v) { return createF32Constant(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value minU(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
   Value toF32(Value x) {
     return convertScalarToDtype(b, loc, x, b.getF32Type(), false);
   }
@@ -122,8 +110,6 @@ private:
   void buildSplitKernel(gpu::LaunchOp launch);
   void buildMergeKernel(gpu::LaunchOp launch);
 
-  OpBuilder &b;
-  Location loc;
   const GpuSdpa &sdpa;
   const DecodeConfig &cfg;
 

@@ -40,19 +40,15 @@ namespace {
 using Accum = std::array<Value, 4>;
 
 /// Builds the kernel; holds the thread's coordinates and the buffers.
-class FlashBuilder {
+class FlashBuilder : GpuIrBuilder {
 public:
   FlashBuilder(OpBuilder &b, const GpuSdpa &sdpa, const FlashConfig &cfg,
                gpu::LaunchOp launch)
-      : b(b), loc(sdpa.loc), sdpa(sdpa), cfg(cfg), launch(launch) {}
+      : GpuIrBuilder(b, sdpa.loc), sdpa(sdpa), cfg(cfg), launch(launch) {}
 
   void build();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(float v) { return createF32Constant(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value addConst(Value x, int64_t c) { return c ? add(x, idx(c)) : x; }
 
   void copyRows(Value dst, std::optional<Value> slot, Value src, Value head,
@@ -82,8 +78,6 @@ private:
                                  const KeyTiles &tiles);
   void writeResults(ValueRange state);
 
-  OpBuilder &b;
-  Location loc;
   const GpuSdpa &sdpa;
   const FlashConfig &cfg;
   gpu::LaunchOp launch;

@@ -13,7 +13,9 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
+#include "attn/Dialect/Attn/Utils/Utils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Builders.h"
 
@@ -25,6 +27,27 @@ namespace mlir::attn::gpu_kernels {
 /// log2(e) and ln(2): scores run in base 2 inside the kernels.
 inline constexpr double kLog2E = 1.4426950408889634;
 inline constexpr double kLn2 = 0.6931471805599453;
+
+/// The builder and location every kernel builder (FlashBuilder,
+/// DecodeBuilder) emits with, and the index arithmetic they all use.
+struct GpuIrBuilder {
+  GpuIrBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(float v) { return createF32Constant(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value minU(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
 
 /// One attn.sdpa on buffers: what every kernel builder reads.
 struct GpuSdpa {
