@@ -29,6 +29,6 @@ if [ "$DRY" = 1 ]; then
   exec "$PY" "$OUT/gpu_check.py" run --bundle "$OUT" --out "$OUT/results" --no-speed
 fi
 "$PY" "$ROOT/scripts/gpu_check.py" build --attn-compile "$BUILD/bin/attn-compile" \
-  --target cuda --chip "$CHIP" --out "$OUT"
+  --target cuda --chip "$CHIP" --tune --out "$OUT"
 echo "gpu-check: on the GPU machine, from the directory holding $(basename "$OUT"):"
 echo "  python3 $(basename "$OUT")/gpu_check.py run --bundle $(basename "$OUT") --out $(basename "$OUT")/results"

@@ -122,6 +122,10 @@ def check_cases():
     add("decode-f32-gqa", "b=1,hq=8,hkv=2,lq=1,lk=2000,d=64,lse=1")
     add("decode-bf16-mqa-d256", "b=1,hq=8,hkv=1,lq=1,lk=777,d=256,"
         "dtype=bf16")
+    # Shared memory shapes of the split kernel: f32 at D = 256 (8 keys per
+    # stage, 16 threads per key), f16 at D = 80 (64 keys, 2 per key).
+    add("decode-f32-d256-lse", "b=1,hq=4,hkv=1,lq=1,lk=700,d=256,lse=1")
+    add("decode-f16-d80", "b=2,hq=4,hkv=2,lq=1,lk=900,d=80,dtype=f16")
     return cases
 
 
@@ -141,6 +145,35 @@ def speed_cases():
                   "spec": "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,"
                           "dynamic=1",
                   "runs": [{"b": b, "lq": 1, "lk": 32768} for b in (1, 4, 8)]})
+    return cases
+
+
+def tune_cases():
+    """Tile shapes of the tensor-core kernel (attn-compile --block-q,
+    --block-kv) at one size each, timed beside the default, so that one run
+    on a GPU says which default to keep."""
+    cases = []
+    for d, hq, causal in ((128, 16, "none"), (128, 16, "bottom_right"),
+                          (64, 32, "none")):
+        spec = (f"b=4,hq={hq},lq=4096,lk=4096,d={d},dtype=bf16,"
+                f"causal={causal}")
+        for bq in (64, 128):
+            for bkv in (32, 64, 128):
+                cases.append({"name": f"tune-bf16-d{d}-{causal}-q{bq}-kv{bkv}",
+                              "spec": spec, "kind": "speed",
+                              "args": ["--block-q", str(bq),
+                                       "--block-kv", str(bkv)],
+                              "runs": [{}]})
+    # Decode: fixed key splits against the run-time choice (speed_cases'
+    # bf16-decode), and the tensor-core kernel alone (--decode-rows 0).
+    spec = "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,dynamic=1"
+    runs = [{"b": b, "lq": 1, "lk": 32768} for b in (1, 8)]
+    for args in (["--kv-splits", "16"], ["--kv-splits", "64"],
+                 ["--kv-splits", "128"], ["--kv-splits", "256"],
+                 ["--decode-rows", "0"]):
+        cases.append({"name": f"tune-decode-{args[0][2:]}-{args[1]}",
+                      "spec": spec, "kind": "speed", "args": args,
+                      "runs": runs})
     return cases
 
 
@@ -427,6 +460,11 @@ class Device:
 
     def poisoned(self, shape, dtype):
         """An output buffer filled with NaN, so an unwritten element fails."""
+        if self.name == "cuda":
+            torch = self.torch
+            return torch.full(shape, float("nan"), device="cuda", dtype={
+                "f32": torch.float32, "f16": torch.float16,
+                "bf16": torch.bfloat16}[dtype])
         return self.put(storage(np.full(shape, np.nan), dtype))
 
     def random(self, s, seed):
@@ -499,7 +537,11 @@ def torch_sdpa(torch, s, tensors, math_only=False):
     import torch.nn.functional as F
     q, k, v = tensors[:3]
     mask = tensors[3] if len(tensors) > 3 else None
-    causal = s["causal"] == "top_left" and mask is None
+    # Bottom-right causality at Lq = Lk is top-left's: torch's is_causal
+    # (its flash and cuDNN kernels take no mask).
+    causal = (s["causal"] == "top_left" or (s["causal"] == "bottom_right" and
+                                            s["lq"] == s["lk"])) \
+        and mask is None
     if s["causal"] != "none" and not causal:
         lq, lk = s["lq"], s["lk"]
         off = 0 if s["causal"] == "top_left" else lk - lq
@@ -532,6 +574,8 @@ def build(args):
     os.makedirs(args.out, exist_ok=True)
     manifest = []
     cases = check_cases() + ([] if args.no_speed else speed_cases())
+    if args.tune:
+        cases += tune_cases()
     if args.shrink > 1:  # a dry run of the speed path at small sizes
         for c in cases:
             for r in c.get("runs", []):
@@ -546,6 +590,7 @@ def build(args):
                "--target", args.target, "-o", os.path.join(args.out, lib)]
         if args.target == "cuda":
             cmd += ["--chip", args.chip]
+        cmd += c.get("args", [])
         t0 = time.time()
         p = subprocess.run(cmd, capture_output=True, text=True)
         entry = dict(c, lib=lib, compile_s=round(time.time() - t0, 2))
@@ -651,6 +696,7 @@ def run_check(dev, kernel, c, seed, naive=None):
                          "pass": ok and not nan})
         g = got[i]
         max_abs, rel = errors(g, r)
+        detail = where_wrong(g, r)
         ok, rule = judge(dt, name == "out", max_abs, rel, ref_max,
                          torch_rel if name == "out" else None, sn,
                          naive_rel if name == "out" else None)
@@ -660,17 +706,48 @@ def run_check(dev, kernel, c, seed, naive=None):
                      "rel_l2": rel, "sens_rel": sn[0],
                      "torch_rel_l2": torch_rel if name == "out" else None,
                      "naive_rel_l2": naive_rel, "nan": nan, "rule": rule,
-                     "pass": ok})
+                     "pass": ok, "detail": detail})
     return rows
 
 
-def time_call(dev, fn, iters):
+def where_wrong(got, ref):
+    """Where a result differs from the reference (for a failure seen only on
+    a remote machine): NaN count, the worst element's index and values, and
+    the (batch, head) pairs whose rows hold the largest errors."""
+    with np.errstate(invalid="ignore"):
+        diff = np.where(np.isnan(got) & ~np.isnan(ref), np.inf,
+                        np.abs(np.nan_to_num(got - ref, nan=0.0)))
+    diff = np.where(np.isinf(got) & np.isinf(ref) & (got == ref), 0.0, diff)
+    if not diff.size:
+        return ""
+    worst = np.unravel_index(int(np.argmax(diff)), diff.shape)
+    per_bh = diff.reshape(diff.shape[0], diff.shape[1], -1).max(axis=-1)
+    bad_bh = int((per_bh > 0.1 * max(float(diff.max()), 1e-30)).sum())
+    bad_rows = diff.reshape(diff.shape[0], diff.shape[1], diff.shape[2], -1) \
+        .max(axis=-1) if diff.ndim == 4 else diff
+    rows_over = np.argwhere(bad_rows > 0.1 * max(float(diff.max()), 1e-30))
+    first_rows = sorted(set(int(x[2]) for x in rows_over))[:8]
+    return (f"nan={int(np.isnan(got).sum())}/{got.size} "
+            f"worst={tuple(int(x) for x in worst)} got={got[worst]:.4g} "
+            f"ref={ref[worst]:.4g} bad_bh={bad_bh}/{per_bh.size} "
+            f"rows={first_rows}")
+
+
+def time_call(dev, fn, iters, budget_ms=300.0):
+    """Median milliseconds of `iters` calls after a warm-up; fewer calls (at
+    least 3) where `iters` of them would take longer than `budget_ms`."""
     if dev.name == "cuda":
         torch = dev.torch
         fn()
         torch.cuda.synchronize()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        first = start.elapsed_time(end)
+        iters = max(3, min(iters, int(budget_ms / max(first, 1e-3))))
         times = []
         for _ in range(iters):
             start.record()
@@ -740,7 +817,7 @@ def run_speed(dev, kernel, c, iters, peak, copy_gbs=None):
             row["attn_gbs"] = decode_bytes(s) / (ms * 1e-3) / 1e9
             if copy_gbs:
                 row["attn_pct_copy"] = 100 * row["attn_gbs"] / copy_gbs
-        if dev.name == "cuda":
+        if dev.name == "cuda" and "args" not in c:  # tune cases: attn only
             from torch.nn.attention import SDPBackend, sdpa_kernel
             for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
                                    ("cudnn", SDPBackend.CUDNN_ATTENTION)):
@@ -777,39 +854,62 @@ def fmt(x):
     return str(x)
 
 
-def run(args):
-    with open(os.path.join(args.bundle, "cases.json")) as f:
-        manifest = json.load(f)
-    dev = Device(args.device or ("cuda" if manifest["target"] == "cuda"
-                                 else "cpu"))
-    os.makedirs(args.out, exist_ok=True)
-    check_rows, speed_rows, errors_seen = [], [], []
-    peak = matmul_peak(dev) if not args.no_speed else None
-    copy_gbs = copy_bandwidth(dev) if not args.no_speed else None
-    for c in manifest["cases"]:
-        if args.only and not any(o in c["name"] for o in args.only):
+def run_cases(args, manifest, dev, first, emit, peak, copy_gbs):
+    """Runs the manifest's cases from index `first` on, calling
+    emit(index, check_rows, speed_rows, errors) after each. Returns False if
+    the device is unusable after a failure (a CUDA error sticks to the
+    context: the supervisor goes on in a fresh process)."""
+    for index, c in enumerate(manifest["cases"]):
+        if index < first:
             continue
-        if "compile_error" in c:
-            errors_seen.append(f"{c['name']}: did not compile: "
-                               f"{c['compile_error']}")
+        if args.only and not any(o in c["name"] for o in args.only):
             continue
         if c["kind"] == "speed" and args.no_speed:
             continue
+        if "compile_error" in c:
+            emit(index, [], [], [f"{c['name']}: did not compile: "
+                                 f"{c['compile_error']}"])
+            continue
+        if args.deadline_at and time.time() > args.deadline_at:
+            emit(index, [], [], [f"{c['name']}: not run (--deadline-s "
+                                 "reached)"])
+            continue
+        emit(index, None, None, None)  # begins
+        check_rows, speed_rows = [], []
+        fault = [f.split(":")[1:] for f in args.inject_fault or []
+                 if f.split(":")[0] == c["name"]]
+        if fault:  # tests of the supervisor: NAME aborts, NAME:hang hangs
+            if fault[0] == ["hang"]:
+                time.sleep(3600)
+            os.abort()
         try:
             kernel = Kernel(os.path.join(args.bundle, c["lib"]))
             if c["kind"] == "check":
                 naive = (Kernel(os.path.join(args.bundle, c["naive_lib"]))
                          if c.get("naive_lib") else None)
-                check_rows += run_check(dev, kernel, c, args.seed, naive)
+                check_rows = run_check(dev, kernel, c, args.seed, naive)
             else:
-                speed_rows += run_speed(dev, kernel, c, args.iters, peak,
-                                        copy_gbs)
+                speed_rows = run_speed(dev, kernel, c, args.iters, peak,
+                                       copy_gbs)
+            emit(index, check_rows, speed_rows, [])
         except Exception as e:
-            errors_seen.append(f"{c['name']}: {e}")
-    write_rows(os.path.join(args.out, "checks.csv"), check_rows)
+            emit(index, check_rows, speed_rows, [f"{c['name']}: {e}"])
+            if dev.name == "cuda":
+                try:
+                    dev.torch.cuda.synchronize()
+                except Exception:
+                    return False
+    return True
+
+
+def report(out, dev_name, peak, copy_gbs, check_rows, speed_rows,
+           errors_seen):
+    """Writes checks.csv, speed.csv, table.md; prints the table and the
+    closing count; returns the exit status."""
+    write_rows(os.path.join(out, "checks.csv"), check_rows)
     if speed_rows:
-        write_rows(os.path.join(args.out, "speed.csv"), speed_rows)
-    lines = [f"device: {dev.name}" + (f", dense bf16 matmul {peak:.0f} TFLOP/s "
+        write_rows(os.path.join(out, "speed.csv"), speed_rows)
+    lines = [f"device: {dev_name}" + (f", dense bf16 matmul {peak:.0f} TFLOP/s "
                                       "(measured in this run)" if peak else "")
              + (f", device copy {copy_gbs:.0f} GB/s (measured in this run)"
                 if copy_gbs else ""),
@@ -822,12 +922,18 @@ def run(args):
                      f"{fmt(r['torch_rel_l2'])} | {fmt(r['naive_rel_l2'])} | "
                      f"{r['rule']} | "
                      f"{'PASS' if r['pass'] else 'FAIL'} |")
+    failures = [r for r in check_rows if not r["pass"] and r.get("detail")]
+    if failures:
+        lines += ["", "| failed case | result | where |", "| --- | --- | --- |"]
+        lines += [f"| {r['case']} | {r['result']} | {r['detail']} |"
+                  for r in failures]
     if speed_rows:
-        lines += ["", "| case | b | lq | attn TFLOP/s | % of bf16 matmul | "
-                  "torch flash | torch cuDNN |", "| --- | --- | --- | --- | --- "
-                  "| --- | --- |"]
+        lines += ["", "| case | b | lq | attn ms | attn TFLOP/s | "
+                  "% of bf16 matmul | torch flash | torch cuDNN |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for r in speed_rows:
             lines.append(f"| {r['case']} | {r['b']} | {r['lq']} | "
+                         f"{fmt(r['attn_ms'])} | "
                          f"{fmt(r['attn_tflops'])} | {fmt(r.get('attn_pct_peak'))}"
                          f" | {fmt(r.get('flash_tflops'))} | "
                          f"{fmt(r.get('cudnn_tflops'))} |")
@@ -845,13 +951,144 @@ def run(args):
     for e in errors_seen:
         lines.append(f"\nERROR {e}")
     table = "\n".join(lines) + "\n"
-    with open(os.path.join(args.out, "table.md"), "w") as f:
+    with open(os.path.join(out, "table.md"), "w") as f:
         f.write(table)
     print(table)
     passed = sum(r["pass"] for r in check_rows)
     failed = len(check_rows) - passed + len(errors_seen)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
+
+
+def run(args):
+    with open(os.path.join(args.bundle, "cases.json")) as f:
+        manifest = json.load(f)
+    device = args.device or ("cuda" if manifest["target"] == "cuda" else "cpu")
+    os.makedirs(args.out, exist_ok=True)
+    if args.deadline_s and not args.deadline_at:
+        args.deadline_at = time.time() + args.deadline_s
+    isolate = args.isolate if args.isolate is not None else device == "cuda"
+    if isolate and not args.worker:
+        return supervise(args, manifest, device)
+    dev = Device(device)
+    peak, copy_gbs = args.peak, args.copy_gbs
+    if not args.no_speed and peak is None:
+        peak = matmul_peak(dev)
+        copy_gbs = copy_bandwidth(dev)
+    if args.worker:
+        # One JSON line per event, flushed, for the supervisor.
+        progress = open(args.progress, "a")
+
+        def emit(index, checks, speeds, errs):
+            rec = {"i": index, "peak": peak, "copy_gbs": copy_gbs}
+            if checks is None:
+                rec["begin"] = time.time()
+            else:
+                rec.update(checks=checks, speeds=speeds, errors=errs)
+            progress.write(json.dumps(rec) + "\n")
+            progress.flush()
+            os.fsync(progress.fileno())
+        ok = run_cases(args, manifest, dev, args.start, emit, peak, copy_gbs)
+        return 0 if ok else 3
+    check_rows, speed_rows, errors_seen = [], [], []
+
+    def collect(index, checks, speeds, errs):
+        if checks is not None:
+            check_rows.extend(checks)
+            speed_rows.extend(speeds)
+            errors_seen.extend(errs)
+    run_cases(args, manifest, dev, 0, collect, peak, copy_gbs)
+    return report(args.out, dev.name, peak, copy_gbs, check_rows, speed_rows,
+                  errors_seen)
+
+
+def supervise(args, manifest, device):
+    """Runs the cases in worker processes (`run --worker`): a kernel that
+    faults (a sticky CUDA error), crashes the process or hangs past
+    --case-timeout-s costs that case only; the next worker goes on from the
+    case after it."""
+    progress = os.path.join(args.out, "progress.jsonl")
+    log_path = os.path.join(args.out, "workers.log")
+    for path in (progress, log_path):
+        open(path, "w").close()
+    cases = manifest["cases"]
+    check_rows, speed_rows, errors_seen = [], [], []
+    peak = copy_gbs = None
+    start, consumed = 0, 0
+    while start < len(cases):
+        cmd = [sys.executable, os.path.abspath(__file__), "run", "--bundle",
+               args.bundle, "--out", args.out, "--device", device, "--worker",
+               "--start", str(start), "--progress", progress, "--seed",
+               str(args.seed), "--iters", str(args.iters)]
+        if args.deadline_at:
+            cmd += ["--deadline-at", repr(args.deadline_at)]
+        if args.no_speed:
+            cmd.append("--no-speed")
+        if args.only:
+            cmd += ["--only"] + args.only
+        if args.inject_fault:
+            cmd += ["--inject-fault"] + args.inject_fault
+        if peak is not None:
+            cmd += ["--peak", repr(peak)]
+            if copy_gbs is not None:
+                cmd += ["--copy-gbs", repr(copy_gbs)]
+        with open(log_path, "a") as log:
+            log.write(f"--- worker from case {start}: {' '.join(cmd)}\n")
+            log.flush()
+            proc = subprocess.Popen(cmd, stdout=log, stderr=log)
+            running, began, hung = None, None, False
+            while proc.poll() is None:
+                time.sleep(0.2)
+                lines = open(progress).read().splitlines()[consumed:]
+                for line in lines:
+                    consumed += 1
+                    rec = json.loads(line)
+                    peak = rec["peak"] if rec["peak"] is not None else peak
+                    copy_gbs = (rec["copy_gbs"] if rec["copy_gbs"] is not None
+                                else copy_gbs)
+                    if "begin" in rec:
+                        running, began = rec["i"], time.time()
+                        continue
+                    check_rows.extend(rec["checks"])
+                    speed_rows.extend(rec["speeds"])
+                    errors_seen.extend(rec["errors"])
+                    running = None
+                    start = rec["i"] + 1
+                limit = args.case_timeout_s * (
+                    3 if running is not None and
+                    cases[running]["kind"] == "speed" else 1)
+                if running is not None and time.time() - began > limit:
+                    proc.kill()
+                    hung = True
+            proc.wait()
+        # What the worker wrote after the last poll.
+        for line in open(progress).read().splitlines()[consumed:]:
+            consumed += 1
+            rec = json.loads(line)
+            if "begin" in rec:
+                running = rec["i"]
+                continue
+            check_rows.extend(rec["checks"])
+            speed_rows.extend(rec["speeds"])
+            errors_seen.extend(rec["errors"])
+            running = None
+            start = rec["i"] + 1
+        if proc.returncode == 0 and running is None:
+            break
+        if running is not None:
+            tail = [x for x in open(log_path).read().splitlines()
+                    if not x.startswith("--- worker")][-6:]
+            why = (f"hung (killed after {limit:.0f} s)" if hung else
+                   f"worker exited with status {proc.returncode}")
+            errors_seen.append(f"{cases[running]['name']}: {why}; log: "
+                               + " / ".join(tail))
+            start = running + 1
+        elif proc.returncode not in (0, 3):
+            errors_seen.append(f"worker from case {start} exited with status "
+                               f"{proc.returncode} before its first case")
+            break
+    return report(args.out, device, peak, copy_gbs, check_rows, speed_rows,
+                  errors_seen)
 
 
 def main():
@@ -869,6 +1106,8 @@ def main():
     b.add_argument("--shrink", type=int, default=1,
                    help="divide the speed cases' sizes by this (dry runs)")
     b.add_argument("--only", nargs="*", help="cases whose name contains one")
+    b.add_argument("--tune", action="store_true",
+                   help="add tune_cases(): tile shapes timed at one size")
     r = sub.add_parser("run", help="run a bundle")
     r.add_argument("--bundle", required=True)
     r.add_argument("--out", required=True)
@@ -877,6 +1116,23 @@ def main():
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--no-speed", action="store_true")
     r.add_argument("--only", nargs="*")
+    r.add_argument("--isolate", action="store_true", default=None,
+                   help="cases in worker processes (default on CUDA)")
+    r.add_argument("--no-isolate", dest="isolate", action="store_false")
+    r.add_argument("--case-timeout-s", type=float, default=60,
+                   help="a check case running longer is killed (speed "
+                        "cases: 3x)")
+    r.add_argument("--deadline-s", type=float, default=0,
+                   help="cases not begun this many seconds after the start "
+                        "are reported as not run")
+    r.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    r.add_argument("--inject-fault", nargs="*", help=argparse.SUPPRESS)
+    r.add_argument("--start", type=int, default=0, help=argparse.SUPPRESS)
+    r.add_argument("--progress", help=argparse.SUPPRESS)
+    r.add_argument("--deadline-at", type=float, default=0,
+                   help=argparse.SUPPRESS)
+    r.add_argument("--peak", type=float, help=argparse.SUPPRESS)
+    r.add_argument("--copy-gbs", type=float, help=argparse.SUPPRESS)
     args = p.parse_args()
     return build(args) if args.cmd == "build" else run(args)
 
