@@ -243,6 +243,10 @@ void mlir::attn::compile::buildCudaPipelineFor(
     gpu.blockQ = *options.blockQ;
   if (options.blockKV)
     gpu.blockKV = *options.blockKV;
+  if (options.decodeRows)
+    gpu.decodeRows = *options.decodeRows;
+  if (options.kvSplits)
+    gpu.kvSplits = *options.kvSplits;
   buildGpuPipeline(pm, gpu);
 }
 
@@ -253,6 +257,8 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   cuda.lowering = options.lowering;
   cuda.blockQ = options.blockQ;
   cuda.blockKV = options.blockKV;
+  cuda.decodeRows = options.decodeRows;
+  cuda.kvSplits = options.kvSplits;
   return cuda;
 }
 

@@ -67,6 +67,16 @@ static cl::opt<int64_t>
 static cl::opt<int64_t>
     blockKV("block-kv", cl::desc("fused: keys per block (cpu) or tile (cuda)"),
             cl::init(0), cl::cat(category));
+static cl::opt<int64_t> decodeRows(
+    "decode-rows",
+    cl::desc("cuda, fused: the split-K decode kernels for Lq * (Hq / Hkv) <= "
+             "N (default 32; 0: never)"),
+    cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> kvSplits(
+    "kv-splits",
+    cl::desc("cuda, fused: key splits of the decode kernels (default 0: "
+             "chosen at run time from B * Hkv and the SMs)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),
                 cl::init("/usr/local/cuda"), cl::cat(category));
@@ -121,6 +131,17 @@ int main(int argc, char **argv) {
        {std::pair{"block-q", &blockQ}, std::pair{"block-kv", &blockKV}})
     if (value->getNumOccurrences() && *value <= 0)
       return fail(llvm::Twine("--") + flag + " must be positive");
+  for (auto [flag, value] : {std::pair{"decode-rows", &decodeRows},
+                             std::pair{"kv-splits", &kvSplits}}) {
+    if (!value->getNumOccurrences())
+      continue;
+    if (options.target != compile::Target::Cuda ||
+        options.lowering != compile::Lowering::Fused)
+      return fail(llvm::Twine("--") + flag +
+                  " is an option of --target cuda's fused lowering");
+    if (*value < 0)
+      return fail(llvm::Twine("--") + flag + " must be >= 0");
+  }
   options.chip = chip;
   options.cpu = cpu;
   options.kernels = kernels;
@@ -129,6 +150,10 @@ int main(int argc, char **argv) {
     options.blockQ = blockQ;
   if (blockKV)
     options.blockKV = blockKV;
+  if (decodeRows.getNumOccurrences())
+    options.decodeRows = decodeRows;
+  if (kvSplits.getNumOccurrences())
+    options.kvSplits = kvSplits;
   options.cudaToolkit = cudaToolkit;
 
   std::unique_ptr<mlir::MLIRContext> context = exec::createEngineContext();

@@ -113,6 +113,9 @@ struct AotOptions {
   /// Tile sizes of the fused lowering (cpu: attn-tile-online-softmax; cuda:
   /// convert-attn-to-gpu's block-q/block-kv); unset: the pass's defaults.
   std::optional<int64_t> blockQ, blockKV;
+  /// cuda, fused: the split-K decode kernels (convert-attn-to-gpu's
+  /// decode-rows and kv-splits); unset: the pass's defaults.
+  std::optional<int64_t> decodeRows, kvSplits;
   /// The C compiler that links the library; empty: $CC, else the one CMake
   /// found when attn was configured.
   std::string cCompiler;
@@ -125,8 +128,9 @@ struct CudaPipelineOptions {
   std::string chip = "sm_80";
   std::string toolkit = "/usr/local/cuda";
   Lowering lowering = Lowering::Fused;
-  /// The fused lowering's tile sizes; unset: convert-attn-to-gpu's.
-  std::optional<int64_t> blockQ, blockKV;
+  /// The fused lowering's tile sizes and decode kernels; unset:
+  /// convert-attn-to-gpu's.
+  std::optional<int64_t> blockQ, blockKV, decodeRows, kvSplits;
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in
