@@ -126,6 +126,12 @@ def check_cases():
     # stage, 16 threads per key), f16 at D = 80 (64 keys, 2 per key).
     add("decode-f32-d256-lse", "b=1,hq=4,hkv=1,lq=1,lk=700,d=256,lse=1")
     add("decode-f16-d80", "b=2,hq=4,hkv=2,lq=1,lk=900,d=80,dtype=f16")
+    # Every decode case again with the double-buffered split kernel
+    # (attn-compile --decode-stages 2, cuda only: the CPU dry run compiles
+    # the case without it).
+    for c in [c for c in cases if c["name"].startswith("decode-")]:
+        cases.append(dict(c, name=c["name"] + "-stages2",
+                          cuda_args=["--decode-stages", "2"]))
     return cases
 
 
@@ -170,10 +176,12 @@ def tune_cases():
     runs = [{"b": b, "lq": 1, "lk": 32768} for b in (1, 8)]
     for args in (["--kv-splits", "16"], ["--kv-splits", "64"],
                  ["--kv-splits", "128"], ["--kv-splits", "256"],
-                 ["--decode-rows", "0"]):
-        cases.append({"name": f"tune-decode-{args[0][2:]}-{args[1]}",
-                      "spec": spec, "kind": "speed", "args": args,
-                      "runs": runs})
+                 ["--decode-rows", "0"], ["--decode-stages", "2"],
+                 ["--decode-stages", "2", "--kv-splits", "128"],
+                 ["--decode-stages", "2", "--kv-splits", "256"]):
+        label = "-".join(a.lstrip("-") for a in args)
+        cases.append({"name": f"tune-decode-{label}", "spec": spec,
+                      "kind": "speed", "args": args, "runs": runs})
     return cases
 
 
@@ -590,9 +598,11 @@ def build(args):
                "--target", args.target, "-o", os.path.join(args.out, lib)]
         if args.target == "cuda":
             cmd += ["--chip", args.chip]
-        cmd += c.get("args", [])
+        # Options of the fused lowering: not given to the naive one.
+        fused_args = c.get("args", []) + (
+            c.get("cuda_args", []) if args.target == "cuda" else [])
         t0 = time.time()
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd + fused_args, capture_output=True, text=True)
         entry = dict(c, lib=lib, compile_s=round(time.time() - t0, 2))
         if p.returncode != 0:
             entry["compile_error"] = (p.stderr or p.stdout).strip()

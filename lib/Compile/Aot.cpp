@@ -247,6 +247,8 @@ void mlir::attn::compile::buildCudaPipelineFor(
     gpu.decodeRows = *options.decodeRows;
   if (options.kvSplits)
     gpu.kvSplits = *options.kvSplits;
+  if (options.decodeStages)
+    gpu.decodeStages = *options.decodeStages;
   buildGpuPipeline(pm, gpu);
 }
 
@@ -259,6 +261,7 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   cuda.blockKV = options.blockKV;
   cuda.decodeRows = options.decodeRows;
   cuda.kvSplits = options.kvSplits;
+  cuda.decodeStages = options.decodeStages;
   return cuda;
 }
 

@@ -313,6 +313,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.blockKV = options.blockKV;
   fused.decodeRows = options.decodeRows;
   fused.kvSplits = options.kvSplits;
+  fused.decodeStages = options.decodeStages;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createConvertAttnToGpu(fused));

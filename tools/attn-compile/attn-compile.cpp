@@ -77,6 +77,11 @@ static cl::opt<int64_t> kvSplits(
     cl::desc("cuda, fused: key splits of the decode kernels (default 0: "
              "chosen at run time from B * Hkv and the SMs)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> decodeStages(
+    "decode-stages",
+    cl::desc("cuda, fused: shared-memory stages of the decode kernel: 1 "
+             "(default) or 2 (K and V double-buffered; not yet run on a GPU)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),
                 cl::init("/usr/local/cuda"), cl::cat(category));
@@ -132,7 +137,8 @@ int main(int argc, char **argv) {
     if (value->getNumOccurrences() && *value <= 0)
       return fail(llvm::Twine("--") + flag + " must be positive");
   for (auto [flag, value] : {std::pair{"decode-rows", &decodeRows},
-                             std::pair{"kv-splits", &kvSplits}}) {
+                             std::pair{"kv-splits", &kvSplits},
+                             std::pair{"decode-stages", &decodeStages}}) {
     if (!value->getNumOccurrences())
       continue;
     if (options.target != compile::Target::Cuda ||
@@ -154,6 +160,8 @@ int main(int argc, char **argv) {
     options.decodeRows = decodeRows;
   if (kvSplits.getNumOccurrences())
     options.kvSplits = kvSplits;
+  if (decodeStages.getNumOccurrences())
+    options.decodeStages = decodeStages;
   options.cudaToolkit = cudaToolkit;
 
   std::unique_ptr<mlir::MLIRContext> context = exec::createEngineContext();

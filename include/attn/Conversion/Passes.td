@@ -171,7 +171,13 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
            "split); N > 0 cuts the keys into N">,
     Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
            "SMs the automatic kv-splits aims to fill; 0: 132 for sm_90 and "
-           "sm_90a, 108 for other chips">
+           "sm_90a, 108 for other chips">,
+    Option<"decodeStages", "decode-stages", "int64_t", /*default=*/"1",
+           "the split kernel's shared-memory stages: 1 stages a K chunk and "
+           "reads V from global memory; 2 double-buffers K and V chunks "
+           "(cp.async of the next chunk while one is computed), several "
+           "threads per key, four CTAs per SM in the automatic kv-splits "
+           "(not yet run on a GPU)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -164,6 +164,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Key splits of the decode kernels; 0: chosen at run time "
                      "(fused lowering)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.kvSplits)};
+  PassOptions::Option<int64_t> decodeStages{
+      *this, "decode-stages",
+      llvm::cl::desc("Shared-memory stages of the split-K decode kernel: 1 "
+                     "or 2 (fused lowering; 2 has not run on a GPU)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeStages)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or

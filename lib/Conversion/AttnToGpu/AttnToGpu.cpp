@@ -309,12 +309,15 @@ KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
   config.rowsPerCta =
       std::min<int64_t>(lq * op.getGroupSize(), kMaxDecodeRowsPerCta);
   config.kvSplits = options.kvSplits;
+  config.stages = options.decodeStages;
   config.smCount = options.smCount > 0 ? options.smCount
                    : StringRef(options.chip).starts_with("sm_90") ? 132
                                                                   : 108;
+  // One stage: 32 keys less until it fits; two: half (down to 8 keys).
   while (decodeSharedBytes(sizes, config) > kSharedLimit &&
-         config.keysPerChunk > 32)
-    config.keysPerChunk -= 32;
+         config.keysPerChunk > (config.stages == 2 ? 8 : 32))
+    config.keysPerChunk =
+        config.stages == 2 ? config.keysPerChunk / 2 : config.keysPerChunk - 32;
   if (decodeSharedBytes(sizes, config) > kSharedLimit)
     return plan;
   plan.decode = true;
@@ -344,6 +347,10 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: expected kv-splits >= 0 (0: "
                           "chosen at run time), got ")
            << options.kvSplits;
+  if (options.decodeStages != 1 && options.decodeStages != 2)
+    return op.emitOpError(
+               "convert-attn-to-gpu: expected decode-stages 1 or 2, got ")
+           << options.decodeStages;
   Type elt = op.getQueryType().getElementType();
   KernelPlan plan;
   plan.flash.blockQ = options.blockQ;
@@ -581,8 +588,8 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{chip,       blockQ,   blockKV,
-                                    decodeRows, kvSplits, smCount};
+    ConvertAttnToGpuOptions options{chip,     blockQ,  blockKV,     decodeRows,
+                                    kvSplits, smCount, decodeStages};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

@@ -9,14 +9,16 @@
 // (flash-decoding) when B * Hkv alone would leave the chip idle (at most
 // kMaxDecodeRowsPerCta rows per CTA):
 //  - the split kernel: grid (splits, Hkv * row blocks, B), 128 threads; the
-//    CTA walks its split's keys in chunks of keysPerChunk keys. A chunk of K
-//    is staged in shared memory by cp.async (zero-filled past the split);
-//    thread t scores key t against every row (f32 FMAs on 16-byte vector
-//    reads of its K row and of the scaled Q rows in shared memory), the
+//    CTA walks its split's keys in chunks of keysPerChunk keys, double
+//    buffered: the K and V rows of chunk c + 1 are copied into shared memory
+//    by cp.async (zero-filled past the split) while chunk c is computed
+//    (wait_group 1). Each key's dot product against every row is shared by
+//    threadsPerKey threads (a slice of D each, 16-byte vector reads of the K
+//    row and of the scaled Q rows in shared memory, summed by shuffles); the
 //    chunk's row maxima are reduced by warp shuffles and shared memory, the
 //    probabilities go to shared memory, and thread t accumulates value
-//    columns t, t + 128 for every row, reading V rows coalesced from global
-//    memory. The row sums are reduced once at the end. With one split the
+//    columns t, t + 128 for every row from the V rows in shared memory. The
+//    row sums are reduced once at the end. With one split the
 //    kernel writes out and lse itself; otherwise it writes each row's
 //    normalized f32 output and base-2 lse of the split;
 //  - the merge kernel (only with more than one split): grid (Lq, Hq, B),
@@ -54,13 +56,29 @@ int64_t keyRowLength(const GpuSdpa &sdpa) {
 }
 /// Layout of the split kernel's dynamic shared memory (byte offsets).
 struct DecodeShared {
-  int64_t keys, query, probs, partials, total;
+  int64_t keys, values, query, probs, partials, total;
 };
+/// Threads that share one key's dot product (each a slice of D, summed by
+/// shuffles): the CTA's threads over the chunk's keys, a power of two that
+/// divides D's 16-byte vectors.
+int64_t threadsPerKey(const GpuSdpa &sdpa, const DecodeConfig &cfg) {
+  if (cfg.stages == 1)
+    return 1;
+  int64_t t = std::max<int64_t>(1, cfg.threads / cfg.keysPerChunk);
+  t = int64_t(1) << llvm::Log2_64(t);
+  while ((sdpa.d / perVector(sdpa.elt)) % t)
+    t /= 2;
+  return std::min<int64_t>(t, 32);
+}
 DecodeShared decodeShared(const GpuSdpa &sdpa, const DecodeConfig &cfg) {
   DecodeShared s;
   int64_t bytes = sdpa.elt.getIntOrFloatBitWidth() / 8;
+  // stages = 1: one chunk of K (V read from global memory); 2: two chunks
+  // of K and of V.
+  int64_t rows = cfg.stages * cfg.keysPerChunk;
   s.keys = 0;
-  s.query = s.keys + cfg.keysPerChunk * keyRowLength(sdpa) * bytes;
+  s.values = s.keys + rows * keyRowLength(sdpa) * bytes;
+  s.query = s.values + (cfg.stages == 2 ? rows * sdpa.dv * bytes : 0);
   s.probs = s.query + cfg.rowsPerCta * sdpa.d * 4;
   s.partials = s.probs + cfg.rowsPerCta * cfg.keysPerChunk * 4;
   s.total = s.partials + cfg.rowsPerCta * (cfg.threads / 32) * 4;
@@ -74,7 +92,8 @@ int64_t gpu_kernels::decodeSharedBytes(const GpuSdpa &sdpa,
 }
 
 bool gpu_kernels::decodeTakes(const GpuSdpa &sdpa) {
-  return sdpa.d % perVector(sdpa.elt) == 0;
+  return sdpa.d % perVector(sdpa.elt) == 0 &&
+         sdpa.dv % perVector(sdpa.elt) == 0;
 }
 
 namespace {
@@ -184,14 +203,20 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
     return memref::ViewOp::create(b, loc, type, base, idx(at), ValueRange{});
   };
   Type f32Type = b.getF32Type();
-  Value ks = view({ck, keyRowLength(sdpa)}, sdpa.elt, layout.keys);
+  // `stages` chunks of ck K rows (and with two stages of V rows): stage s
+  // holds rows [s ck, s ck + ck).
+  const bool pipelined = cfg.stages == 2;
+  const int64_t stageRows = cfg.stages * ck;
+  Value ks = view({stageRows, keyRowLength(sdpa)}, sdpa.elt, layout.keys);
+  Value vs =
+      pipelined ? view({stageRows, sdpa.dv}, sdpa.elt, layout.values) : Value();
   Value qs = view({rb, sdpa.d}, f32Type, layout.query);
   // The same K and Q as 16-byte vectors, for the reads: memref.load of a
   // vector element lowers (with the workgroup address space) to one
   // 16-byte shared load.
   auto kVec = VectorType::get({vec}, sdpa.elt);
   auto qVec = VectorType::get({4}, f32Type);
-  Value ksVec = view({ck, keyRowLength(sdpa) / vec}, kVec, layout.keys);
+  Value ksVec = view({stageRows, keyRowLength(sdpa) / vec}, kVec, layout.keys);
   Value qsVec = view({rb, sdpa.d / 4}, qVec, layout.query);
   Value ps = view({rb, ck}, f32Type, layout.probs);
   redBuf = view({rb, warps}, f32Type, layout.partials);
@@ -247,44 +272,81 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
   auto colOf = [&](int64_t c) { return add(tid, idx(c * nt)); };
   auto clampedCol = [&](int64_t c) { return minU(colOf(c), idx(sdpa.dv - 1)); };
   auto accIndex = [&](int64_t r, int64_t c) { return 2 * rb + r * cols + c; };
-  int64_t perRow = sdpa.d / vec;
-  int64_t copies = ck * perRow;
+  // cp.async of the K (and with two stages V) rows of the chunk at
+  // `chunkStart` into stage `stage`, zero-filled past the split's keys (so
+  // that a dead key's V row is 0, not whatever the buffer held).
+  SmallVector<std::tuple<Value, Value, int64_t>> staged = {
+      {ks, sdpa.key, sdpa.d}};
+  if (pipelined)
+    staged.push_back({vs, sdpa.value, sdpa.dv});
+  auto issueChunk = [&](Value chunkStart, Value stage) {
+    Value chunkKeys = minU(idx(ck), sub(splitEnd, chunkStart));
+    Value rowBase = mul(stage, idx(ck));
+    for (auto [dst, src, width] : staged) {
+      int64_t perRow = width / vec, copies = ck * perRow;
+      for (int64_t first = 0; first < copies; first += nt) {
+        Value copy = add(tid, idx(first));
+        auto emit = [&, dst = dst, src = src] {
+          Value row = arith::DivUIOp::create(b, loc, copy, idx(perRow));
+          Value col =
+              mul(arith::RemUIOp::create(b, loc, copy, idx(perRow)), idx(vec));
+          Value inBounds = cmp(arith::CmpIPredicate::ult, row, chunkKeys);
+          Value key = select(inBounds, add(chunkStart, row), chunkStart);
+          nvgpu::DeviceAsyncCopyOp::create(
+              b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), dst,
+              ValueRange{add(rowBase, row), col}, src,
+              ValueRange{batch, kvHead, key, col}, b.getIndexAttr(vec),
+              select(inBounds, idx(vec), idx(0)), UnitAttr());
+        };
+        if (first + nt <= copies)
+          emit();
+        else
+          ifThen(cmp(arith::CmpIPredicate::ult, copy, idx(copies)), emit);
+      }
+    }
+  };
+  // Two stages: the first chunk's copies here; each iteration then issues
+  // the next chunk's into the other stage before it waits for its own
+  // (double buffering). One stage: each iteration copies its own chunk.
+  if (pipelined) {
+    ifThen(cmp(arith::CmpIPredicate::ugt, chunks, idx(0)),
+           [&] { issueChunk(splitBegin, idx(0)); });
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  }
+  const int64_t tpk = threadsPerKey(sdpa, cfg);
+  const int64_t dPart = sdpa.d / tpk;
+  Value keyLocal = arith::DivUIOp::create(b, loc, tid, idx(tpk));
+  Value part = arith::RemUIOp::create(b, loc, tid, idx(tpk));
+  Value firstPart = cmp(arith::CmpIPredicate::eq, part, idx(0));
   auto loop = scf::ForOp::create(
       b, loc, idx(0), chunks, idx(1), init,
       [&](OpBuilder &, Location, Value chunk, ValueRange state) {
         Value chunkStart = add(splitBegin, mul(chunk, idx(ck)));
         Value chunkKeys = minU(idx(ck), sub(splitEnd, chunkStart));
-        // cp.async of the chunk's K rows, zero-filled past its keys.
-        for (int64_t first = 0; first < copies; first += nt) {
-          Value copy = add(tid, idx(first));
-          auto emit = [&] {
-            Value row = arith::DivUIOp::create(b, loc, copy, idx(perRow));
-            Value col = mul(arith::RemUIOp::create(b, loc, copy, idx(perRow)),
-                            idx(vec));
-            Value inBounds = cmp(arith::CmpIPredicate::ult, row, chunkKeys);
-            Value key = select(inBounds, add(chunkStart, row), chunkStart);
-            nvgpu::DeviceAsyncCopyOp::create(
-                b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ks,
-                ValueRange{row, col}, sdpa.key,
-                ValueRange{batch, kvHead, key, col}, b.getIndexAttr(vec),
-                select(inBounds, idx(vec), idx(0)), UnitAttr());
-          };
-          if (first + nt <= copies)
-            emit();
-          else
-            ifThen(cmp(arith::CmpIPredicate::ult, copy, idx(copies)), emit);
+        Value stage = idx(0);
+        if (pipelined) {
+          stage = arith::RemUIOp::create(b, loc, chunk, idx(2));
+          Value nextChunk = add(chunk, idx(1));
+          ifThen(cmp(arith::CmpIPredicate::ult, nextChunk, chunks), [&] {
+            issueChunk(add(chunkStart, idx(ck)), sub(idx(1), stage));
+          });
+        } else {
+          issueChunk(chunkStart, stage);
         }
+        Value stageRow = mul(stage, idx(ck));
         NVVM::CpAsyncCommitGroupOp::create(b, loc);
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, pipelined ? 1 : 0);
         gpu::BarrierOp::create(b, loc);
 
-        // Scores of key t against every row (16-byte vector reads).
-        Value keyRow = minU(tid, idx(ck - 1));
-        Value key = add(chunkStart, tid);
-        Value live = cmp(arith::CmpIPredicate::ult, tid, chunkKeys);
+        // Scores of key keyLocal against every row: tpk threads each take
+        // a slice of D (16-byte vector reads), summed by shuffles.
+        Value keyRow = add(stageRow, minU(keyLocal, idx(ck - 1)));
+        Value key = add(chunkStart, keyLocal);
+        Value live = cmp(arith::CmpIPredicate::ult, keyLocal, chunkKeys);
         SmallVector<Value> zeros(rb, f32(0));
+        Value dBegin = mul(part, idx(dPart));
         auto dot = scf::ForOp::create(
-            b, loc, idx(0), idx(sdpa.d), idx(vec), zeros,
+            b, loc, dBegin, add(dBegin, idx(dPart)), idx(vec), zeros,
             [&](OpBuilder &, Location, Value dd, ValueRange acc) {
               Value k = memref::LoadOp::create(
                   b, loc, ksVec,
@@ -319,6 +381,12 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
         for (int64_t r = 0; r < rb; ++r) {
           const Row &row = rowList[r];
           Value s = dot.getResult(r);
+          for (int32_t offset = tpk / 2; offset >= 1; offset /= 2)
+            s = arith::AddFOp::create(
+                b, loc, s,
+                gpu::ShuffleOp::create(b, loc, s, offset, 32,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult());
           if (sdpa.modifiesScores()) {
             Value diagMinusKey;
             if (row.seq.alibiShift)
@@ -339,7 +407,8 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
           scores.push_back(select(visible, s, f32(kNegInf)));
         }
 
-        // The chunk's row maxima, then the probabilities of key t.
+        // The chunk's row maxima, then the probabilities of key keyLocal
+        // (counted in the row sum and stored by its first thread).
         for (int64_t r = 0; r < rb; ++r)
           ctaReduce(scores[r], r, /*isMax=*/true);
         gpu::BarrierOp::create(b, loc);
@@ -355,19 +424,23 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
           auto [mNew, alpha] = updateRowMax(b, loc, state[r], chunkMax);
           Value p = probability(b, loc, scores[r], mNew);
           next[r] = mNew;
-          next[rb + r] = math::FmaOp::create(b, loc, state[rb + r], alpha, p);
+          next[rb + r] = math::FmaOp::create(b, loc, state[rb + r], alpha,
+                                             select(firstPart, p, f32(0)));
           alphas.push_back(alpha);
-          auto store = [&] {
-            memref::StoreOp::create(b, loc, p, ps, ValueRange{idx(r), tid});
-          };
-          if (ck < nt)
-            ifThen(cmp(arith::CmpIPredicate::ult, tid, idx(ck)), store);
-          else
-            store();
+          Value owner = firstPart;
+          if (ck * tpk < nt)
+            owner = arith::AndIOp::create(
+                b, loc, owner,
+                cmp(arith::CmpIPredicate::ult, keyLocal, idx(ck)));
+          ifThen(owner, [&] {
+            memref::StoreOp::create(b, loc, p, ps,
+                                    ValueRange{idx(r), keyLocal});
+          });
         }
         gpu::BarrierOp::create(b, loc);
 
-        // P.V: thread t's value columns, the V rows read coalesced.
+        // P.V: thread t's value columns, of the stage's V rows (two stages)
+        // or of V's rows in global memory, read coalesced (one stage).
         SmallVector<Value> acc;
         for (int64_t r = 0; r < rb; ++r)
           for (int64_t c = 0; c < cols; ++c)
@@ -379,12 +452,17 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
         auto pv = scf::ForOp::create(
             b, loc, idx(0), chunkKeys, idx(1), acc,
             [&](OpBuilder &, Location, Value j, ValueRange a) {
-              Value keyJ = add(chunkStart, j);
               SmallVector<Value> v;
               for (int64_t c = 0; c < cols; ++c)
-                v.push_back(toF32(memref::LoadOp::create(
-                    b, loc, sdpa.value,
-                    ValueRange{batch, kvHead, keyJ, columns[c]})));
+                v.push_back(toF32(
+                    pipelined
+                        ? memref::LoadOp::create(
+                              b, loc, vs,
+                              ValueRange{add(stageRow, j), columns[c]})
+                        : memref::LoadOp::create(b, loc, sdpa.value,
+                                                 ValueRange{batch, kvHead,
+                                                            add(chunkStart, j),
+                                                            columns[c]})));
               SmallVector<Value> updated;
               for (int64_t r = 0; r < rb; ++r) {
                 Value p =
@@ -397,8 +475,9 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
             });
         for (int64_t r = 0; r < rb * cols; ++r)
           next[2 * rb + r] = pv.getResult(r);
-        // Every thread is done with the chunk's K rows, probabilities and
-        // maxima before the next chunk overwrites them.
+        // Every thread is done with the stage's K and V rows, the
+        // probabilities and maxima before the next iteration's copies and
+        // writes overwrite them.
         gpu::BarrierOp::create(b, loc);
         scf::YieldOp::create(b, loc, next);
       });
@@ -551,14 +630,15 @@ void DecodeBuilder::buildHost() {
   Value one = idx(1);
   Value gridY = mul(rowBlocks, idx(kvHeads));
 
-  // Splits: as asked, or (auto) enough CTAs for two per SM, each split at
-  // least kMinSplitKeys keys.
+  // Splits: as asked, or (auto) enough CTAs for two per SM (four with two
+  // stages, whose CTAs keep their copies in flight while they compute), each
+  // split at least kMinSplitKeys keys.
   if (cfg.kvSplits > 0) {
     splits = idx(cfg.kvSplits);
   } else {
     Value ctas = mul(sdpa.batch, gridY);
-    Value wanted =
-        arith::CeilDivUIOp::create(b, loc, idx(2 * cfg.smCount), ctas);
+    Value wanted = arith::CeilDivUIOp::create(
+        b, loc, idx((cfg.stages == 2 ? 4 : 2) * cfg.smCount), ctas);
     Value byKeys = arith::MaxUIOp::create(
         b, loc, one,
         arith::CeilDivUIOp::create(b, loc, sdpa.lk, idx(kMinSplitKeys)));

@@ -191,7 +191,11 @@ void buildFlashKernel(OpBuilder &b, const GpuSdpa &sdpa,
 /// The split-K decode kernels' sizes (DecodeKernel.cpp), chosen by the pass.
 struct DecodeConfig {
   int64_t rowsPerCta = 1;     // query rows (of the heads of one K/V head)
-  int64_t keysPerChunk = 128; // keys staged in shared memory at a time
+  int64_t keysPerChunk = 128; // keys per chunk staged in shared memory
+  /// 1: the K chunk staged, V read from global memory (the kernel checked on
+  /// an H200); 2: K and V chunks double-buffered, several threads per key
+  /// (not yet run on a GPU).
+  int64_t stages = 1;
   int64_t threads = 128;
   int64_t kvSplits = 0;  // key splits; 0: chosen at run time
   int64_t smCount = 132; // for the run-time choice
