@@ -126,6 +126,13 @@ def check_cases():
     # stage, 16 threads per key), f16 at D = 80 (64 keys, 2 per key).
     add("decode-f32-d256-lse", "b=1,hq=4,hkv=1,lq=1,lk=700,d=256,lse=1")
     add("decode-f16-d80", "b=2,hq=4,hkv=2,lq=1,lk=900,d=80,dtype=f16")
+    # The tensor-core kernel with more shared memory (attn-compile
+    # --shared-memory, cuda only: larger tiles).
+    for name in ("bf16-d128", "f16-d128-causal-tl-lse", "bf16-d128-causal-br-tails",
+                 "f16-d256", "bf16-gqa"):
+        c = next(c for c in cases if c["name"] == name)
+        cases.append(dict(c, name=name + "-smem",
+                          cuda_args=["--shared-memory", "232448"]))
     # Every decode case again with the double-buffered split kernel
     # (attn-compile --decode-stages 2, cuda only: the CPU dry run compiles
     # the case without it).
@@ -170,6 +177,16 @@ def tune_cases():
                               "args": ["--block-q", str(bq),
                                        "--block-kv", str(bkv)],
                               "runs": [{}]})
+    # More shared memory than the 48 KiB without opt-in (attn-compile
+    # --shared-memory: the D = 128 tiles keep 64 keys, block-q 128 fits).
+    for causal in ("none", "bottom_right"):
+        spec = f"b=4,hq=16,lq=4096,lk=4096,d=128,dtype=bf16,causal={causal}"
+        for bq, bkv in ((64, 64), (128, 64), (64, 128), (128, 128)):
+            cases.append({"name": f"tune-bf16-d128-{causal}-q{bq}-kv{bkv}-smem",
+                          "spec": spec, "kind": "speed",
+                          "args": ["--block-q", str(bq), "--block-kv", str(bkv),
+                                   "--shared-memory", "232448"],
+                          "runs": [{}]})
     # Decode: fixed key splits against the run-time choice (speed_cases'
     # bf16-decode), and the tensor-core kernel alone (--decode-rows 0).
     spec = "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,dynamic=1"

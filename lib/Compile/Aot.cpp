@@ -249,6 +249,8 @@ void mlir::attn::compile::buildCudaPipelineFor(
     gpu.kvSplits = *options.kvSplits;
   if (options.decodeStages)
     gpu.decodeStages = *options.decodeStages;
+  if (options.sharedMemory)
+    gpu.sharedMemory = *options.sharedMemory;
   buildGpuPipeline(pm, gpu);
 }
 
@@ -262,6 +264,7 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   cuda.decodeRows = options.decodeRows;
   cuda.kvSplits = options.kvSplits;
   cuda.decodeStages = options.decodeStages;
+  cuda.sharedMemory = options.sharedMemory;
   return cuda;
 }
 

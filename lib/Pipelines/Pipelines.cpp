@@ -314,6 +314,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.decodeRows = options.decodeRows;
   fused.kvSplits = options.kvSplits;
   fused.decodeStages = options.decodeStages;
+  fused.sharedMemory = options.sharedMemory;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createConvertAttnToGpu(fused));

@@ -82,6 +82,12 @@ static cl::opt<int64_t> decodeStages(
     cl::desc("cuda, fused: shared-memory stages of the decode kernel: 1 "
              "(default) or 2 (K and V double-buffered; not yet run on a GPU)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> sharedMemory(
+    "shared-memory",
+    cl::desc("cuda, fused: dynamic shared memory per CTA in bytes (default 0: "
+             "48 KiB without opt-in; up to the chip's limit; larger tiles, "
+             "not yet run on a GPU)"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),
                 cl::init("/usr/local/cuda"), cl::cat(category));
@@ -138,7 +144,8 @@ int main(int argc, char **argv) {
       return fail(llvm::Twine("--") + flag + " must be positive");
   for (auto [flag, value] : {std::pair{"decode-rows", &decodeRows},
                              std::pair{"kv-splits", &kvSplits},
-                             std::pair{"decode-stages", &decodeStages}}) {
+                             std::pair{"decode-stages", &decodeStages},
+                             std::pair{"shared-memory", &sharedMemory}}) {
     if (!value->getNumOccurrences())
       continue;
     if (options.target != compile::Target::Cuda ||
@@ -162,6 +169,8 @@ int main(int argc, char **argv) {
     options.kvSplits = kvSplits;
   if (decodeStages.getNumOccurrences())
     options.decodeStages = decodeStages;
+  if (sharedMemory.getNumOccurrences())
+    options.sharedMemory = sharedMemory;
   options.cudaToolkit = cudaToolkit;
 
   std::unique_ptr<mlir::MLIRContext> context = exec::createEngineContext();

@@ -115,7 +115,7 @@ struct AotOptions {
   std::optional<int64_t> blockQ, blockKV;
   /// cuda, fused: the split-K decode kernels (convert-attn-to-gpu's
   /// decode-rows and kv-splits); unset: the pass's defaults.
-  std::optional<int64_t> decodeRows, kvSplits, decodeStages;
+  std::optional<int64_t> decodeRows, kvSplits, decodeStages, sharedMemory;
   /// The C compiler that links the library; empty: $CC, else the one CMake
   /// found when attn was configured.
   std::string cCompiler;
@@ -130,7 +130,8 @@ struct CudaPipelineOptions {
   Lowering lowering = Lowering::Fused;
   /// The fused lowering's tile sizes and decode kernels; unset:
   /// convert-attn-to-gpu's.
-  std::optional<int64_t> blockQ, blockKV, decodeRows, kvSplits, decodeStages;
+  std::optional<int64_t> blockQ, blockKV, decodeRows, kvSplits, decodeStages,
+      sharedMemory;
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in

@@ -177,7 +177,13 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
            "reads V from global memory; 2 double-buffers K and V chunks "
            "(cp.async of the next chunk while one is computed), several "
            "threads per key, four CTAs per SM in the automatic kv-splits "
-           "(not yet run on a GPU)">
+           "(not yet run on a GPU)">,
+    Option<"sharedMemory", "shared-memory", "int64_t", /*default=*/"0",
+           "dynamic shared memory per CTA the kernels may use, in bytes: 0 "
+           "keeps to the 48 KiB a launch gets without opt-in; more (up to "
+           "the chip's limit: 163 KiB on sm_80, 227 KiB on sm_90) lets the "
+           "tiles grow, and attn's CUDA runtime raises the kernel's limit "
+           "(cuFuncSetAttribute) at launch (not yet run on a GPU)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

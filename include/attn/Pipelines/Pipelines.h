@@ -169,6 +169,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Shared-memory stages of the split-K decode kernel: 1 "
                      "or 2 (fused lowering; 2 has not run on a GPU)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.decodeStages)};
+  PassOptions::Option<int64_t> sharedMemory{
+      *this, "shared-memory",
+      llvm::cl::desc("Dynamic shared memory per CTA in bytes; 0: 48 KiB, no "
+                     "opt-in (fused lowering; more has not run on a GPU)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.sharedMemory)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or

@@ -47,6 +47,23 @@ using namespace mlir::attn::gpu_kernels;
 /// 16-byte-aligned symbol that the NVVM lowering of gpu.dynamic_shared_memory
 /// declares statically.
 static constexpr int64_t kSharedLimit = 48 * 1024 - 16;
+
+/// Shared memory one CTA may have with the opt-in, by compute capability
+/// (CUDA's "Maximum amount of shared memory per thread block").
+static int64_t chipSharedMemory(unsigned sm) {
+  if (sm == 80 || sm == 87)
+    return 163 * 1024;
+  if (sm >= 90)
+    return 227 * 1024;
+  return 99 * 1024;
+}
+
+/// Dynamic shared memory the kernels may use: 48 KiB without the opt-in,
+/// `shared-memory` bytes with it (attn's CUDA runtime raises the function's
+/// limit with cuFuncSetAttribute when a launch asks for more than 48 KiB).
+static int64_t sharedLimit(const ConvertAttnToGpuOptions &options) {
+  return options.sharedMemory > 0 ? options.sharedMemory - 16 : kSharedLimit;
+}
 /// Head dims the tensor-core kernel takes.
 static constexpr int64_t kTensorCoreHeadDims[] = {32, 64, 80, 96, 128, 256};
 
@@ -314,11 +331,11 @@ KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
                    : StringRef(options.chip).starts_with("sm_90") ? 132
                                                                   : 108;
   // One stage: 32 keys less until it fits; two: half (down to 8 keys).
-  while (decodeSharedBytes(sizes, config) > kSharedLimit &&
+  while (decodeSharedBytes(sizes, config) > sharedLimit(options) &&
          config.keysPerChunk > (config.stages == 2 ? 8 : 32))
     config.keysPerChunk =
         config.stages == 2 ? config.keysPerChunk / 2 : config.keysPerChunk - 32;
-  if (decodeSharedBytes(sizes, config) > kSharedLimit)
+  if (decodeSharedBytes(sizes, config) > sharedLimit(options))
     return plan;
   plan.decode = true;
   plan.decodeConfig = config;
@@ -335,6 +352,13 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: expected chip sm_XX with XX "
                           ">= 80 (mma.sync, ldmatrix, cp.async), got '")
            << options.chip << "'";
+  if (options.sharedMemory != 0 &&
+      (options.sharedMemory <= 48 * 1024 ||
+       options.sharedMemory > chipSharedMemory(sm)))
+    return op.emitOpError("convert-attn-to-gpu: expected shared-memory 0 (48 "
+                          "KiB, no opt-in) or in (49152, ")
+           << chipSharedMemory(sm) << "] bytes for " << options.chip << ", got "
+           << options.sharedMemory;
   if (options.blockQ < 16 || options.blockQ > 128 || options.blockQ % 16)
     return op.emitOpError("convert-attn-to-gpu: expected block-q to be a "
                           "multiple of 16 in [16, 128], got ")
@@ -380,13 +404,19 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   // Padded rows while the tiles keep at least 32 keys, else swizzled rows
   // down to 16 keys.
   auto fits = [&] {
-    return flashSharedBytes(sizes, plan.flash) <= kSharedLimit;
+    return flashSharedBytes(sizes, plan.flash) <= sharedLimit(options);
   };
+  // At D or Dv = 256 tiles of more than 32 keys spill (ptxas), whatever
+  // shared memory allows.
+  const int64_t maxKV = plan.flash.dvSplit == 2
+                            ? std::min<int64_t>(options.blockKV, 32)
+                            : options.blockKV;
+  plan.flash.blockKV = maxKV;
   while (!fits() && plan.flash.blockKV > 32)
     plan.flash.blockKV -= 16;
   if (!fits()) {
     plan.flash.padRows = false;
-    plan.flash.blockKV = options.blockKV;
+    plan.flash.blockKV = maxKV;
     while (!fits() && plan.flash.blockKV > 16)
       plan.flash.blockKV -= 16;
   }
@@ -396,19 +426,33 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     // that fit and hold it.
     plan.flash.padRows = true;
     plan.flash.queryInKeyValueTiles = true;
-    plan.flash.blockKV = options.blockKV;
+    plan.flash.blockKV = maxKV;
     while ((!fits() || !keyValueTilesHoldQuery(sizes, plan.flash)) &&
            plan.flash.blockKV > 16)
       plan.flash.blockKV -= 16;
     if (!keyValueTilesHoldQuery(sizes, plan.flash))
       plan.flash.queryInKeyValueTiles = false;
   }
-  if (int64_t bytes = flashSharedBytes(sizes, plan.flash); bytes > kSharedLimit)
-    return op.emitOpError("convert-attn-to-gpu: the shared-memory tiles for "
-                          "D = ")
-           << d << ", Dv = " << dv << ", block-q = " << plan.flash.blockQ
-           << " need " << bytes << " bytes, more than the " << kSharedLimit
-           << " bytes of shared memory a launch gets without opt-in";
+  if (int64_t bytes = flashSharedBytes(sizes, plan.flash);
+      bytes > sharedLimit(options)) {
+    InFlightDiagnostic diag =
+        op.emitOpError("convert-attn-to-gpu: the shared-memory tiles for D = ")
+        << d << ", Dv = " << dv << ", block-q = " << plan.flash.blockQ
+        << " need " << bytes << " bytes, more than the " << sharedLimit(options)
+        << " bytes ";
+    if (options.sharedMemory)
+      diag << "that shared-memory=" << options.sharedMemory << " leaves";
+    else
+      diag << "of shared memory a launch gets without opt-in (see "
+              "shared-memory)";
+    return diag;
+  }
+  if (plan.flash.dvSplit == 2 && plan.flash.blockQ > 64)
+    return op.emitOpError("convert-attn-to-gpu: D or Dv = 256 takes block-q "
+                          "<= 64 (two warps per 16 rows: at block-q = ")
+           << plan.flash.blockQ << ", " << plan.flash.blockQ * 4
+           << " threads get at most " << 65536 / (plan.flash.blockQ * 4)
+           << " registers each, and the kernel spills)";
   return planDecode(op, options, plan);
 }
 
@@ -588,8 +632,9 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{chip,     blockQ,  blockKV,     decodeRows,
-                                    kvSplits, smCount, decodeStages};
+    ConvertAttnToGpuOptions options{chip,         blockQ,      blockKV,
+                                    decodeRows,   kvSplits,    smCount,
+                                    decodeStages, sharedMemory};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

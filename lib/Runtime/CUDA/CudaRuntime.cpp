@@ -63,6 +63,7 @@ namespace {
   X(cuModuleUnload, "cuModuleUnload")                                          \
   X(cuModuleGetFunction, "cuModuleGetFunction")                                \
   X(cuLaunchKernel, "cuLaunchKernel")                                          \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute")                                  \
   X(cuStreamSynchronize, "cuStreamSynchronize")                                \
   X(cuStreamWaitEvent, "cuStreamWaitEvent")                                    \
   X(cuEventCreate, "cuEventCreate")                                            \
@@ -349,6 +350,15 @@ ATTN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
     return;
   // An empty grid (a dynamic size of a kernel's range is 0) launches nothing.
   if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
+    return;
+  // More than 48 KiB of dynamic shared memory (convert-attn-to-gpu's
+  // shared-memory option) needs the function's limit raised first.
+  if (smem > 48 * 1024 &&
+      !check(driver.cuFuncSetAttribute(
+                 static_cast<CUfunction>(function),
+                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+             ATTN_ERROR_LAUNCH,
+             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))
     return;
   check(driver.cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY,
                               gridZ, blockX, blockY, blockZ, smem,

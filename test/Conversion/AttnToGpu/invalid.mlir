@@ -6,11 +6,17 @@
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-kv=256" 2>&1 | FileCheck %s --check-prefix=BLOCKKV
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=128" 2>&1 | FileCheck %s --check-prefix=SHARED
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="kv-splits=-1" 2>&1 | FileCheck %s --check-prefix=SPLITS
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="shared-memory=40000" 2>&1 | FileCheck %s --check-prefix=SMEMLOW
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_90 shared-memory=300000" 2>&1 | FileCheck %s --check-prefix=SMEMHIGH
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=128 shared-memory=49200" 2>&1 | FileCheck %s --check-prefix=SMEMSMALL
 
 // CHIP: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'sm_75'
 // NOTSM: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'gfx90a'
 // BLOCKQ: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-q to be a multiple of 16 in [16, 128], got 40
-// SHARED: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 256, block-q = 128 need 101376 bytes, more than the 49136 bytes of shared memory a launch gets without opt-in
+// SHARED: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 256, block-q = 128 need 101376 bytes, more than the 49136 bytes of shared memory a launch gets without opt-in (see shared-memory)
+// SMEMLOW: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 166912] bytes for sm_80, got 40000
+// SMEMHIGH: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 232448] bytes for sm_90, got 300000
+// SMEMSMALL: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 256, block-q = 128 need 101376 bytes, more than the 49184 bytes that shared-memory=49200 leaves
 // SPLITS: error: 'attn.sdpa' op convert-attn-to-gpu: expected kv-splits >= 0 (0: chosen at run time), got -1
 // BLOCKKV: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-kv to be a multiple of 16 in [16, 128], got 256
 

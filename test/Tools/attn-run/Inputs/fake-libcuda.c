@@ -27,6 +27,7 @@ CUresult cuModuleLoadData(void **m, const void *image) { *m = (void *)16; return
 CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, void *o,
                             void **v) { *m = (void *)16; return 0; }
 CUresult cuModuleUnload(void *m) { return 0; }
+CUresult cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   *f = (void *)16;
   return 0;
