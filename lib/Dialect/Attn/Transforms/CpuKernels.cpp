@@ -55,7 +55,7 @@ Value KernelBuilder::reduceChained(int64_t numElements, Value init,
   return total;
 }
 
-Value KernelBuilder::exp2(Value x) {
+Value KernelBuilder::exp2(Value x, bool forBf16) {
   Value low = splat(-127.0f);
   Value below =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, low);
@@ -71,8 +71,16 @@ Value KernelBuilder::exp2(Value x) {
                                   2.402264689059286e-01,
                                   6.931472057374933e-01,
                                   1.0};
-  Value p = splat(static_cast<float>(coeffs[0]));
-  for (double coeff : ArrayRef<double>(coeffs).drop_front())
+  // Degree 4, same fit (2.6e-6): for probabilities that weigh bf16 values
+  // (rounded to bf16, relative error up to 2^-9, before P.V on the dot
+  // products); their f32 row sum still gives an lse within f32's bound.
+  static const double coeffsBf16[] = {
+      9.570101878919407e-03, 5.591786385042685e-02, 2.402474485949166e-01,
+      6.931218143087137e-01, 9.999992614265747e-01};
+  ArrayRef<double> poly =
+      forBf16 ? ArrayRef<double>(coeffsBf16) : ArrayRef<double>(coeffs);
+  Value p = splat(static_cast<float>(poly[0]));
+  for (double coeff : poly.drop_front())
     p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(coeff)));
   auto intType = VectorType::get({width}, b.getI32Type());
   Value ni = arith::FPToSIOp::create(b, loc, intType, n);
@@ -88,20 +96,23 @@ Value KernelBuilder::exp2(Value x) {
   return arith::MulFOp::create(b, loc, p, pow2n);
 }
 
-/// The accumulators of one register block: out[cIdx[c], rows[r]] (or zeros
-/// with fromZero), times rowScale[rows[r]] when set.
-static SmallVector<Value>
-loadAccumulators(KernelBuilder &kernel, const RegisterBlocking &blocking,
-                 Value out, const ContractionExtras &extras,
-                 ArrayRef<Value> rows, ArrayRef<Value> cIdx) {
+/// The accumulators of one register block: outBlock[c, rowOffsets[r]] (a
+/// window of out at the block's first c and row; or zeros with fromZero),
+/// times rowScale[rows[r]] when set.
+static SmallVector<Value> loadAccumulators(KernelBuilder &kernel,
+                                           const RegisterBlocking &blocking,
+                                           Value outBlock,
+                                           const ContractionExtras &extras,
+                                           const RegisterBlock &block) {
   SmallVector<Value> acc, scale;
   if (extras.rowScale)
     for (int64_t r = 0; r < blocking.rowVecs; ++r)
-      scale.push_back(kernel.load(extras.rowScale, {rows[r]}));
-  for (Value c : cIdx)
+      scale.push_back(kernel.load(extras.rowScale, {block.rows[r]}));
+  for (Value c : block.cOffsets)
     for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-      Value x =
-          extras.fromZero ? kernel.splat(0.0f) : kernel.load(out, {c, rows[r]});
+      Value x = extras.fromZero
+                    ? kernel.splat(0.0f)
+                    : kernel.load(outBlock, {c, block.rowOffsets[r]});
       if (extras.rowScale)
         x = arith::MulFOp::create(kernel.b, kernel.loc, x, scale[r]);
       acc.push_back(x);
@@ -109,46 +120,50 @@ loadAccumulators(KernelBuilder &kernel, const RegisterBlocking &blocking,
   return acc;
 }
 
-/// Stores a register block's accumulators back into out[cIdx, rows] and,
-/// with rowMax set, folds them into the row max.
+/// Stores a register block's accumulators back into its window of out and,
+/// with rowMax set, folds them into rowMax[rows].
 static void storeAccumulators(KernelBuilder &kernel,
                               const RegisterBlocking &blocking,
-                              ArrayRef<Value> acc, Value out,
+                              ArrayRef<Value> acc, Value outBlock,
                               const ContractionExtras &extras,
-                              ArrayRef<Value> rows, ArrayRef<Value> cIdx) {
-  int64_t count = cIdx.size();
+                              const RegisterBlock &block) {
+  int64_t count = block.cOffsets.size();
   for (int64_t c = 0; c < count; ++c)
     for (int64_t r = 0; r < blocking.rowVecs; ++r)
-      kernel.store(acc[c * blocking.rowVecs + r], out, {cIdx[c], rows[r]});
+      kernel.store(acc[c * blocking.rowVecs + r], outBlock,
+                   {block.cOffsets[c], block.rowOffsets[r]});
   if (!extras.rowMax)
     return;
   for (int64_t r = 0; r < blocking.rowVecs; ++r) {
-    Value blockMax = kernel.load(extras.rowMax, {rows[r]});
+    Value blockMax = kernel.load(extras.rowMax, {block.rows[r]});
     for (int64_t c = 0; c < count; ++c)
       blockMax = kernel.max(blockMax, acc[c * blocking.rowVecs + r]);
-    kernel.store(blockMax, extras.rowMax, {rows[r]});
+    kernel.store(blockMax, extras.rowMax, {block.rows[r]});
   }
 }
 
 void mlir::attn::detail::emitRegisterBlocks(
     KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
     const ContractionExtras &extras,
-    function_ref<SmallVector<Value>(ArrayRef<Value>, ArrayRef<Value>,
-                                    SmallVector<Value>)>
+    function_ref<SmallVector<Value>(const RegisterBlock &, SmallVector<Value>)>
         body) {
   int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
   int64_t rowStep = blocking.width * blocking.rowVecs;
   kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
     kernel.loop(0, bq, rowStep, [&](Value i0) {
-      SmallVector<Value> rows, cIdx;
-      for (int64_t r = 0; r < blocking.rowVecs; ++r)
-        rows.push_back(kernel.add(i0, r * blocking.width));
+      RegisterBlock block;
+      block.c0 = c0;
+      block.i0 = i0;
+      for (int64_t r = 0; r < blocking.rowVecs; ++r) {
+        block.rows.push_back(kernel.add(i0, r * blocking.width));
+        block.rowOffsets.push_back(kernel.idx(r * blocking.width));
+      }
       for (int64_t c = 0; c < count; ++c)
-        cIdx.push_back(kernel.add(c0, c));
-      SmallVector<Value> red =
-          body(rows, cIdx,
-               loadAccumulators(kernel, blocking, out, extras, rows, cIdx));
-      storeAccumulators(kernel, blocking, red, out, extras, rows, cIdx);
+        block.cOffsets.push_back(kernel.idx(c));
+      Value outBlock = kernel.window(out, {c0, i0}, {count, rowStep});
+      SmallVector<Value> red = body(
+          block, loadAccumulators(kernel, blocking, outBlock, extras, block));
+      storeAccumulators(kernel, blocking, red, outBlock, extras, block);
     });
   });
 }
@@ -159,6 +174,8 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
                                          Value out,
                                          const ContractionExtras &extras) {
   int64_t numT = memrefOf(a).getDimSize(0);
+  int64_t numB = memrefOf(bMat).getDimSize(bIsTC ? 0 : 1);
+  int64_t rowStep = blocking.width * blocking.rowVecs;
   // Prefetch: line (register block * numT + t), clamped to the tile's last.
   Value after;
   int64_t lines = 0;
@@ -171,17 +188,25 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
   }
   emitRegisterBlocks(
       kernel, blocking, out, extras,
-      [&](ArrayRef<Value> rows, ArrayRef<Value> cIdx, SmallVector<Value> acc) {
+      [&](const RegisterBlock &block, SmallVector<Value> acc) {
+        // The block's rows of A and its columns of B ([t, c] or [c, t]),
+        // indexed with the block's constant offsets.
+        Value zero = kernel.idx(0);
+        int64_t count = block.cOffsets.size();
+        Value aBlock = kernel.window(a, {zero, block.i0}, {numT, rowStep});
+        Value bBlock =
+            bIsTC ? kernel.window(bMat, {zero, block.c0}, {numB, count})
+                  : kernel.window(bMat, {block.c0, zero}, {count, numB});
         return kernel.loopCarrying(
             0, numT, 1, acc, [&](Value t, ValueRange carried) {
               SmallVector<Value> rowVec, next;
               if (after) {
                 OpBuilder &b = kernel.b;
-                Value block = arith::DivUIOp::create(
-                    b, kernel.loc, cIdx[0], kernel.idx(blocking.regBlock));
+                Value blockIndex = arith::DivUIOp::create(
+                    b, kernel.loc, block.c0, kernel.idx(blocking.regBlock));
                 Value line = arith::AddIOp::create(
                     b, kernel.loc,
-                    arith::MulIOp::create(b, kernel.loc, block,
+                    arith::MulIOp::create(b, kernel.loc, blockIndex,
                                           kernel.idx(numT)),
                     t);
                 line = arith::MinUIOp::create(b, kernel.loc, line,
@@ -193,11 +218,12 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
                                                      kernel.idx(64))),
                            /*forWrite=*/false);
               }
-              for (int64_t r = 0; r < blocking.rowVecs; ++r)
-                rowVec.push_back(kernel.load(a, {t, rows[r]}));
-              for (size_t c = 0; c < cIdx.size(); ++c) {
-                Value bc = bIsTC ? kernel.broadcast(bMat, {t, cIdx[c]})
-                                 : kernel.broadcast(bMat, {cIdx[c], t});
+              for (Value col : block.rowOffsets)
+                rowVec.push_back(kernel.load(aBlock, {t, col}));
+              for (int64_t c = 0; c < count; ++c) {
+                Value cOff = block.cOffsets[c];
+                Value bc = bIsTC ? kernel.broadcast(bBlock, {t, cOff})
+                                 : kernel.broadcast(bBlock, {cOff, t});
                 for (int64_t r = 0; r < blocking.rowVecs; ++r)
                   next.push_back(
                       vector::FMAOp::create(kernel.b, kernel.loc, bc, rowVec[r],
@@ -248,7 +274,8 @@ void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
 }
 
 void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
-                                           Value st, Value rowSum) {
+                                           Value st, Value rowSum,
+                                           bool forBf16) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   float negInf = -std::numeric_limits<float>::infinity();
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
@@ -264,7 +291,8 @@ void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
     // One probability: loaded, exponentiated, stored, returned.
     auto prob = [&](Value j) {
       Value s = kernel.load(st, {j, i0});
-      Value p = kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, s, mv));
+      Value p = kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, s, mv),
+                            forBf16);
       kernel.store(p, st, {j, i0});
       return p;
     };

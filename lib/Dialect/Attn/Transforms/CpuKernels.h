@@ -47,6 +47,18 @@ public:
   void store(Value v, Value mem, ValueRange indices) {
     vector::StoreOp::create(b, loc, v, mem, indices);
   }
+  /// The [sizes] window of `mem` at `offsets` (unit strides): a kernel
+  /// indexes it with constants, which the backend folds into address
+  /// displacements instead of keeping one index register per accumulator.
+  Value window(Value mem, ArrayRef<Value> offsets, ArrayRef<int64_t> sizes) {
+    SmallVector<OpFoldResult> offs(offsets.begin(), offsets.end());
+    SmallVector<OpFoldResult> szs, strides;
+    for (int64_t size : sizes) {
+      szs.push_back(b.getIndexAttr(size));
+      strides.push_back(b.getIndexAttr(1));
+    }
+    return memref::SubViewOp::create(b, loc, mem, offs, szs, strides);
+  }
   /// One element of `mem` (any float type), as f32, in every lane.
   Value broadcast(Value mem, ValueRange indices) {
     Value x = memref::LoadOp::create(b, loc, mem, indices);
@@ -104,8 +116,10 @@ public:
   /// rounding), 2^n built in the exponent field. x is clamped at -127, where
   /// the exponent field is 0 and the result exactly 0 (so -inf gives 0). A
   /// NaN passes the clamp (a compare is false for it) and the polynomial,
-  /// and the product stays NaN whatever its exponent bits are.
-  Value exp2(Value x);
+  /// and the product stays NaN whatever its exponent bits are. `forBf16`:
+  /// a degree-4 polynomial instead (relative error < 3e-6), for values that
+  /// weigh bf16 values (rounded to bf16 or ending in a bf16 result).
+  Value exp2(Value x, bool forBf16 = false);
 
   OpBuilder &b;
   Location loc;
@@ -149,18 +163,29 @@ Value addressAfterView(KernelBuilder &kernel, Value view);
 /// A prefetch of the cache line at `address` (an index: bytes) into L2.
 void prefetchAt(KernelBuilder &kernel, Value address, bool forWrite);
 
+/// One register block of out [C, BQ]: c = c0 + cOffsets[c] (count of
+/// them), rows i0 + rowOffsets[r] (rowVecs vectors). The offsets are
+/// constants: a kernel indexes windows of its tiles at (c0, i0) with them,
+/// so that the backend folds them into address displacements.
+struct RegisterBlock {
+  Value c0, i0;
+  SmallVector<Value> rows;       // i0 + r * width
+  SmallVector<Value> cOffsets;   // c
+  SmallVector<Value> rowOffsets; // r * width
+};
+
 /// The register blocks of out [C, BQ] that both contractions (f32 and
-/// bf16 dot products) run: for each block of regBlock c's (`cIdx`) times
-/// rowVecs row vectors (`rows`), the accumulators (c-major: [c * rowVecs +
-/// r]) are loaded from out (or zeros with fromZero, times rowScale[rows[r]]
-/// when set), handed to `body`, and what it returns is stored back into out
-/// and, with rowMax set, folded into the row max while in registers.
-void emitRegisterBlocks(
-    KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
-    const ContractionExtras &extras,
-    function_ref<SmallVector<Value>(ArrayRef<Value> rows, ArrayRef<Value> cIdx,
-                                    SmallVector<Value> acc)>
-        body);
+/// bf16 dot products) run: for each block of regBlock c's times rowVecs row
+/// vectors, the accumulators (c-major: [c * rowVecs + r]) are loaded from
+/// the block's window of out (or zeros with fromZero, times
+/// rowScale[rows[r]] when set), handed to `body`, and what it returns is
+/// stored back and, with rowMax set, folded into the row max while in
+/// registers.
+void emitRegisterBlocks(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                        Value out, const ContractionExtras &extras,
+                        function_ref<SmallVector<Value>(
+                            const RegisterBlock &block, SmallVector<Value> acc)>
+                            body);
 
 /// out[c, i] += sum_t B(c, t) * A[t, i], the register-blocked kernel of both
 /// products: A [T, BQ] is read as row vectors, B one element at a time (as
@@ -185,8 +210,10 @@ void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
 
 /// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]). With `rowSum`,
 /// also rowSum[i] += sum_j St[j, i] on the new values, four partial sums per
-/// row vector.
-void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum);
+/// row vector. `forBf16`: the probabilities weigh bf16 values (V), so
+/// exp2's degree-4 polynomial is used; its error is far below bf16's rounding.
+void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum,
+                       bool forBf16 = false);
 
 /// x[..., i] *= alpha[i] for x of rank 1 or 2.
 void emitRescale(KernelBuilder &kernel, Value alpha, Value x);

@@ -91,18 +91,26 @@ void mlir::attn::detail::emitBf16Contraction(
   };
   emitRegisterBlocks(
       kernel, blocking, out, extras,
-      [&](ArrayRef<Value> rows, ArrayRef<Value> cIdx, SmallVector<Value> acc) {
+      [&](const RegisterBlock &block, SmallVector<Value> acc) {
+        // The block's pair columns of A: a window at its first row, indexed
+        // with constants.
+        int64_t rowStep = blocking.width * blocking.rowVecs;
+        Value aBlock = kernel.window(
+            aPairs,
+            {kernel.idx(0),
+             arith::MulIOp::create(b, loc, block.i0, kernel.idx(2))},
+            {numT, 2 * rowStep});
         SmallVector<Value> pairCols;
-        for (Value row : rows)
-          pairCols.push_back(arith::MulIOp::create(b, loc, row, kernel.idx(2)));
+        for (int64_t r = 0; r < blocking.rowVecs; ++r)
+          pairCols.push_back(kernel.idx(2 * r * blocking.width));
         SmallVector<Value> red = kernel.loopCarrying(
             0, numT, 1, acc, [&](Value t, ValueRange carried) {
               SmallVector<Value> rowPairs, next;
               for (Value col : pairCols)
                 rowPairs.push_back(vector::LoadOp::create(
-                    b, loc, pairsType, aPairs, ValueRange{t, col}));
-              for (size_t c = 0; c < cIdx.size(); ++c) {
-                Value bc = broadcastPair(cIdx[c], t);
+                    b, loc, pairsType, aBlock, ValueRange{t, col}));
+              for (size_t c = 0; c < block.cOffsets.size(); ++c) {
+                Value bc = broadcastPair(kernel.add(block.c0, c), t);
                 for (int64_t r = 0; r < blocking.rowVecs; ++r)
                   next.push_back(x86vector::DotBF16Op::create(
                       b, loc, kernel.vecType, carried[c * blocking.rowVecs + r],

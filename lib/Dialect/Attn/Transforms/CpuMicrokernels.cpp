@@ -176,7 +176,18 @@ bool rewriteProbs(TileRewrite &rewrite) {
     rowSum = sum.getDpsInits()[0];
     rewrite.folded.push_back(sum);
   }
-  emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum);
+  // The P.V that reads these probabilities (a few ops further): with bf16
+  // values the result is bf16 and, on the dot products, P itself is rounded
+  // to bf16, so exp2's degree-4 polynomial is enough.
+  bool forBf16 = false;
+  for (Operation *next = rewrite.op->getNextNode(); next;
+       next = next->getNextNode())
+    if (linalg::GenericOp pv = asTile(next, TileRole::PV)) {
+      forBf16 = pv.getDpsInputs()[0] == out &&
+                memrefOf(pv.getDpsInputs()[1]).getElementType().isBF16();
+      break;
+    }
+  emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum, forBf16);
   return true;
 }
 

@@ -8,8 +8,12 @@
 // (the score scale divided back out, rounded to bf16); K is read in place,
 // one 32-bit pair broadcast per key; the sums are multiplied by the score
 // scale as they leave the registers. P is rounded to bf16 and V packed into
-// key pairs before P.V.
+// key pairs before P.V. The probabilities weigh bf16 values (and are rounded
+// to bf16 here): their exp2 is the degree-4 polynomial (leading coefficient
+// 0.00957), the running max's stays degree 6 (1.53e-4).
 // CHECK-LABEL: func.func @bf16_dot
+// CHECK-DAG: %[[P4:.*]] = arith.constant dense<0.00957010221> : vector<16xf32>
+// CHECK-DAG: %[[P6:.*]] = arith.constant dense<1.53458124E-4> : vector<16xf32>
 // CHECK: scf.forall
 // CHECK:   memref.alloc() {alignment = 64 : i64, attn.scratch = "bf16-pairs"} : memref<8x64xbf16>
 // CHECK:   arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
@@ -25,6 +29,10 @@
 // CHECK:       vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
 // CHECK:       x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
 // CHECK:     arith.mulf %{{.*}}, %[[SCALE:cst[_0-9]*]] : vector<16xf32>
+// CHECK:     math.roundeven
+// CHECK:     vector.fma %[[P6]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:     math.roundeven
+// CHECK:     vector.fma %[[P4]], %{{.*}}, %{{.*}} : vector<16xf32>
 // P.V: P rounded and packed, V packed, then the dot products.
 // CHECK:     arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK:     vector.interleave
@@ -55,9 +63,10 @@ func.func @odd_d(%q: tensor<1x1x64x15xbf16>, %k: tensor<1x1x64x15xbf16>, %v: ten
 
 // -----
 
-// f32 inputs never take the bf16 kernels.
+// f32 inputs never take the bf16 kernels, nor the degree-4 exp2.
 // CHECK-LABEL: func.func @f32_unchanged
 // CHECK-NOT: x86vector
+// CHECK-NOT: 0.00957010221
 // CHECK: vector.fma
 // CHECK-NOT: x86vector
 func.func @f32_unchanged(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {

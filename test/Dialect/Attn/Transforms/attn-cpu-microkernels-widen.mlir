@@ -6,8 +6,9 @@
 // f16 K and V: each tile is widened to f32 once (vector<16xf16> loads,
 // arith.extf on vectors) into a scratch buffer of the query block, one for
 // K and V alike (each copy is dead once its contraction has run), and the
-// f32 kernels broadcast from that buffer: no scalar f16 load or conversion
-// is left in the reductions.
+// f32 kernels broadcast from that buffer (through each register block's
+// window of it, at constant indices): no scalar f16 load or conversion is
+// left in the reductions.
 // CHECK-LABEL: func.func @f16_widen
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]]) in (2, 3, 2)
 // CHECK:   %[[W32:.*]] = memref.alloc() {alignment = 64 : i64, attn.scratch = "widen"} : memref<16x64xf32>
@@ -17,17 +18,19 @@
 // CHECK:     vector.load %{{.*}} : memref<16x64xf16, strided<[64, 1], offset: ?>>, vector<16xf16>
 // CHECK:     arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK:     vector.store %{{.*}}, %[[W32]]
+// CHECK:     %[[KW:.*]] = memref.subview %[[W32]]
 // CHECK:     scf.for %{{.*}} iter_args
 // CHECK-NOT:   arith.extf
-// CHECK:       memref.load %[[W32]]
+// CHECK:       memref.load %[[KW]][%c{{[0-9]+}}, %{{.*}}] : memref<8x64xf32, strided<[64, 1], offset: ?>>
 // CHECK:       vector.fma
 // V widened into the same buffer, then P.V from it.
 // CHECK:     vector.load %{{.*}} : memref<16x64xf16, strided<[64, 1], offset: ?>>, vector<16xf16>
 // CHECK:     arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 // CHECK:     vector.store %{{.*}}, %[[W32]]
+// CHECK:     %[[VW:.*]] = memref.subview %[[W32]]
 // CHECK:     scf.for %{{.*}} iter_args
 // CHECK-NOT:   arith.extf
-// CHECK:       memref.load %[[W32]]
+// CHECK:       memref.load %[[VW]][%{{.*}}, %c{{[0-9]+}}] : memref<16x8xf32, strided<[64, 1], offset: ?>>
 // CHECK:       vector.fma
 // CHECK:   memref.dealloc %[[W32]]
 // CHECK-NOT: memref.dealloc %[[W32]]

@@ -20,12 +20,14 @@
 // CHECK:     %[[S:.*]]:16 = scf.for %[[D:.*]] = %c0 to %c16 step %c1 iter_args(%{{.*}} = %[[ZERO:cst[_0-9]*]], {{.*}}) -> (vector<16xf32>,
 // CHECK:       %[[Q0:.*]] = vector.load %{{.*}}[%[[D]], %c0] : memref<16x32xf32>, vector<16xf32>
 // CHECK:       %[[Q1:.*]] = vector.load %{{.*}}[%[[D]], %c16] : memref<16x32xf32>, vector<16xf32>
-// CHECK:       %[[K0:.*]] = memref.load %{{.*}}[%{{.*}}, %[[D]]] : memref<16x16xf32, strided<[16, 1], offset: ?>>
+// The block's keys and scores are windows at its first key: constant
+// indices inside it.
+// CHECK:       %[[K0:.*]] = memref.load %{{.*}}[%c0, %[[D]]] : memref<8x16xf32, strided<[16, 1], offset: ?>>
 // CHECK:       %[[B0:.*]] = vector.broadcast %[[K0]] : f32 to vector<16xf32>
 // CHECK:       vector.fma %[[B0]], %[[Q0]], %{{.*}} : vector<16xf32>
 // CHECK:       vector.fma %[[B0]], %[[Q1]], %{{.*}} : vector<16xf32>
 // CHECK:       scf.yield
-// CHECK:     vector.store %[[S]]#0, %{{.*}} : memref<16x32xf32>, vector<16xf32>
+// CHECK:     vector.store %[[S]]#0, %{{.*}}[%c0, %c0] : memref<8x32xf32, strided<[32, 1], offset: ?>>, vector<16xf32>
 // The row max, from the accumulators still in registers.
 // CHECK:     %[[M0:.*]] = vector.load %[[RMAX]][%c0] : memref<32xf32>, vector<16xf32>
 // CHECK:     %[[GT:.*]] = arith.cmpf ogt, %[[M0]], %[[S]]#0 : vector<16xf32>
@@ -75,7 +77,7 @@ func.func @f32_tiles(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>, %v: t
 // CHECK-NOT: attn.tile = #attn.tile<scores>
 // CHECK: vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
 // CHECK: arith.extf %{{.*}} : vector<16xbf16> to vector<16xf32>
-// CHECK: memref.load %{{.*}} : memref<16x16xf32>
+// CHECK: memref.load %{{.*}} : memref<8x16xf32, strided<[16, 1], offset: ?>>
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<16xf32>
 func.func @bf16_tiles(%q: tensor<1x1x64x16xbf16>, %k: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
   %o = attn.sdpa %q, %k, %k : tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16> -> tensor<1x1x64x16xbf16>
