@@ -1040,9 +1040,30 @@ def supervise(args, manifest, device):
         open(path, "w").close()
     cases = manifest["cases"]
     check_rows, speed_rows, errors_seen = [], [], []
-    peak = copy_gbs = None
-    start, consumed = 0, 0
-    while start < len(cases):
+    # What the workers reported so far: the peaks, the case running (and
+    # since when), the next case to start from, the lines read.
+    state = {"peak": None, "copy_gbs": None, "running": None, "began": 0.0,
+             "start": 0, "consumed": 0}
+
+    def read_progress():
+        lines = open(progress).read().splitlines()[state["consumed"]:]
+        for line in lines:
+            state["consumed"] += 1
+            rec = json.loads(line)
+            for key in ("peak", "copy_gbs"):
+                if rec[key] is not None:
+                    state[key] = rec[key]
+            if "begin" in rec:
+                state["running"], state["began"] = rec["i"], time.time()
+                continue
+            check_rows.extend(rec["checks"])
+            speed_rows.extend(rec["speeds"])
+            errors_seen.extend(rec["errors"])
+            state["running"] = None
+            state["start"] = rec["i"] + 1
+
+    while state["start"] < len(cases):
+        start, peak, copy_gbs = state["start"], state["peak"], state["copy_gbs"]
         cmd = [sys.executable, os.path.abspath(__file__), "run", "--bundle",
                args.bundle, "--out", args.out, "--device", device, "--worker",
                "--start", str(start), "--progress", progress, "--seed",
@@ -1063,43 +1084,21 @@ def supervise(args, manifest, device):
             log.write(f"--- worker from case {start}: {' '.join(cmd)}\n")
             log.flush()
             proc = subprocess.Popen(cmd, stdout=log, stderr=log)
-            running, began, hung = None, None, False
+            hung, limit = False, 0.0
             while proc.poll() is None:
                 time.sleep(0.2)
-                lines = open(progress).read().splitlines()[consumed:]
-                for line in lines:
-                    consumed += 1
-                    rec = json.loads(line)
-                    peak = rec["peak"] if rec["peak"] is not None else peak
-                    copy_gbs = (rec["copy_gbs"] if rec["copy_gbs"] is not None
-                                else copy_gbs)
-                    if "begin" in rec:
-                        running, began = rec["i"], time.time()
-                        continue
-                    check_rows.extend(rec["checks"])
-                    speed_rows.extend(rec["speeds"])
-                    errors_seen.extend(rec["errors"])
-                    running = None
-                    start = rec["i"] + 1
+                read_progress()
+                running = state["running"]
                 limit = args.case_timeout_s * (
                     3 if running is not None and
                     cases[running]["kind"] == "speed" else 1)
-                if running is not None and time.time() - began > limit:
+                if running is not None and \
+                        time.time() - state["began"] > limit:
                     proc.kill()
                     hung = True
             proc.wait()
-        # What the worker wrote after the last poll.
-        for line in open(progress).read().splitlines()[consumed:]:
-            consumed += 1
-            rec = json.loads(line)
-            if "begin" in rec:
-                running = rec["i"]
-                continue
-            check_rows.extend(rec["checks"])
-            speed_rows.extend(rec["speeds"])
-            errors_seen.extend(rec["errors"])
-            running = None
-            start = rec["i"] + 1
+        read_progress()  # what the worker wrote after the last poll
+        running = state["running"]
         if proc.returncode == 0 and running is None:
             break
         if running is not None:
@@ -1109,13 +1108,13 @@ def supervise(args, manifest, device):
                    f"worker exited with status {proc.returncode}")
             errors_seen.append(f"{cases[running]['name']}: {why}; log: "
                                + " / ".join(tail))
-            start = running + 1
+            state["running"], state["start"] = None, running + 1
         elif proc.returncode not in (0, 3):
             errors_seen.append(f"worker from case {start} exited with status "
                                f"{proc.returncode} before its first case")
             break
-    return report(args.out, device, peak, copy_gbs, check_rows, speed_rows,
-                  errors_seen)
+    return report(args.out, device, state["peak"], state["copy_gbs"],
+                  check_rows, speed_rows, errors_seen)
 
 
 def main():

@@ -239,18 +239,17 @@ void mlir::attn::compile::buildCudaPipelineFor(
     buildNaiveGpuPipeline(pm, gpu);
     return;
   }
-  if (options.blockQ)
-    gpu.blockQ = *options.blockQ;
-  if (options.blockKV)
-    gpu.blockKV = *options.blockKV;
-  if (options.decodeRows)
-    gpu.decodeRows = *options.decodeRows;
-  if (options.kvSplits)
-    gpu.kvSplits = *options.kvSplits;
-  if (options.decodeStages)
-    gpu.decodeStages = *options.decodeStages;
-  if (options.sharedMemory)
-    gpu.sharedMemory = *options.sharedMemory;
+  // The options given; the pipeline's defaults for the others.
+  auto set = [](auto &option, const std::optional<int64_t> &value) {
+    if (value)
+      option = *value;
+  };
+  set(gpu.blockQ, options.blockQ);
+  set(gpu.blockKV, options.blockKV);
+  set(gpu.decodeRows, options.decodeRows);
+  set(gpu.kvSplits, options.kvSplits);
+  set(gpu.decodeStages, options.decodeStages);
+  set(gpu.sharedMemory, options.sharedMemory);
   buildGpuPipeline(pm, gpu);
 }
 
