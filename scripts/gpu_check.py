@@ -1046,7 +1046,11 @@ def supervise(args, manifest, device):
              "start": 0, "consumed": 0}
 
     def read_progress():
-        lines = open(progress).read().splitlines()[state["consumed"]:]
+        # Whole lines only: a line the worker is still writing (a write can
+        # land in pieces, one page at a time) is read on the next poll.
+        with open(progress) as f:
+            text = f.read()
+        lines = text[:text.rfind("\n") + 1].splitlines()[state["consumed"]:]
         for line in lines:
             state["consumed"] += 1
             rec = json.loads(line)

@@ -53,6 +53,8 @@ static constexpr int64_t kSharedLimit = 48 * 1024 - 16;
 static int64_t chipSharedMemory(unsigned sm) {
   if (sm == 80 || sm == 87)
     return 163 * 1024;
+  if (sm >= 120)
+    return 99 * 1024;
   if (sm >= 90)
     return 227 * 1024;
   return 99 * 1024;
@@ -320,7 +322,7 @@ KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
   sizes.d = qType.getDimSize(3);
   sizes.dv = op.getValueType().getDimSize(3);
   sizes.elt = qType.getElementType();
-  if (!decodeTakes(sizes))
+  if (!decodeTakes(sizes, options.decodeStages))
     return plan;
   DecodeConfig config;
   config.rowsPerCta =

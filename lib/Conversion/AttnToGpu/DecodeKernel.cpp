@@ -91,9 +91,9 @@ int64_t gpu_kernels::decodeSharedBytes(const GpuSdpa &sdpa,
   return decodeShared(sdpa, cfg).total;
 }
 
-bool gpu_kernels::decodeTakes(const GpuSdpa &sdpa) {
+bool gpu_kernels::decodeTakes(const GpuSdpa &sdpa, int64_t stages) {
   return sdpa.d % perVector(sdpa.elt) == 0 &&
-         sdpa.dv % perVector(sdpa.elt) == 0;
+         (stages == 1 || sdpa.dv % perVector(sdpa.elt) == 0);
 }
 
 namespace {

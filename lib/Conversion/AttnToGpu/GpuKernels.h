@@ -208,8 +208,9 @@ inline constexpr int64_t kMaxDecodeRowsPerCta = 4;
 /// Fewest keys per split when the pass chooses the splits.
 inline constexpr int64_t kMinSplitKeys = 256;
 
-/// Whether the decode kernels take the op's D (whole 16-byte vectors).
-bool decodeTakes(const GpuSdpa &sdpa);
+/// Whether the decode kernels take the op's D (whole 16-byte vectors), and
+/// with two stages its Dv (V rows copied by cp.async too).
+bool decodeTakes(const GpuSdpa &sdpa, int64_t stages);
 
 /// Bytes of dynamic shared memory the split kernel uses for `config`.
 int64_t decodeSharedBytes(const GpuSdpa &sdpa, const DecodeConfig &config);

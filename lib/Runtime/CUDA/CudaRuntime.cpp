@@ -351,9 +351,10 @@ ATTN_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX,
   // An empty grid (a dynamic size of a kernel's range is 0) launches nothing.
   if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
     return;
-  // More than 48 KiB of dynamic shared memory (convert-attn-to-gpu's
-  // shared-memory option) needs the function's limit raised first.
-  if (smem > 48 * 1024 &&
+  // More than 48 KiB of shared memory (convert-attn-to-gpu's shared-memory
+  // option) needs the function's limit raised first: the dynamic bytes and
+  // the (up to 16) static bytes of gpu.dynamic_shared_memory's symbol.
+  if (smem > 48 * 1024 - 16 &&
       !check(driver.cuFuncSetAttribute(
                  static_cast<CUfunction>(function),
                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),

@@ -9,6 +9,7 @@
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="shared-memory=40000" 2>&1 | FileCheck %s --check-prefix=SMEMLOW
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_90 shared-memory=300000" 2>&1 | FileCheck %s --check-prefix=SMEMHIGH
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=128 shared-memory=49200" 2>&1 | FileCheck %s --check-prefix=SMEMSMALL
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_120 shared-memory=110000" 2>&1 | FileCheck %s --check-prefix=SMEM120
 
 // CHIP: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'sm_75'
 // NOTSM: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'gfx90a'
@@ -16,6 +17,7 @@
 // SHARED: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 256, block-q = 128 need 101376 bytes, more than the 49136 bytes of shared memory a launch gets without opt-in (see shared-memory)
 // SMEMLOW: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 166912] bytes for sm_80, got 40000
 // SMEMHIGH: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 232448] bytes for sm_90, got 300000
+// SMEM120: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 101376] bytes for sm_120, got 110000
 // SMEMSMALL: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 256, block-q = 128 need 101376 bytes, more than the 49184 bytes that shared-memory=49200 leaves
 // SPLITS: error: 'attn.sdpa' op convert-attn-to-gpu: expected kv-splits >= 0 (0: chosen at run time), got -1
 // BLOCKKV: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-kv to be a multiple of 16 in [16, 128], got 256
