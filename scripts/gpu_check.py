@@ -198,7 +198,8 @@ def tune_cases():
                  ["--decode-stages", "2", "--kv-splits", "256"]):
         label = "-".join(a.lstrip("-") for a in args)
         cases.append({"name": f"tune-decode-{label}", "spec": spec,
-                      "kind": "speed", "args": args, "runs": runs})
+                      "kind": "speed", "args": args,
+                      "runs": [dict(r) for r in runs]})
     return cases
 
 
@@ -1002,6 +1003,8 @@ def run(args):
     if not args.no_speed and peak is None:
         peak = matmul_peak(dev)
         copy_gbs = copy_bandwidth(dev)
+    if args.worker and "startup:hang" in (args.inject_fault or []):
+        time.sleep(3600)  # tests the supervisor: a worker silent at start-up
     if args.worker:
         # One JSON line per event, flushed, for the supervisor.
         progress = open(args.progress, "a")
@@ -1043,7 +1046,7 @@ def supervise(args, manifest, device):
     # What the workers reported so far: the peaks, the case running (and
     # since when), the next case to start from, the lines read.
     state = {"peak": None, "copy_gbs": None, "running": None, "began": 0.0,
-             "start": 0, "consumed": 0}
+             "start": 0, "consumed": 0, "last": 0.0}
 
     def read_progress():
         # Whole lines only: a line the worker is still writing (a write can
@@ -1053,6 +1056,7 @@ def supervise(args, manifest, device):
         lines = text[:text.rfind("\n") + 1].splitlines()[state["consumed"]:]
         for line in lines:
             state["consumed"] += 1
+            state["last"] = time.time()
             rec = json.loads(line)
             for key in ("peak", "copy_gbs"):
                 if rec[key] is not None:
@@ -1089,6 +1093,7 @@ def supervise(args, manifest, device):
             log.flush()
             proc = subprocess.Popen(cmd, stdout=log, stderr=log)
             hung, limit = False, 0.0
+            state["last"] = time.time()
             while proc.poll() is None:
                 time.sleep(0.2)
                 read_progress()
@@ -1096,8 +1101,12 @@ def supervise(args, manifest, device):
                 limit = args.case_timeout_s * (
                     3 if running is not None and
                     cases[running]["kind"] == "speed" else 1)
-                if running is not None and \
-                        time.time() - state["began"] > limit:
+                # A case past its limit, or a worker silent for 3 limits
+                # outside any case (start-up, the peaks, exit).
+                if (running is not None and
+                        time.time() - state["began"] > limit) or \
+                        (running is None and time.time() - state["last"] >
+                         3 * args.case_timeout_s):
                     proc.kill()
                     hung = True
             proc.wait()
@@ -1114,9 +1123,14 @@ def supervise(args, manifest, device):
                                + " / ".join(tail))
             state["running"], state["start"] = None, running + 1
         elif proc.returncode not in (0, 3):
-            errors_seen.append(f"worker from case {start} exited with status "
-                               f"{proc.returncode} before its first case")
-            break
+            why = ("hung outside a case (killed)" if hung else
+                   f"exited with status {proc.returncode}")
+            if state["start"] == start:  # no case done: do not loop
+                errors_seen.append(f"worker from case {start} {why} before "
+                                   "its first case")
+                break
+            errors_seen.append(f"worker from case {start} {why} between "
+                               f"cases; going on from case {state['start']}")
     return report(args.out, device, state["peak"], state["copy_gbs"],
                   check_rows, speed_rows, errors_seen)
 

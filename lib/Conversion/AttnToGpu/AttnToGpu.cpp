@@ -398,6 +398,12 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
                 << " tensor-core kernel: expected 32, 64, 80, 96, 128 or 256";
     return diag;
   }
+  if (plan.flash.dvSplit == 2 && plan.flash.blockQ > 64)
+    return op.emitOpError("convert-attn-to-gpu: D or Dv = 256 takes block-q "
+                          "<= 64 (two warps per 16 rows: at block-q = ")
+           << plan.flash.blockQ << ", " << plan.flash.blockQ * 4
+           << " threads get at most " << 65536 / (plan.flash.blockQ * 4)
+           << " registers each, and the kernel spills)";
   // Shrink the K/V tiles until the buffers fit static shared memory.
   GpuSdpa sizes{op, op.getLoc()};
   sizes.d = d;
@@ -449,12 +455,6 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
               "shared-memory)";
     return diag;
   }
-  if (plan.flash.dvSplit == 2 && plan.flash.blockQ > 64)
-    return op.emitOpError("convert-attn-to-gpu: D or Dv = 256 takes block-q "
-                          "<= 64 (two warps per 16 rows: at block-q = ")
-           << plan.flash.blockQ << ", " << plan.flash.blockQ * 4
-           << " threads get at most " << 65536 / (plan.flash.blockQ * 4)
-           << " registers each, and the kernel spills)";
   return planDecode(op, options, plan);
 }
 
