@@ -53,11 +53,9 @@ static constexpr int64_t kSharedLimit = 48 * 1024 - 16;
 static int64_t chipSharedMemory(unsigned sm) {
   if (sm == 80 || sm == 87)
     return 163 * 1024;
-  if (sm >= 120)
-    return 99 * 1024;
-  if (sm >= 90)
+  if (sm >= 90 && sm < 120)
     return 227 * 1024;
-  return 99 * 1024;
+  return 99 * 1024; // sm_86, sm_89, sm_120+
 }
 
 /// Dynamic shared memory the kernels may use: 48 KiB without the opt-in,

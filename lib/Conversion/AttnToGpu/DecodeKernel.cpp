@@ -9,16 +9,19 @@
 // (flash-decoding) when B * Hkv alone would leave the chip idle (at most
 // kMaxDecodeRowsPerCta rows per CTA):
 //  - the split kernel: grid (splits, Hkv * row blocks, B), 128 threads; the
-//    CTA walks its split's keys in chunks of keysPerChunk keys, double
-//    buffered: the K and V rows of chunk c + 1 are copied into shared memory
-//    by cp.async (zero-filled past the split) while chunk c is computed
-//    (wait_group 1). Each key's dot product against every row is shared by
-//    threadsPerKey threads (a slice of D each, 16-byte vector reads of the K
-//    row and of the scaled Q rows in shared memory, summed by shuffles); the
-//    chunk's row maxima are reduced by warp shuffles and shared memory, the
+//    CTA walks its split's keys in chunks of keysPerChunk keys. With one
+//    stage (the default) a chunk's K rows are copied into shared memory by
+//    cp.async (zero-filled past the split) and waited for; thread t scores
+//    key t; V rows are read coalesced from global memory. With two stages
+//    (DecodeConfig::stages) the K and V rows of chunk c + 1 are copied while
+//    chunk c is computed (wait_group 1), threadsPerKey threads share each
+//    key's dot product (a slice of D each, summed by shuffles), and V is read
+//    from shared memory. Either way the scores are 16-byte vector reads of
+//    the K row and of the scaled Q rows in shared memory, the chunk's row
+//    maxima are reduced by warp shuffles and shared memory, the
 //    probabilities go to shared memory, and thread t accumulates value
-//    columns t, t + 128 for every row from the V rows in shared memory. The
-//    row sums are reduced once at the end. With one split the
+//    columns t, t + 128 for every row. The row sums are reduced once at the
+//    end. With one split the
 //    kernel writes out and lse itself; otherwise it writes each row's
 //    normalized f32 output and base-2 lse of the split;
 //  - the merge kernel (only with more than one split): grid (Lq, Hq, B),

@@ -131,6 +131,15 @@ inline MemRefType memrefOf(Value v) {
   return dyn_cast<MemRefType>(v.getType());
 }
 
+/// True if `type`'s innermost dim has stride 1 (or it has no dims): vector
+/// loads along it are plain loads.
+inline bool hasContiguousInnerDim(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         (strides.empty() || strides.back() == 1);
+}
+
 struct RegisterBlocking {
   int64_t width;    // f32 lanes per vector
   int64_t rowVecs;  // row vectors per block

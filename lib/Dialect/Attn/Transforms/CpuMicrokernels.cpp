@@ -47,12 +47,7 @@ namespace {
 /// contiguous (vector loads along it are plain loads).
 bool isStaticContiguous(Value v) {
   MemRefType type = memrefOf(v);
-  if (!type || !type.hasStaticShape())
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         (strides.empty() || strides.back() == 1);
+  return type && type.hasStaticShape() && hasContiguousInnerDim(type);
 }
 
 /// `op` as a tile op with `role` whose operands the kernels handle, or null.

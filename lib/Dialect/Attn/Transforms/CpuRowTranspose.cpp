@@ -35,12 +35,7 @@ namespace {
 /// True if `v` is a memref whose innermost dim has stride 1.
 bool hasContiguousRows(Value v) {
   MemRefType type = memrefOf(v);
-  if (!type)
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(type.getStridesAndOffset(strides, offset)) &&
-         !strides.empty() && strides.back() == 1;
+  return type && type.getRank() > 0 && hasContiguousInnerDim(type);
 }
 
 /// True if `dim` of `v` is static and a multiple of `width`.
