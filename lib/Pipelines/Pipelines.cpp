@@ -135,6 +135,9 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
   if (options.rowVectors.hasValue())
     kernels.rowVectors = options.rowVectors;
   kernels.bf16Dot = path == CpuKernels::Avx512Bf16 && kernels.vectorWidth == 16;
+  kernels.avx512Exp =
+      (path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16) &&
+      kernels.vectorWidth == 16;
   kernels.targetFeatures = disabledTargetFeatures(path).str();
   return kernels;
 }

@@ -11,6 +11,8 @@
 
 #include "CpuKernels.h"
 
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -56,7 +58,8 @@ Value KernelBuilder::reduceChained(int64_t numElements, Value init,
 }
 
 Value KernelBuilder::exp2(Value x, bool forBf16) {
-  Value low = splat(-127.0f);
+  bool scalef = scalefExp && width == 16;
+  Value low = splat(scalef ? -150.0f : -127.0f);
   Value below =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, low);
   Value clamped = arith::SelectOp::create(b, loc, below, low, x);
@@ -82,6 +85,16 @@ Value KernelBuilder::exp2(Value x, bool forBf16) {
   Value p = splat(static_cast<float>(poly[0]));
   for (double coeff : poly.drop_front())
     p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(coeff)));
+  if (scalef) {
+    // p * 2^n, every lane (mask all ones), the current rounding mode (4).
+    // MLIR 22 passes the operands to llvm.x86.avx512.mask.scalef.ps.512 in
+    // the order written, and the intrinsic's are (a, b, passthru, k,
+    // rounding): so `src` holds the value scaled and `a` the exponents.
+    Value mask = arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(-1));
+    Value rounding = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(4));
+    return x86vector::MaskScaleFOp::create(b, loc, vecType, /*src=*/p,
+                                           /*a=*/n, /*b=*/p, mask, rounding);
+  }
   auto intType = VectorType::get({width}, b.getI32Type());
   Value ni = arith::FPToSIOp::create(b, loc, intType, n);
   Value biased = arith::AddIOp::create(

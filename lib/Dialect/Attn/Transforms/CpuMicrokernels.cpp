@@ -283,12 +283,13 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// the probabilities, the rescale before P.V) are erased too and added to
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
-                   int64_t rowVectors, bool bf16Dot,
+                   int64_t rowVectors, bool bf16Dot, bool scalefExp,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
   if (role == TileRole::ScaleQuery || role == TileRole::Output) {
     OpBuilder builder(op);
     KernelBuilder kernel(builder, op.getLoc(), width);
+    kernel.scalefExp = scalefExp;
     if (!emitRowTranspose(kernel, op, *role))
       return false;
     op->erase();
@@ -310,6 +311,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
 
   OpBuilder builder(op);
   KernelBuilder kernel(builder, op.getLoc(), width);
+  kernel.scalefExp = scalefExp;
   TileRewrite rewrite{op, kernel, blocking, {}, bf16Dot};
   if (!rewriteByRole(*role, rewrite))
     return false;
@@ -343,7 +345,8 @@ struct AttnCpuMicrokernelsPass
     DenseSet<Operation *> erased;
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
-        rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, erased);
+        rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, avx512Exp,
+                      erased);
   }
 };
 
