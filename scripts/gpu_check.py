@@ -133,6 +133,18 @@ def check_cases():
         c = next(c for c in cases if c["name"] == name)
         cases.append(dict(c, name=name + "-smem",
                           cuda_args=["--shared-memory", "232448"]))
+    # The tensor-core kernel with the score scale folded into exp2's argument
+    # (attn-compile --fold-scale, cuda only): plain, causal both ways with
+    # lse, tails, empty rows, GQA, masks (the float mask keeps the scaled
+    # path), windows, key lengths, dynamic sizes, D = 80 and 256.
+    for name in ("f16-d64", "bf16-d128", "f16-d64-causal-tl-lse",
+                 "bf16-d128-causal-br-tails", "bf16-gqa", "f16-bool-mask",
+                 "bf16-bool-mask-bcast", "f16-float-mask-bcast",
+                 "f16-empty-rows", "bf16-empty-rows", "f16-dynamic",
+                 "f16-d80", "bf16-d256", "f16-window-causal-br-tails",
+                 "bf16-key-lengths-causal-br"):
+        c = next(c for c in cases if c["name"] == name)
+        cases.append(dict(c, name=name + "-fold", cuda_args=["--fold-scale"]))
     # Every decode case again with the double-buffered split kernel
     # (attn-compile --decode-stages 2, cuda only: the CPU dry run compiles
     # the case without it).
@@ -186,6 +198,25 @@ def tune_cases():
                           "spec": spec, "kind": "speed",
                           "args": ["--block-q", str(bq), "--block-kv", str(bkv),
                                    "--shared-memory", "232448"],
+                          "runs": [{}]})
+    # The score scale folded into exp2 (attn-compile --fold-scale) at the
+    # default tiles, and with the larger shared-memory tiles.
+    for d, hq, causal in ((128, 16, "none"), (128, 16, "bottom_right"),
+                          (64, 32, "none"), (64, 32, "bottom_right")):
+        spec = (f"b=4,hq={hq},lq=4096,lk=4096,d={d},dtype=bf16,"
+                f"causal={causal}")
+        cases.append({"name": f"tune-bf16-d{d}-{causal}-fold", "spec": spec,
+                      "kind": "speed", "args": ["--fold-scale"],
+                      "runs": [{}]})
+        cases.append({"name": f"tune-bf16-d{d}-{causal}-fold-q64-kv64-smem",
+                      "spec": spec, "kind": "speed",
+                      "args": ["--fold-scale", "--block-q", "64",
+                               "--block-kv", "64", "--shared-memory",
+                               "232448"],
+                      "runs": [{}]})
+        if d == 64:  # the default tiles, for the rows above
+            cases.append({"name": f"tune-bf16-d64-{causal}-default",
+                          "spec": spec, "kind": "speed", "args": [],
                           "runs": [{}]})
     # Decode: fixed key splits against the run-time choice (speed_cases'
     # bf16-decode), and the tensor-core kernel alone (--decode-rows 0).

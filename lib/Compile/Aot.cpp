@@ -250,6 +250,7 @@ void mlir::attn::compile::buildCudaPipelineFor(
   set(gpu.kvSplits, options.kvSplits);
   set(gpu.decodeStages, options.decodeStages);
   set(gpu.sharedMemory, options.sharedMemory);
+  gpu.foldScale = options.foldScale;
   buildGpuPipeline(pm, gpu);
 }
 
@@ -264,6 +265,7 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   cuda.kvSplits = options.kvSplits;
   cuda.decodeStages = options.decodeStages;
   cuda.sharedMemory = options.sharedMemory;
+  cuda.foldScale = options.foldScale;
   return cuda;
 }
 

@@ -318,6 +318,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.kvSplits = options.kvSplits;
   fused.decodeStages = options.decodeStages;
   fused.sharedMemory = options.sharedMemory;
+  fused.foldScale = options.foldScale;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createConvertAttnToGpu(fused));

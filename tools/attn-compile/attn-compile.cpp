@@ -88,6 +88,11 @@ static cl::opt<int64_t> sharedMemory(
              "48 KiB without opt-in; up to the chip's limit; larger tiles, "
              "not yet run on a GPU)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<bool> foldScale(
+    "fold-scale",
+    cl::desc("cuda, fused: the score scale folded into exp2's argument in the "
+             "tensor-core kernel (one FMA per score; not yet run on a GPU)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),
                 cl::init("/usr/local/cuda"), cl::cat(category));
@@ -155,6 +160,11 @@ int main(int argc, char **argv) {
     if (*value < 0)
       return fail(llvm::Twine("--") + flag + " must be >= 0");
   }
+  if (foldScale.getNumOccurrences() &&
+      (options.target != compile::Target::Cuda ||
+       options.lowering != compile::Lowering::Fused))
+    return fail("--fold-scale is an option of --target cuda's fused lowering");
+  options.foldScale = foldScale;
   options.chip = chip;
   options.cpu = cpu;
   options.kernels = kernels;

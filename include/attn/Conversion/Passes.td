@@ -76,7 +76,9 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     computed. Fragments come from `nvgpu.ldmatrix` (transposed for V);
     S = Q.K^T and O += P.V run on `mma.sync m16n8k16` with f32 accumulators
     (`nvgpu.mma.sync` for f16, `nvvm.mma.sync` on i32 bitcasts for bf16).
-    The online softmax stays in registers: scale * log2(e) is folded into S,
+    The online softmax stays in registers: scale * log2(e) is folded into S
+    (with `fold-scale`, into exp2's argument instead: P = exp2(fma(s, c,
+    -m c)) on the unscaled scores and row max),
     row max and sum are reduced over the quad with `gpu.shuffle xor` 1 and 2,
     `math.exp2`, the accumulator is rescaled, and P, rounded to the input
     type, is reused in registers as the A operand of P.V (the C fragment of
@@ -183,7 +185,13 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
            "keeps to the 48 KiB a launch gets without opt-in; more (up to "
            "the chip's limit: 163 KiB on sm_80, 227 KiB on sm_90) lets the "
            "tiles grow, and attn's CUDA runtime raises the kernel's limit "
-           "(cuFuncSetAttribute) at launch (not yet run on a GPU)">
+           "(cuFuncSetAttribute) at launch (not yet run on a GPU)">,
+    Option<"foldScale", "fold-scale", "bool", /*default=*/"false",
+           "tensor-core kernel: the score scale folded into exp2's argument "
+           "(P = exp2(fma(s, c, -m c)), the row max unscaled): one FMA per "
+           "score instead of a multiply, a subtraction and a -inf test; "
+           "where no softcap, ALiBi or float mask needs the scaled score and "
+           "the scale is positive (not yet run on a GPU)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -174,6 +174,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Dynamic shared memory per CTA in bytes; 0: 48 KiB, no "
                      "opt-in (fused lowering; more has not run on a GPU)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.sharedMemory)};
+  PassOptions::Option<bool> foldScale{
+      *this, "fold-scale",
+      llvm::cl::desc("The score scale folded into exp2's argument in the "
+                     "tensor-core kernel (fused lowering; has not run on a "
+                     "GPU)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.foldScale)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or

@@ -379,6 +379,7 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   KernelPlan plan;
   plan.flash.blockQ = options.blockQ;
   plan.flash.blockKV = options.blockKV;
+  plan.flash.foldScale = options.foldScale;
   if (elt.isF32())
     return planDecode(op, options, plan);
 
@@ -632,9 +633,9 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{chip,         blockQ,      blockKV,
-                                    decodeRows,   kvSplits,    smCount,
-                                    decodeStages, sharedMemory};
+    ConvertAttnToGpuOptions options{chip,         blockQ,       blockKV,
+                                    decodeRows,   kvSplits,     smCount,
+                                    decodeStages, sharedMemory, foldScale};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

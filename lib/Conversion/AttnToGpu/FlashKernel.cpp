@@ -44,7 +44,9 @@ class FlashBuilder : GpuIrBuilder {
 public:
   FlashBuilder(OpBuilder &b, const GpuSdpa &sdpa, const FlashConfig &cfg,
                gpu::LaunchOp launch)
-      : GpuIrBuilder(b, sdpa.loc), sdpa(sdpa), cfg(cfg), launch(launch) {}
+      : GpuIrBuilder(b, sdpa.loc), sdpa(sdpa), cfg(cfg), launch(launch),
+        foldScale(cfg.foldScale && sdpa.scaleLog2E > 0 &&
+                  !sdpa.modifiesScores() && (!sdpa.mask || sdpa.boolMask)) {}
 
   void build();
 
@@ -92,6 +94,10 @@ private:
   GpuSequence seq;     // the key length, band diagonal and ALiBi slope
   SmallVector<Value> qFrags;
   bool needsMask = false; // some tile can need element masks
+  /// Scores stay unscaled (the row max too); P = exp2(s * c - m * c) by
+  /// one FMA per score, and the hidden scores (-inf) give 0 without a test
+  /// of their own: see FlashConfig::foldScale.
+  bool foldScale = false;
 };
 
 } // namespace
@@ -355,7 +361,8 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
       c = mma(qFrags[kk], kFrag, c);
     }
     for (Value x : c)
-      scores.push_back(arith::MulFOp::create(b, loc, x, scale));
+      scores.push_back(
+          foldScale ? x : arith::MulFOp::create(b, loc, x, scale).getResult());
   }
 
   // Softcap and ALiBi on every tile; element masks where a tile can need
@@ -401,12 +408,41 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
         tileMax = arith::MaximumFOp::create(b, loc, tileMax,
                                             scores[4 * n + 2 * r + c]);
     tileMax = quadReduce(tileMax, /*isMax=*/true);
-    auto [mNew, alpha] = updateRowMax(b, loc, state[r], tileMax);
+    Value mNew, alpha, negScaledMax;
+    if (foldScale) {
+      // Unscaled max: alpha = exp2((m - m') c) (0 before the first visible
+      // key); P = exp2(fma(s, c, -m' c)), where -m' c is 0 while the row has
+      // no visible key, so that a hidden score gives exp2(-inf) = 0.
+      mNew = arith::MaximumFOp::create(b, loc, state[r], tileMax);
+      Value negInf = f32(kNegInf);
+      Value wasEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             state[r], negInf);
+      alpha =
+          select(wasEmpty, f32(0),
+                 math::Exp2Op::create(
+                     b, loc,
+                     arith::MulFOp::create(
+                         b, loc, arith::SubFOp::create(b, loc, state[r], mNew),
+                         scale)));
+      Value isEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                            mNew, negInf);
+      negScaledMax =
+          select(isEmpty, f32(0),
+                 arith::MulFOp::create(b, loc, mNew, f32(-sdpa.scaleLog2E)));
+    } else {
+      std::tie(mNew, alpha) = updateRowMax(b, loc, state[r], tileMax);
+    }
     Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha);
     for (int64_t n = 0; n < keyTiles; ++n)
       for (int64_t c = 0; c < 2; ++c) {
         int64_t k = 4 * n + 2 * r + c;
-        probs[k] = probability(b, loc, scores[k], mNew);
+        probs[k] =
+            foldScale
+                ? math::Exp2Op::create(b, loc,
+                                       math::FmaOp::create(b, loc, scores[k],
+                                                           scale, negScaledMax))
+                      .getResult()
+                : probability(b, loc, scores[k], mNew);
         sum = arith::AddFOp::create(b, loc, sum, probs[k]);
       }
     updated[r] = mNew;
@@ -473,9 +509,15 @@ void FlashBuilder::writeResults(ValueRange state) {
                                         add(t, dvBase), idx(0));
     auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
     b.setInsertionPoint(ifFirst.thenBlock()->getTerminator());
+    // The row max in base 2 (unscaled with foldScale; the lse of an
+    // empty row is -inf either way).
+    Value maxBase2 = foldScale ? arith::MulFOp::create(b, loc, state[r],
+                                                       f32(sdpa.scaleLog2E))
+                                     .getResult()
+                               : state[r];
     Value lse = arith::MulFOp::create(
         b, loc,
-        arith::AddFOp::create(b, loc, state[r],
+        arith::AddFOp::create(b, loc, maxBase2,
                               math::Log2Op::create(b, loc, safeL)),
         f32(float(kLn2)));
     lse = arith::SelectOp::create(b, loc, empty, f32(kNegInf), lse);

@@ -94,6 +94,10 @@ struct FlashConfig {
   /// 256, where one warp's accumulator (128 registers at Dv = 256) and Q
   /// fragments (64 at D = 256) leave too few registers.
   int64_t dvSplit = 1;
+  /// The score scale folded into exp2's argument (convert-attn-to-gpu's
+  /// fold-scale) where the scores need no scaled value of their own (no
+  /// softcap, ALiBi or float mask; a positive scale).
+  bool foldScale = false;
   int64_t warps() const { return blockQ / 16 * dvSplit; }
   int64_t threads() const { return 32 * warps(); }
 };

@@ -7,7 +7,9 @@ each lane gives ldmatrix (FlashKernel.cpp), the PTX ISA's fragment layouts
 of ldmatrix (.trans included) and mma.m16n8k16, the reuse of S's C
 fragments as P's A fragments, the quad reductions, the causal loop bounds
 and tile masking (both alignments, empty rows) and the final
-normalization and lse, against a plain softmax reference. It models the
+normalization and lse, against a plain softmax reference; with fold=True
+the fold-scale variant (unscaled scores and row max, P = exp2(fma(s, c,
+-m c)) with no per-score -inf test). It models the
 design, not the generated code: the code follows the same formulas, and
 FileCheck/ptxas check what it emits. Exits non-zero on a mismatch.
 """
@@ -71,8 +73,9 @@ def mma(a, b, c):  # a: [32,4,2], b: [32,2,2], c: [32,4] -> d [32,4]
         d[lane] = [D[g, 2*t], D[g, 2*t+1], D[g+8, 2*t], D[g+8, 2*t+1]]
     return d
 
-def run(D, Dv, bq, bkv, Lq, Lk, pad, causal=None, scale=None):
+def run(D, Dv, bq, bkv, Lq, Lk, pad, causal=None, scale=None, fold=False):
     scale = scale or 1 / np.sqrt(D)
+    c2 = np.float32(scale * np.log2(np.e))
     Q = rng.standard_normal((Lq, D)).astype(np.float16).astype(np.float32)
     K = rng.standard_normal((Lk, D)).astype(np.float16).astype(np.float32)
     V = rng.standard_normal((Lk, Dv)).astype(np.float16).astype(np.float32)
@@ -99,7 +102,7 @@ def run(D, Dv, bq, bkv, Lq, Lk, pad, causal=None, scale=None):
                     for kk in range(D // 16):
                         kf = ldmatrix(ks, lambda l: (l % 8 + 8*n, 8*((l//8) % 2) + 16*kk), 2, False, D, pad)
                         c = mma(qf[kk], kf, c)
-                    S.append(c * scale * np.log2(np.e))
+                    S.append(c if fold else c * scale * np.log2(np.e))
                 S = np.stack(S, 1)  # [32, n, 4]
                 if tile >= unmasked:
                     for lane in range(32):
@@ -117,8 +120,16 @@ def run(D, Dv, bq, bkv, Lq, Lk, pad, causal=None, scale=None):
                     tm = tm.reshape(8, 4).max(1).repeat(4)  # quad reduction
                     mNew = np.maximum(m[:, r], tm)
                     with np.errstate(invalid='ignore'):
-                        alpha = np.where(m[:, r] == -np.inf, 0, np.exp2(m[:, r] - mNew))
-                        p = np.where(S[:, :, 2*r:2*r+2] == -np.inf, 0, np.exp2(S[:, :, 2*r:2*r+2] - mNew[:, None, None]))
+                        if fold:
+                            # One FMA per score; -m c is 0 while the row has
+                            # seen no visible key, so exp2(-inf) = 0 needs
+                            # no test of its own.
+                            alpha = np.where(m[:, r] == -np.inf, 0, np.exp2((m[:, r] - mNew) * c2))
+                            negmc = np.where(mNew == -np.inf, 0, -mNew * c2)
+                            p = np.exp2(S[:, :, 2*r:2*r+2] * c2 + negmc[:, None, None])
+                        else:
+                            alpha = np.where(m[:, r] == -np.inf, 0, np.exp2(m[:, r] - mNew))
+                            p = np.where(S[:, :, 2*r:2*r+2] == -np.inf, 0, np.exp2(S[:, :, 2*r:2*r+2] - mNew[:, None, None]))
                     P[:, :, 2*r:2*r+2] = p
                     l[:, r] = l[:, r] * alpha + p.sum((1, 2)); m[:, r] = mNew
                     acc[:, :, 2*r:2*r+2] *= alpha[:, None, None]
@@ -140,7 +151,8 @@ def run(D, Dv, bq, bkv, Lq, Lk, pad, causal=None, scale=None):
                         for c in range(2):
                             out[row, 8*nd + 2*t + c] = 0 if lt[lane] == 0 else acc[lane, nd, 2*r+c] / lt[lane]
                     if t == 0:
-                        lse[row] = -np.inf if lt[lane] == 0 else (m[lane, r] + np.log2(lt[lane])) * np.log(2)
+                        mb2 = m[lane, r] * c2 if fold else m[lane, r]
+                        lse[row] = -np.inf if lt[lane] == 0 else (mb2 + np.log2(lt[lane])) * np.log(2)
     # reference
     s = (Q @ K.T) * scale
     if causal:
@@ -155,7 +167,7 @@ def run(D, Dv, bq, bkv, Lq, Lk, pad, causal=None, scale=None):
         reflse = np.where(den[:, 0] == 0, -np.inf, np.log(den[:, 0]) + np.where(mx[:, 0] == -np.inf, 0, mx[:, 0]))
     err = np.abs(out - ref).max()
     ok_lse = np.allclose(lse, reflse, atol=1e-3) or np.array_equal(lse, reflse)
-    print(f"D={D} Dv={Dv} bq={bq} bkv={bkv} Lq={Lq} Lk={Lk} pad={pad} causal={causal}: max|out-ref|={err:.2e} lse ok={ok_lse}")
+    print(f"D={D} Dv={Dv} bq={bq} bkv={bkv} Lq={Lq} Lk={Lk} pad={pad} causal={causal} fold={fold}: max|out-ref|={err:.2e} lse ok={ok_lse}")
     assert err < 2e-2 and ok_lse
 
 run(64, 64, 64, 64, 70, 100, True)
@@ -163,3 +175,9 @@ run(128, 128, 32, 32, 40, 50, False, 'tl')
 run(32, 32, 32, 32, 50, 33, False, 'br')
 run(32, 64, 16, 16, 40, 20, True, 'br')
 run(80, 96, 16, 48, 20, 70, True)
+# fold-scale: the same grid's hardest cases, with empty rows (Lq > Lk,
+# bottom-right) and a large scale.
+run(64, 64, 64, 64, 70, 100, True, fold=True)
+run(128, 128, 32, 32, 40, 50, False, 'tl', fold=True)
+run(32, 32, 32, 32, 50, 33, False, 'br', fold=True)
+run(32, 64, 16, 16, 40, 20, True, 'br', scale=0.9, fold=True)
