@@ -674,6 +674,16 @@ def build(args):
         manifest.append(entry)
     shutil.copy(os.path.abspath(__file__), os.path.join(args.out,
                                                         "gpu_check.py"))
+    # The attn Python package (pure Python over the C ABI): run checks each
+    # library through attn.Kernel too (package_rows).
+    package = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "python", "attn")
+    if os.path.isdir(package):
+        dst = os.path.join(args.out, "python", "attn")
+        os.makedirs(dst, exist_ok=True)
+        for n in os.listdir(package):
+            if n.endswith(".py"):
+                shutil.copy(os.path.join(package, n), dst)
     with open(os.path.join(args.out, "cases.json"), "w") as f:
         json.dump({"target": args.target, "chip": args.chip,
                    "cases": manifest}, f, indent=1)
@@ -690,9 +700,55 @@ def build(args):
 # ---------------------------------------------------------------------------
 
 
-def run_check(dev, kernel, c, seed, naive=None):
+def attn_package(bundle):
+    """The attn Python package the bundle carries (python/attn: numpy only
+    until a kernel is called), or None for a bundle built without it."""
+    path = os.path.join(bundle, "python")
+    if not os.path.isdir(os.path.join(path, "attn")):
+        return None
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    import attn
+    return attn
+
+
+def host_array(dev, t):
+    """A numpy array of a torch tensor or numpy array (bf16 as uint16 bits)."""
+    if isinstance(t, np.ndarray):
+        return t
+    if t.dtype == dev.torch.bfloat16:
+        return t.view(dev.torch.int16).cpu().numpy().view(np.uint16)
+    return t.cpu().numpy()
+
+
+def package_rows(dev, c, s, ins, got_raw, package_kernel):
+    """The same library called through the attn package (attn.Kernel: its
+    argument checks, dynamic sizes read off the tensors, result allocation
+    and, on CUDA, torch's current stream): its results must be bit for bit
+    the harness's own call's."""
+    args = [dev.as_torch(t) for t in ins] if dev.torch is not None else ins
+    if dev.torch is None and s["dtype"] == "bf16":
+        return []  # numpy has no bf16 the package takes
+    res = package_kernel(*args)
+    if not isinstance(res, tuple):
+        res = (res,)
+    dev.sync()
+    rows = []
+    for name, r, g in zip(("out", "lse"), res, got_raw):
+        a = host_array(dev, r)
+        same = a.shape == g.shape and a.tobytes() == g.tobytes()
+        rows.append({"case": c["name"], "result": name + " (attn.Kernel)",
+                     "max_abs": None, "rel_l2": None, "sens_rel": None,
+                     "torch_rel_l2": None, "naive_rel_l2": None, "nan": None,
+                     "rule": "bit-identical to the harness's call",
+                     "pass": same})
+    return rows
+
+
+def run_check(dev, kernel, c, seed, naive=None, package_kernel=None):
     """The rows of one check case; `naive`: the case's naive-lowering
-    library (attn's own oracle on the same device), if built."""
+    library (attn's own oracle on the same device), if built;
+    `package_kernel`: the same library loaded by the attn package."""
     s = sized(parse_spec(c["spec"]), c.get("sizes", {}))
     arrays = make_inputs(s, seed)
     dt = s["dtype"]
@@ -705,8 +761,10 @@ def run_check(dev, kernel, c, seed, naive=None):
         k([dev.ptr(t) for t in ins + outs],
           {"b": s["b"], "lq": s["lq"], "lk": s["lk"]}, dev.stream)
         dev.sync()
+        raw.append([host_array(dev, dev.get(t)) for t in outs])
         return [values(dev.get(t), d) for t, d in zip(outs, [dt, "f32"])]
 
+    raw = []
     got = call(kernel)
     got_naive = call(naive) if naive is not None else None
     q, k, v = (values(a, dt) for a in arrays[:3])
@@ -766,6 +824,8 @@ def run_check(dev, kernel, c, seed, naive=None):
                      "torch_rel_l2": torch_rel if name == "out" else None,
                      "naive_rel_l2": naive_rel, "nan": nan, "rule": rule,
                      "pass": ok, "detail": detail})
+    if package_kernel is not None:
+        rows += package_rows(dev, c, s, ins, raw[0], package_kernel)
     return rows
 
 
@@ -946,7 +1006,12 @@ def run_cases(args, manifest, dev, first, emit, peak, copy_gbs):
             if c["kind"] == "check":
                 naive = (Kernel(os.path.join(args.bundle, c["naive_lib"]))
                          if c.get("naive_lib") else None)
-                check_rows = run_check(dev, kernel, c, args.seed, naive)
+                package = attn_package(args.bundle)
+                package_kernel = (package.Kernel(
+                    os.path.abspath(os.path.join(args.bundle, c["lib"])))
+                    if package is not None else None)
+                check_rows = run_check(dev, kernel, c, args.seed, naive,
+                                       package_kernel)
             else:
                 speed_rows = run_speed(dev, kernel, c, args.iters, peak,
                                        copy_gbs)

@@ -101,10 +101,12 @@ class Kernel:
         self.openmp = bool(desc.get("openmp", False))
         self.name = fn["name"]
         self.spec = fn.get("spec")
-        # docs/c-abi.md says "bool"; attn-compile writes "i1": take both.
+        # The names the array backends give: "bool" for i1 (docs/c-abi.md
+        # says "bool"; attn-compile writes "i1": take both) and "int32" for
+        # the key lengths' i32.
         for a in fn["args"] + fn["results"]:
-            if a["dtype"] == "i1":
-                a["dtype"] = "bool"
+            a["dtype"] = {"i1": "bool", "i32": "int32"}.get(a["dtype"],
+                                                            a["dtype"])
         self.args = fn["args"]
         self.results = fn["results"]
         self.dims = fn["dims"]

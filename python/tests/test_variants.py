@@ -56,6 +56,24 @@ def test_alibi_key_lengths_window_causal():
                                   "bottom_right", (8, -1)))
 
 
+def test_compiled_kernel_takes_key_lengths_and_slopes():
+    # attn.compile's kernel reads the library's JSON, where the key lengths
+    # are "i32": an int32 array must be accepted (it once was refused).
+    b, hq, lq, lk = 3, 2, 20, 40
+    kernel = attn.compile(f"b={b},hq={hq},lq={lq},lk={lk},d=16,key_lengths=1,"
+                          "alibi=bh,causal=bottom_right,lse=1")
+    assert [a["dtype"] for a in kernel.args] == ["f32", "f32", "f32", "int32",
+                                                 "f32"]
+    q, k, v = qkv((b, hq, lq, 16), (b, hq, lk, 16))
+    lengths = np.array([40, 0, 13], np.int32)
+    slopes = np.array([[0.1, 0.3], [0.02, 0.5], [0.2, 0.2]], np.float32)
+    out, lse = kernel(q, k, v, lengths, slopes)
+    check(out, q, k, v, mask=bias(b, hq, lq, lk, lengths, slopes,
+                                  "bottom_right"), lse=lse)
+    with pytest.raises(TypeError, match="key_lengths element type"):
+        kernel(q, k, v, lengths.astype(np.int64), slopes)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, BF16])
 def test_low_precision(dtype):
     if dtype is None:
