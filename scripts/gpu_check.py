@@ -145,6 +145,15 @@ def check_cases():
                  "bf16-key-lengths-causal-br"):
         c = next(c for c in cases if c["name"] == name)
         cases.append(dict(c, name=name + "-fold", cuda_args=["--fold-scale"]))
+    # The accumulators rescaled only where a row max grew (attn-compile
+    # --lazy-rescale, cuda only; exact), alone and with --fold-scale.
+    for name in ("f16-d64", "bf16-d128-causal-br-tails", "f16-d64-causal-tl-lse",
+                 "bf16-gqa", "f16-empty-rows", "bf16-bool-mask",
+                 "f16-window-causal-br-tails", "f16-d256"):
+        c = next(c for c in cases if c["name"] == name)
+        cases.append(dict(c, name=name + "-lazy", cuda_args=["--lazy-rescale"]))
+        cases.append(dict(c, name=name + "-fold-lazy",
+                          cuda_args=["--fold-scale", "--lazy-rescale"]))
     # Every decode case again with the double-buffered split kernel
     # (attn-compile --decode-stages 2, cuda only: the CPU dry run compiles
     # the case without it).
@@ -199,18 +208,23 @@ def tune_cases():
                           "args": ["--block-q", str(bq), "--block-kv", str(bkv),
                                    "--shared-memory", "232448"],
                           "runs": [{}]})
-    # The score scale folded into exp2 (attn-compile --fold-scale) at the
-    # default tiles, and with the larger shared-memory tiles.
+    # The score scale folded into exp2 (attn-compile --fold-scale) and the
+    # lazy rescale (--lazy-rescale), alone and together at the default
+    # tiles, and together with the larger shared-memory tiles.
     for d, hq, causal in ((128, 16, "none"), (128, 16, "bottom_right"),
                           (64, 32, "none"), (64, 32, "bottom_right")):
         spec = (f"b=4,hq={hq},lq=4096,lk=4096,d={d},dtype=bf16,"
                 f"causal={causal}")
-        cases.append({"name": f"tune-bf16-d{d}-{causal}-fold", "spec": spec,
-                      "kind": "speed", "args": ["--fold-scale"],
-                      "runs": [{}]})
-        cases.append({"name": f"tune-bf16-d{d}-{causal}-fold-q64-kv64-smem",
+        for label, extra in (("fold", ["--fold-scale"]),
+                             ("lazy", ["--lazy-rescale"]),
+                             ("fold-lazy", ["--fold-scale", "--lazy-rescale"])):
+            cases.append({"name": f"tune-bf16-d{d}-{causal}-{label}",
+                          "spec": spec, "kind": "speed", "args": extra,
+                          "runs": [{}]})
+        cases.append({"name": f"tune-bf16-d{d}-{causal}-fold-lazy-q64-kv64-smem",
                       "spec": spec, "kind": "speed",
-                      "args": ["--fold-scale", "--block-q", "64",
+                      "args": ["--fold-scale", "--lazy-rescale",
+                               "--block-q", "64",
                                "--block-kv", "64", "--shared-memory",
                                "232448"],
                       "runs": [{}]})

@@ -251,6 +251,7 @@ void mlir::attn::compile::buildCudaPipelineFor(
   set(gpu.decodeStages, options.decodeStages);
   set(gpu.sharedMemory, options.sharedMemory);
   gpu.foldScale = options.foldScale;
+  gpu.lazyRescale = options.lazyRescale;
   buildGpuPipeline(pm, gpu);
 }
 
@@ -266,6 +267,7 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   cuda.decodeStages = options.decodeStages;
   cuda.sharedMemory = options.sharedMemory;
   cuda.foldScale = options.foldScale;
+  cuda.lazyRescale = options.lazyRescale;
   return cuda;
 }
 

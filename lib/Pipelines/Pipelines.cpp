@@ -319,6 +319,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.decodeStages = options.decodeStages;
   fused.sharedMemory = options.sharedMemory;
   fused.foldScale = options.foldScale;
+  fused.lazyRescale = options.lazyRescale;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createConvertAttnToGpu(fused));

@@ -93,6 +93,11 @@ static cl::opt<bool> foldScale(
     cl::desc("cuda, fused: the score scale folded into exp2's argument in the "
              "tensor-core kernel (one FMA per score; not yet run on a GPU)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> lazyRescale(
+    "lazy-rescale",
+    cl::desc("cuda, fused: the tensor-core kernel rescales its accumulators "
+             "only where a row max grew (exact; not yet run on a GPU)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),
                 cl::init("/usr/local/cuda"), cl::cat(category));
@@ -160,11 +165,15 @@ int main(int argc, char **argv) {
     if (*value < 0)
       return fail(llvm::Twine("--") + flag + " must be >= 0");
   }
-  if (foldScale.getNumOccurrences() &&
-      (options.target != compile::Target::Cuda ||
-       options.lowering != compile::Lowering::Fused))
-    return fail("--fold-scale is an option of --target cuda's fused lowering");
+  for (auto [flag, value] : {std::pair{"fold-scale", &foldScale},
+                             std::pair{"lazy-rescale", &lazyRescale}})
+    if (value->getNumOccurrences() &&
+        (options.target != compile::Target::Cuda ||
+         options.lowering != compile::Lowering::Fused))
+      return fail(llvm::Twine("--") + flag +
+                  " is an option of --target cuda's fused lowering");
   options.foldScale = foldScale;
+  options.lazyRescale = lazyRescale;
   options.chip = chip;
   options.cpu = cpu;
   options.kernels = kernels;

@@ -116,8 +116,8 @@ struct AotOptions {
   /// cuda, fused: the split-K decode kernels (convert-attn-to-gpu's
   /// decode-rows and kv-splits); unset: the pass's defaults.
   std::optional<int64_t> decodeRows, kvSplits, decodeStages, sharedMemory;
-  /// cuda, fused: convert-attn-to-gpu's fold-scale.
-  bool foldScale = false;
+  /// cuda, fused: convert-attn-to-gpu's fold-scale and lazy-rescale.
+  bool foldScale = false, lazyRescale = false;
   /// The C compiler that links the library; empty: $CC, else the one CMake
   /// found when attn was configured.
   std::string cCompiler;
@@ -134,7 +134,7 @@ struct CudaPipelineOptions {
   /// convert-attn-to-gpu's.
   std::optional<int64_t> blockQ, blockKV, decodeRows, kvSplits, decodeStages,
       sharedMemory;
-  bool foldScale = false;
+  bool foldScale = false, lazyRescale = false;
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in

@@ -191,7 +191,11 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
            "(P = exp2(fma(s, c, -m c)), the row max unscaled): one FMA per "
            "score instead of a multiply, a subtraction and a -inf test; "
            "where no softcap, ALiBi or float mask needs the scaled score and "
-           "the scale is positive (not yet run on a GPU)">
+           "the scale is positive (not yet run on a GPU)">,
+    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
+           "tensor-core kernel: the accumulators are rescaled only in the "
+           "tiles where one of a thread's two row maxima grew (a branch; "
+           "exact, as the factor is 1 otherwise); not yet run on a GPU">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -180,6 +180,12 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
                      "tensor-core kernel (fused lowering; has not run on a "
                      "GPU)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.foldScale)};
+  PassOptions::Option<bool> lazyRescale{
+      *this, "lazy-rescale",
+      llvm::cl::desc("The tensor-core kernel's accumulators rescaled only "
+                     "where a row max grew (fused lowering; has not run on a "
+                     "GPU)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.lazyRescale)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or

@@ -380,6 +380,7 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   plan.flash.blockQ = options.blockQ;
   plan.flash.blockKV = options.blockKV;
   plan.flash.foldScale = options.foldScale;
+  plan.flash.lazyRescale = options.lazyRescale;
   if (elt.isF32())
     return planDecode(op, options, plan);
 
@@ -633,9 +634,9 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{chip,         blockQ,       blockKV,
-                                    decodeRows,   kvSplits,     smCount,
-                                    decodeStages, sharedMemory, foldScale};
+    ConvertAttnToGpuOptions options{
+        chip,    blockQ,       blockKV,      decodeRows, kvSplits,
+        smCount, decodeStages, sharedMemory, foldScale,  lazyRescale};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

@@ -401,6 +401,7 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
   // part of the row sum (summed over the quad once, at the end).
   SmallVector<Value> updated(state.begin(), state.end());
   SmallVector<Value> probs(scores.size());
+  Value alphas[2], unchanged[2];
   for (int64_t r = 0; r < 2; ++r) {
     Value tileMax = f32(kNegInf);
     for (int64_t n = 0; n < keyTiles; ++n)
@@ -432,6 +433,14 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
     } else {
       std::tie(mNew, alpha) = updateRowMax(b, loc, state[r], tileMax);
     }
+    if (cfg.lazyRescale) {
+      // An unchanged max rescales by exactly 1 (whatever exp2(0) rounds
+      // to), so that the accumulators can skip it.
+      unchanged[r] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           mNew, state[r]);
+      alpha = select(unchanged[r], f32(1), alpha);
+    }
+    alphas[r] = alpha;
     Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha);
     for (int64_t n = 0; n < keyTiles; ++n)
       for (int64_t c = 0; c < 2; ++c) {
@@ -447,11 +456,34 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
       }
     updated[r] = mNew;
     updated[2 + r] = sum;
+    if (cfg.lazyRescale)
+      continue;
     for (int64_t nd = 0, e = dvCols / 8; nd < e; ++nd)
       for (int64_t c = 0; c < 2; ++c) {
         Value &a = updated[4 + 4 * nd + 2 * r + c];
         a = arith::MulFOp::create(b, loc, a, alpha);
       }
+  }
+  if (cfg.lazyRescale) {
+    // The accumulators times alpha only where a row max of the thread grew
+    // (after the first tiles, rarely); the branch diverges per quad.
+    Value grew = arith::XOrIOp::create(
+        b, loc, arith::AndIOp::create(b, loc, unchanged[0], unchanged[1]),
+        arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    SmallVector<Value> acc(updated.begin() + 4, updated.end());
+    auto ifGrew = scf::IfOp::create(b, loc, ValueRange(acc).getTypes(), grew,
+                                    /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifGrew.thenBlock());
+      SmallVector<Value> scaled(acc);
+      for (auto [i, a] : llvm::enumerate(scaled))
+        a = arith::MulFOp::create(b, loc, a, alphas[(i % 4) / 2]);
+      scf::YieldOp::create(b, loc, scaled);
+      b.setInsertionPointToStart(ifGrew.elseBlock());
+      scf::YieldOp::create(b, loc, acc);
+    }
+    llvm::copy(ifGrew.getResults(), updated.begin() + 4);
   }
 
   // O += P.V: the C fragments of keys 16u..16u+15 are the A fragment of

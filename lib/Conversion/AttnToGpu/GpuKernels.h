@@ -98,6 +98,9 @@ struct FlashConfig {
   /// fold-scale) where the scores need no scaled value of their own (no
   /// softcap, ALiBi or float mask; a positive scale).
   bool foldScale = false;
+  /// The accumulators rescaled only in tiles where one of the thread's row
+  /// maxima grew (convert-attn-to-gpu's lazy-rescale; exact).
+  bool lazyRescale = false;
   int64_t warps() const { return blockQ / 16 * dvSplit; }
   int64_t threads() const { return 32 * warps(); }
 };

@@ -1,0 +1,85 @@
+/*
+ * How well one core overlaps streaming reads with arithmetic: the bound on
+ * attn's one-thread decode (docs/benchmarks.md, "Decode on one core").
+ *
+ * Two 128 MiB streams (K and V of hq=32 hkv=8 Lk=32k d=128 f32: 256 MiB in
+ * all) are read row by row (512 bytes of each per key), and per key F
+ * rounds of 8 independent FMAs use the loaded values (the decode kernel
+ * does 64 FMAs per key at 4 query rows per K/V head). Each row count is
+ * timed from memory and with the rows wrapped into a 64-row window that
+ * stays in L1 (the arithmetic alone); a core that overlapped the two would
+ * take max(stream, arithmetic), one that does not takes their sum.
+ *
+ *   cc -O2 -mavx512f -mfma bench/stream_overlap.c -o /tmp/so && /tmp/so
+ */
+#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define ROWS (8L * 32768)
+#define D 128
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static volatile float sink;
+
+static double pass(const float *k, const float *v, int rounds, long mask) {
+  __m512 acc[8], q = _mm512_set1_ps(1e-9f);
+  for (int c = 0; c < 8; ++c)
+    acc[c] = _mm512_setzero_ps();
+  double t = now();
+  for (long r = 0; r < ROWS; ++r) {
+    const float *kr = k + (r & mask) * D, *vr = v + (r & mask) * D;
+    __m512 kk[8], vv[8];
+    for (int c = 0; c < 8; ++c) {
+      kk[c] = _mm512_loadu_ps(kr + 16 * c);
+      vv[c] = _mm512_loadu_ps(vr + 16 * c);
+    }
+    for (int f = 0; f < rounds; ++f)
+      for (int c = 0; c < 8; ++c)
+        acc[c] = _mm512_fmadd_ps(f & 1 ? vv[c] : kk[c], q, acc[c]);
+  }
+  t = now() - t;
+  __m512 s = acc[0];
+  for (int c = 1; c < 8; ++c)
+    s = _mm512_add_ps(s, acc[c]);
+  sink = _mm512_reduce_add_ps(s);
+  return t;
+}
+
+static double best(const float *k, const float *v, int rounds, long mask) {
+  double b = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    double t = pass(k, v, rounds, mask);
+    b = t < b ? t : b;
+  }
+  return b;
+}
+
+int main(void) {
+  size_t n = (size_t)ROWS * D;
+  float *k = aligned_alloc(4096, n * 4), *v = aligned_alloc(4096, n * 4);
+  if (!k || !v)
+    return 1;
+  for (size_t i = 0; i < n; ++i) {
+    k[i] = (float)(i % 7);
+    v[i] = (float)(i % 5);
+  }
+  double bytes = 2.0 * n * 4;
+  printf("FMAs/key | memory ms | L1 ms | memory GB/s | memory / (L1 + "
+         "stream alone)\n");
+  double stream = 0;
+  for (int rounds = 0; rounds <= 8; rounds += 2) {
+    double mem = best(k, v, rounds, -1), l1 = best(k, v, rounds, 63);
+    if (rounds == 0)
+      stream = mem;
+    printf("%8d | %9.2f | %5.2f | %11.1f | %.2f\n", 8 * rounds, mem * 1e3,
+           l1 * 1e3, bytes / mem / 1e9, mem / (l1 + stream));
+  }
+  return 0;
+}
