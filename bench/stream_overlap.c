@@ -10,7 +10,9 @@
  * stays in L1 (the arithmetic alone); a core that overlapped the two would
  * take max(stream, arithmetic), one that does not takes their sum.
  *
- *   cc -O2 -mavx512f -mfma bench/stream_overlap.c -o /tmp/so && /tmp/so
+ * An argument N prefetches (prefetcht0) both rows N keys ahead.
+ *
+ *   cc -O2 -mavx512f -mfma bench/stream_overlap.c -o /tmp/so && /tmp/so [N]
  */
 #include <immintrin.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@ static double now(void) {
 }
 
 static volatile float sink;
+static long PF = 0;
 
 static double pass(const float *k, const float *v, int rounds, long mask) {
   __m512 acc[8], q = _mm512_set1_ps(1e-9f);
@@ -35,14 +38,21 @@ static double pass(const float *k, const float *v, int rounds, long mask) {
   double t = now();
   for (long r = 0; r < ROWS; ++r) {
     const float *kr = k + (r & mask) * D, *vr = v + (r & mask) * D;
+    if (PF)
+      for (int o = 0; o < 512; o += 64) {
+        _mm_prefetch((const char *)(kr + PF * D) + o, _MM_HINT_T0);
+        _mm_prefetch((const char *)(vr + PF * D) + o, _MM_HINT_T0);
+      }
     __m512 kk[8], vv[8];
     for (int c = 0; c < 8; ++c) {
       kk[c] = _mm512_loadu_ps(kr + 16 * c);
       vv[c] = _mm512_loadu_ps(vr + 16 * c);
     }
-    for (int f = 0; f < rounds; ++f)
-      for (int c = 0; c < 8; ++c)
-        acc[c] = _mm512_fmadd_ps(f & 1 ? vv[c] : kk[c], q, acc[c]);
+    for (int f = 0; f < rounds; f += 2)
+      for (int c = 0; c < 8; ++c) {
+        acc[c] = _mm512_fmadd_ps(kk[c], q, acc[c]);
+        acc[c] = _mm512_fmadd_ps(vv[c], q, acc[c]);
+      }
   }
   t = now() - t;
   __m512 s = acc[0];
@@ -61,7 +71,9 @@ static double best(const float *k, const float *v, int rounds, long mask) {
   return b;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1)
+    PF = atol(argv[1]);
   size_t n = (size_t)ROWS * D;
   float *k = aligned_alloc(4096, n * 4), *v = aligned_alloc(4096, n * 4);
   if (!k || !v)
