@@ -29,6 +29,7 @@ import ctypes
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -228,10 +229,10 @@ def tune_cases():
                                "--block-kv", "64", "--shared-memory",
                                "232448"],
                       "runs": [{}]})
-        if d == 64:  # the default tiles, for the rows above
-            cases.append({"name": f"tune-bf16-d64-{causal}-default",
-                          "spec": spec, "kind": "speed", "args": [],
-                          "runs": [{}]})
+        # The default kernel on the same spec: tune_summary's baseline.
+        cases.append({"name": f"tune-bf16-d{d}-{causal}-default",
+                      "spec": spec, "kind": "speed", "args": [],
+                      "runs": [{}]})
     # Decode: fixed key splits against the run-time choice (speed_cases'
     # bf16-decode), and the tensor-core kernel alone (--decode-rows 0).
     spec = "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,dynamic=1"
@@ -1040,6 +1041,38 @@ def run_cases(args, manifest, dev, first, emit, peak, copy_gbs):
     return True
 
 
+def tune_baseline(case):
+    """The speed case a tune case is measured against: the default kernel on
+    the same spec (tune-bf16-dD-CAUSAL-default; the d=128 block shapes too),
+    or for the decode rows bf16-decode; None for other cases."""
+    m = re.match(r"^(tune-bf16-d\d+-(?:none|bottom_right))-", case)
+    if m and not case.endswith("-default"):
+        return m.group(1) + "-default"
+    if case.startswith("tune-decode-"):
+        return "bf16-decode"
+    return None
+
+
+def tune_summary(speed_rows):
+    """Markdown lines: every tune row against its baseline row (same b and
+    sizes), as a speed-up (> 1: faster than the default)."""
+    by_key = {(r["case"], r["b"], r["lq"], r["lk"]): r for r in speed_rows}
+    lines = []
+    for r in speed_rows:
+        base_case = tune_baseline(r["case"])
+        base = by_key.get((base_case, r["b"], r["lq"], r["lk"]))
+        if base is None or not r.get("attn_ms") or not base.get("attn_ms"):
+            continue
+        lines.append(f"| {r['case']} | {r['b']} | {r['lk']} | "
+                     f"{fmt(r['attn_ms'])} | {base_case} | "
+                     f"{fmt(base['attn_ms'])} | "
+                     f"{base['attn_ms'] / r['attn_ms']:.3f} |")
+    if not lines:
+        return []
+    return ["", "| tune case | b | lk | attn ms | against | its ms | "
+            "speed-up |", "| --- | --- | --- | --- | --- | --- | --- |"] + lines
+
+
 def report(out, dev_name, peak, copy_gbs, check_rows, speed_rows,
            errors_seen):
     """Writes checks.csv, speed.csv, table.md; prints the table and the
@@ -1086,6 +1119,7 @@ def report(out, dev_name, peak, copy_gbs, check_rows, speed_rows,
                              f"{fmt(r.get('attn_pct_copy'))} | "
                              f"{fmt(r.get('flash_ms'))} | "
                              f"{fmt(r.get('cudnn_ms'))} |")
+        lines += tune_summary(speed_rows)
     for e in errors_seen:
         lines.append(f"\nERROR {e}")
     table = "\n".join(lines) + "\n"
