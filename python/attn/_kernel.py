@@ -101,9 +101,8 @@ class Kernel:
         self.openmp = bool(desc.get("openmp", False))
         self.name = fn["name"]
         self.spec = fn.get("spec")
-        # The names the array backends give: "bool" for i1 (docs/c-abi.md
-        # says "bool"; attn-compile writes "i1": take both) and "int32" for
-        # the key lengths' i32.
+        # attn-compile writes "i1" (the mask) and "i32" (the key lengths):
+        # the array backends call them "bool" and "int32".
         for a in fn["args"] + fn["results"]:
             a["dtype"] = {"i1": "bool", "i32": "int32"}.get(a["dtype"],
                                                             a["dtype"])

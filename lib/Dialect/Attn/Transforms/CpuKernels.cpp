@@ -11,10 +11,9 @@
 
 #include "CpuKernels.h"
 
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
-
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <limits>
