@@ -1,7 +1,8 @@
 // attn-lower-cpu lowers attn.sdpa_grad to LLVM: three OpenMP loops; the
-// tiles of the key-block loop are allocated and freed inside its loop body
-// (each thread gets its own: nothing hoisted out of the parallel loop), the
-// dQ accumulator and Di outside, freed at the end.
+// tiles of the key-block loop (static shapes, freed in the same iteration)
+// are allocated once per thread, at the start of its parallel region
+// (attn-hoist-thread-scratch), and freed at its end, none inside the
+// work-shared loop; the dQ accumulator and Di outside, freed at the end.
 // RUN: attn-opt %s --attn-lower-cpu | FileCheck %s
 // RUN: attn-opt %s --attn-lower-naive-cpu | FileCheck %s --check-prefix=NAIVE
 
@@ -11,11 +12,14 @@
 // CHECK: omp.wsloop
 // CHECK: omp.yield
 // CHECK: omp.parallel
-// CHECK-NEXT: omp.wsloop
 // CHECK-COUNT-12: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK: omp.wsloop
+// CHECK-NOT: llvm.call @_mlir_memref_to_llvm_
 // CHECK: llvm.intr.fmuladd
+// CHECK-NOT: llvm.call @_mlir_memref_to_llvm_
+// CHECK: omp.yield
 // CHECK-COUNT-12: llvm.call @_mlir_memref_to_llvm_free
-// CHECK-NEXT: omp.yield
+// CHECK-NEXT: omp.terminator
 // CHECK: omp.parallel
 // CHECK: omp.yield
 // CHECK-COUNT-2: llvm.call @_mlir_memref_to_llvm_free

