@@ -473,7 +473,7 @@ def AttnHoistThreadScratch
     to the start of the enclosing `omp.parallel` region (run once per
     thread) and its free to the region's end: one buffer per thread and
     call instead of one per query block (b=32 hq=12 L=128 d=64: six fewer
-    malloc/free pairs per query block, 2.3% less CPU time). A loop left
+    malloc/free pairs per query block, about 2% less CPU time). A loop left
     serial (`scf.parallel`, no OpenMP) gets one buffer in front of it.
     Allocations with dynamic sizes, freed elsewhere (or conditionally) or
     outside a parallel loop's body are left alone.
