@@ -18,8 +18,6 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
-#include "CpuScratch.h"
-
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -32,7 +30,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-using namespace mlir::attn::detail;
 
 namespace {
 
@@ -91,11 +88,11 @@ struct AttnHoistThreadScratchPass
     : public attn::impl::AttnHoistThreadScratchBase<
           AttnHoistThreadScratchPass> {
   void runOnOperation() override {
-    SmallVector<memref::AllocOp> scratch;
-    getOperation()->walk([&](memref::AllocOp alloc) {
-      scratch.push_back(alloc);
-    });
-    for (memref::AllocOp alloc : scratch)
+    // Every allocation, tagged or not: hoist() moves those that qualify.
+    SmallVector<memref::AllocOp> allocs;
+    getOperation()->walk(
+        [&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    for (memref::AllocOp alloc : allocs)
       hoist(alloc);
   }
 };
