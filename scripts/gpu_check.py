@@ -568,7 +568,9 @@ class Device:
         return buf.data_ptr()
 
     def get(self, buf):
-        if self.name == "cpu":
+        """A numpy array of a buffer: a numpy array as it is, a torch
+        tensor (on either device) copied, bf16 as uint16 bits."""
+        if isinstance(buf, np.ndarray):
             return buf
         if buf.dtype == self.torch.bfloat16:
             return buf.view(self.torch.int16).cpu().numpy().view(np.uint16)
@@ -731,15 +733,6 @@ def attn_package(bundle):
     return attn
 
 
-def host_array(dev, t):
-    """A numpy array of a torch tensor or numpy array (bf16 as uint16 bits)."""
-    if isinstance(t, np.ndarray):
-        return t
-    if t.dtype == dev.torch.bfloat16:
-        return t.view(dev.torch.int16).cpu().numpy().view(np.uint16)
-    return t.cpu().numpy()
-
-
 def package_rows(dev, c, s, ins, got_raw, package_kernel):
     """The same library called through the attn package (attn.Kernel: its
     argument checks, dynamic sizes read off the tensors, result allocation
@@ -754,7 +747,7 @@ def package_rows(dev, c, s, ins, got_raw, package_kernel):
     dev.sync()
     rows = []
     for name, r, g in zip(("out", "lse"), res, got_raw):
-        a = host_array(dev, r)
+        a = dev.get(r)
         same = a.shape == g.shape and a.tobytes() == g.tobytes()
         rows.append({"case": c["name"], "result": name + " (attn.Kernel)",
                      "max_abs": None, "rel_l2": None, "sens_rel": None,
@@ -780,8 +773,8 @@ def run_check(dev, kernel, c, seed, naive=None, package_kernel=None):
         k([dev.ptr(t) for t in ins + outs],
           {"b": s["b"], "lq": s["lq"], "lk": s["lk"]}, dev.stream)
         dev.sync()
-        raw.append([host_array(dev, dev.get(t)) for t in outs])
-        return [values(dev.get(t), d) for t, d in zip(outs, [dt, "f32"])]
+        raw.append([dev.get(t) for t in outs])
+        return [values(a, d) for a, d in zip(raw[-1], [dt, "f32"])]
 
     raw = []
     got = call(kernel)
@@ -802,11 +795,7 @@ def run_check(dev, kernel, c, seed, naive=None, package_kernel=None):
         try:
             t_out = torch_sdpa(dev.torch, s, [dev.as_torch(t) for t in ins],
                                math_only=True).contiguous()
-            if t_out.dtype == dev.torch.bfloat16:
-                t_np = t_out.view(dev.torch.int16).cpu().numpy().view(np.uint16)
-            else:
-                t_np = t_out.cpu().numpy()
-            torch_rel = errors(values(t_np, dt), ref_out)[1]
+            torch_rel = errors(values(dev.get(t_out), dt), ref_out)[1]
         except Exception as e:  # torch may refuse a configuration
             print(f"  {c['name']}: torch math SDPA failed: {e}",
                   file=sys.stderr)

@@ -246,12 +246,13 @@ void mlir::attn::compile::buildCudaPipelineFor(
   };
   set(gpu.blockQ, options.blockQ);
   set(gpu.blockKV, options.blockKV);
-  set(gpu.decodeRows, options.decodeRows);
-  set(gpu.kvSplits, options.kvSplits);
-  set(gpu.decodeStages, options.decodeStages);
-  set(gpu.sharedMemory, options.sharedMemory);
-  gpu.foldScale = options.foldScale;
-  gpu.lazyRescale = options.lazyRescale;
+  const CudaKernelOptions &kernels = options.kernels;
+  set(gpu.decodeRows, kernels.decodeRows);
+  set(gpu.kvSplits, kernels.kvSplits);
+  set(gpu.decodeStages, kernels.decodeStages);
+  set(gpu.sharedMemory, kernels.sharedMemory);
+  gpu.foldScale = kernels.foldScale;
+  gpu.lazyRescale = kernels.lazyRescale;
   buildGpuPipeline(pm, gpu);
 }
 
@@ -262,12 +263,7 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   cuda.lowering = options.lowering;
   cuda.blockQ = options.blockQ;
   cuda.blockKV = options.blockKV;
-  cuda.decodeRows = options.decodeRows;
-  cuda.kvSplits = options.kvSplits;
-  cuda.decodeStages = options.decodeStages;
-  cuda.sharedMemory = options.sharedMemory;
-  cuda.foldScale = options.foldScale;
-  cuda.lazyRescale = options.lazyRescale;
+  cuda.kernels = options.cudaKernels;
   return cuda;
 }
 

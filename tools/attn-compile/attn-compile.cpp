@@ -16,6 +16,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <tuple>
+
 using namespace mlir::attn;
 namespace cl = llvm::cl;
 
@@ -152,28 +154,37 @@ int main(int argc, char **argv) {
        {std::pair{"block-q", &blockQ}, std::pair{"block-kv", &blockKV}})
     if (value->getNumOccurrences() && *value <= 0)
       return fail(llvm::Twine("--") + flag + " must be positive");
-  for (auto [flag, value] : {std::pair{"decode-rows", &decodeRows},
-                             std::pair{"kv-splits", &kvSplits},
-                             std::pair{"decode-stages", &decodeStages},
-                             std::pair{"shared-memory", &sharedMemory}}) {
+  // Options of --target cuda's fused lowering only.
+  auto cudaFusedOnly = [&](const char *flag) {
+    return fail(llvm::Twine("--") + flag +
+                " is an option of --target cuda's fused lowering");
+  };
+  bool cudaFused = options.target == compile::Target::Cuda &&
+                   options.lowering == compile::Lowering::Fused;
+  compile::CudaKernelOptions &cudaKernels = options.cudaKernels;
+  for (auto [flag, value, field] :
+       {std::tuple{"decode-rows", &decodeRows, &cudaKernels.decodeRows},
+        std::tuple{"kv-splits", &kvSplits, &cudaKernels.kvSplits},
+        std::tuple{"decode-stages", &decodeStages, &cudaKernels.decodeStages},
+        std::tuple{"shared-memory", &sharedMemory,
+                   &cudaKernels.sharedMemory}}) {
     if (!value->getNumOccurrences())
       continue;
-    if (options.target != compile::Target::Cuda ||
-        options.lowering != compile::Lowering::Fused)
-      return fail(llvm::Twine("--") + flag +
-                  " is an option of --target cuda's fused lowering");
+    if (!cudaFused)
+      return cudaFusedOnly(flag);
     if (*value < 0)
       return fail(llvm::Twine("--") + flag + " must be >= 0");
+    *field = *value;
   }
-  for (auto [flag, value] : {std::pair{"fold-scale", &foldScale},
-                             std::pair{"lazy-rescale", &lazyRescale}})
-    if (value->getNumOccurrences() &&
-        (options.target != compile::Target::Cuda ||
-         options.lowering != compile::Lowering::Fused))
-      return fail(llvm::Twine("--") + flag +
-                  " is an option of --target cuda's fused lowering");
-  options.foldScale = foldScale;
-  options.lazyRescale = lazyRescale;
+  for (auto [flag, value, field] :
+       {std::tuple{"fold-scale", &foldScale, &cudaKernels.foldScale},
+        std::tuple{"lazy-rescale", &lazyRescale, &cudaKernels.lazyRescale}}) {
+    if (!value->getNumOccurrences())
+      continue;
+    if (!cudaFused)
+      return cudaFusedOnly(flag);
+    *field = *value;
+  }
   options.chip = chip;
   options.cpu = cpu;
   options.kernels = kernels;
@@ -182,14 +193,6 @@ int main(int argc, char **argv) {
     options.blockQ = blockQ;
   if (blockKV)
     options.blockKV = blockKV;
-  if (decodeRows.getNumOccurrences())
-    options.decodeRows = decodeRows;
-  if (kvSplits.getNumOccurrences())
-    options.kvSplits = kvSplits;
-  if (decodeStages.getNumOccurrences())
-    options.decodeStages = decodeStages;
-  if (sharedMemory.getNumOccurrences())
-    options.sharedMemory = sharedMemory;
   options.cudaToolkit = cudaToolkit;
 
   std::unique_ptr<mlir::MLIRContext> context = exec::createEngineContext();

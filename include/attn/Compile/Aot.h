@@ -84,6 +84,15 @@ struct FunctionAbi {
 llvm::Expected<FunctionAbi> analyzeAbi(func::FuncOp entry,
                                        llvm::StringRef exportName);
 
+/// convert-attn-to-gpu's options beyond the tile sizes (cuda, fused):
+/// the split-K decode kernels (decode-rows, kv-splits, decode-stages), the
+/// shared memory per CTA and the tensor-core kernel's fold-scale and
+/// lazy-rescale; unset or false: the pass's defaults.
+struct CudaKernelOptions {
+  std::optional<int64_t> decodeRows, kvSplits, decodeStages, sharedMemory;
+  bool foldScale = false, lazyRescale = false;
+};
+
 /// One function to put in the library.
 struct AotFunction {
   /// The exported symbol: a C identifier, unique in the library.
@@ -113,11 +122,8 @@ struct AotOptions {
   /// Tile sizes of the fused lowering (cpu: attn-tile-online-softmax; cuda:
   /// convert-attn-to-gpu's block-q/block-kv); unset: the pass's defaults.
   std::optional<int64_t> blockQ, blockKV;
-  /// cuda, fused: the split-K decode kernels (convert-attn-to-gpu's
-  /// decode-rows and kv-splits); unset: the pass's defaults.
-  std::optional<int64_t> decodeRows, kvSplits, decodeStages, sharedMemory;
-  /// cuda, fused: convert-attn-to-gpu's fold-scale and lazy-rescale.
-  bool foldScale = false, lazyRescale = false;
+  /// cuda, fused: the kernels' options beyond the tile sizes.
+  CudaKernelOptions cudaKernels;
   /// The C compiler that links the library; empty: $CC, else the one CMake
   /// found when attn was configured.
   std::string cCompiler;
@@ -130,11 +136,9 @@ struct CudaPipelineOptions {
   std::string chip = "sm_80";
   std::string toolkit = "/usr/local/cuda";
   Lowering lowering = Lowering::Fused;
-  /// The fused lowering's tile sizes and decode kernels; unset:
-  /// convert-attn-to-gpu's.
-  std::optional<int64_t> blockQ, blockKV, decodeRows, kvSplits, decodeStages,
-      sharedMemory;
-  bool foldScale = false, lazyRescale = false;
+  /// The fused lowering's tile sizes; unset: convert-attn-to-gpu's.
+  std::optional<int64_t> blockQ, blockKV;
+  CudaKernelOptions kernels;
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in

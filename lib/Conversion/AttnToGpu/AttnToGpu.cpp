@@ -128,12 +128,15 @@ Value gpu_kernels::readMask(OpBuilder &b, const GpuSdpa &sdpa, Value batch,
 }
 
 std::pair<Value, Value> gpu_kernels::updateRowMax(OpBuilder &b, Location loc,
-                                                  Value m, Value blockMax) {
+                                                  Value m, Value blockMax,
+                                                  Value scale) {
   Value mNew = arith::MaximumFOp::create(b, loc, m, blockMax);
   Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
                                       createF32Constant(b, loc, kNegInf));
-  Value a =
-      math::Exp2Op::create(b, loc, arith::SubFOp::create(b, loc, m, mNew));
+  Value diff = arith::SubFOp::create(b, loc, m, mNew);
+  if (scale)
+    diff = arith::MulFOp::create(b, loc, diff, scale);
+  Value a = math::Exp2Op::create(b, loc, diff);
   Value alpha = arith::SelectOp::create(b, loc, empty,
                                         createF32Constant(b, loc, 0.0f), a);
   return {mNew, alpha};

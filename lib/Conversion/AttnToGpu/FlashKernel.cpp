@@ -409,29 +409,18 @@ SmallVector<Value> FlashBuilder::keyTileStep(Value tile, ValueRange state,
         tileMax = arith::MaximumFOp::create(b, loc, tileMax,
                                             scores[4 * n + 2 * r + c]);
     tileMax = quadReduce(tileMax, /*isMax=*/true);
-    Value mNew, alpha, negScaledMax;
+    // With foldScale the max is unscaled: alpha = exp2((m - m') c), and
+    // P = exp2(fma(s, c, -m' c)), where -m' c is 0 while the row has no
+    // visible key, so that a hidden score gives exp2(-inf) = 0.
+    auto [mNew, alpha] =
+        updateRowMax(b, loc, state[r], tileMax, foldScale ? scale : Value());
+    Value negScaledMax;
     if (foldScale) {
-      // Unscaled max: alpha = exp2((m - m') c) (0 before the first visible
-      // key); P = exp2(fma(s, c, -m' c)), where -m' c is 0 while the row has
-      // no visible key, so that a hidden score gives exp2(-inf) = 0.
-      mNew = arith::MaximumFOp::create(b, loc, state[r], tileMax);
-      Value negInf = f32(kNegInf);
-      Value wasEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                             state[r], negInf);
-      alpha =
-          select(wasEmpty, f32(0),
-                 math::Exp2Op::create(
-                     b, loc,
-                     arith::MulFOp::create(
-                         b, loc, arith::SubFOp::create(b, loc, state[r], mNew),
-                         scale)));
       Value isEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                            mNew, negInf);
+                                            mNew, f32(kNegInf));
       negScaledMax =
           select(isEmpty, f32(0),
                  arith::MulFOp::create(b, loc, mNew, f32(-sdpa.scaleLog2E)));
-    } else {
-      std::tie(mNew, alpha) = updateRowMax(b, loc, state[r], tileMax);
     }
     if (cfg.lazyRescale) {
       // An unchanged max rescales by exactly 1 (whatever exp2(0) rounds

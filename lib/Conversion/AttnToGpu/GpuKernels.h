@@ -180,9 +180,11 @@ Value readMask(OpBuilder &b, const GpuSdpa &sdpa, Value batch, Value head,
 
 /// Applies the online-softmax update to one row: returns (m_new, alpha) for
 /// the old max `m` and the block max `blockMax`, alpha = 0 while the row has
-/// seen nothing (m = -inf) so that -inf - -inf never makes a NaN.
+/// seen nothing (m = -inf) so that -inf - -inf never makes a NaN. With
+/// `scale`, m and blockMax are unscaled scores and alpha = exp2((m - m_new)
+/// * scale) (the tensor-core kernel's fold-scale).
 std::pair<Value, Value> updateRowMax(OpBuilder &b, Location loc, Value m,
-                                     Value blockMax);
+                                     Value blockMax, Value scale = Value());
 
 /// exp2(s - m), 0 for a hidden score (s = -inf).
 Value probability(OpBuilder &b, Location loc, Value s, Value m);
