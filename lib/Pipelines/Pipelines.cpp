@@ -148,6 +148,11 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
   tiling.kvSplits = options.kvSplits;
+  // An explicit block-q is taken as asked for, narrow heads included.
+  tiling.narrowBlockQ =
+      options.blockQ.hasValue() && !options.narrowBlockQ.hasValue()
+          ? 0
+          : int64_t(options.narrowBlockQ);
   AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
   // Query rows run along the microkernels' vectors: fill whole vectors. A
   // width that is not positive is left to attn-cpu-microkernels to reject,

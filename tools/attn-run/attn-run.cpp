@@ -77,6 +77,11 @@ static auto naiveLimit = opt<double>(
 // their defaults and parsing are the pipeline's own.
 static auto blockQ = opt<std::string>("block-q", "Query rows per block", "");
 static auto blockKV = opt<std::string>("block-kv", "Keys per block", "");
+static auto narrowBlockQ = opt<std::string>(
+    "narrow-block-q",
+    "Query rows per block where D and Dv are at most 64, without a causal or "
+    "window band (0: block-q)",
+    "");
 static auto gradBlockQ = opt<std::string>(
     "grad-block-q", "Query rows per tile of the fused backward (--grad)", "");
 static auto gradBlockKV = opt<std::string>(
@@ -174,7 +179,7 @@ int main(int argc, char **argv) {
     installGuardFaultHandler("attn-run: error: ", 1);
   for (cl::opt<std::string> *flag :
        {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV,
-        &kernels, &kvSplits, &decodeRows})
+        &kernels, &kvSplits, &decodeRows, &narrowBlockQ})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

@@ -53,6 +53,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "kernel (vectors along D) when the op allows it; 0: "
                      "never. Only with microkernels"),
       llvm::cl::init(16)};
+  PassOptions::Option<int64_t> narrowBlockQ{
+      *this, "narrow-block-q",
+      llvm::cl::desc("Query rows per block for ops whose D and Dv are at most "
+                     "64, without a causal or window band; 0: block-q. "
+                     "Default 128, or 0 where block-q is given"),
+      llvm::cl::init(128)};
   PassOptions::Option<bool> microkernels{
       *this, "microkernels",
       llvm::cl::desc("Replace the tile ops with vector microkernels "

@@ -420,6 +420,19 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
     writeBlockResults(b, sdpa, qb, forall, state);
 }
 
+/// The options `op` is tiled with: narrow-block-q, where it applies, in
+/// place of block-q.
+static AttnTileOnlineSoftmaxOptions
+tilingFor(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
+  AttnTileOnlineSoftmaxOptions opTiling = tiling;
+  int64_t d = op.getQueryType().getDimSize(3);
+  int64_t dv = op.getValueType().getDimSize(3);
+  if (tiling.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
+      !ShapedType::isDynamic(dv) && d <= 64 && dv <= 64 && !getVisibleBand(op))
+    opTiling.blockQ = tiling.narrowBlockQ;
+  return opTiling;
+}
+
 /// Tiles are allocated whole, whatever the sequence lengths: the largest
 /// (block-q rows by block-kv keys, D or Dv columns) must stay addressable.
 /// Checked before any IR is built, so that huge block sizes with dynamic dims
@@ -533,9 +546,10 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
                                 PatternRewriter &rewriter) const override {
     if (tiling.blockQ <= 0 || tiling.blockKV <= 0 || tiling.rowMultiple <= 0)
       return rewriter.notifyMatchFailure(op, "block sizes must be positive");
-    if (failed(checkTileSizes(op, tiling)))
+    AttnTileOnlineSoftmaxOptions opTiling = tilingFor(op, tiling);
+    if (failed(checkTileSizes(op, opTiling)))
       return failure();
-    TiledSdpa sdpa = planTiling(rewriter, op, tiling);
+    TiledSdpa sdpa = planTiling(rewriter, op, opTiling);
     scf::ForallOp forall = sdpa.kvSplits > 1
                                ? createSplitQueryBlockLoop(rewriter, sdpa)
                                : createQueryBlockLoop(rewriter, sdpa);
@@ -564,18 +578,15 @@ struct AttnTileOnlineSoftmaxPass
                                       {"block-kv", blockKV},
                                       {"row-multiple", rowMultiple}})))
       return signalPassFailure();
-    if (kvSplits < 0) {
-      getOperation()->emitError()
-          << getArgument() << ": kv-splits (" << static_cast<int64_t>(kvSplits)
-          << ") must not be negative";
-      return signalPassFailure();
-    }
-    if (decodeRows < 0) {
-      getOperation()->emitError()
-          << getArgument() << ": decode-rows ("
-          << static_cast<int64_t>(decodeRows) << ") must not be negative";
-      return signalPassFailure();
-    }
+    for (auto [name, value] :
+         {std::pair<StringRef, int64_t>{"kv-splits", kvSplits},
+          {"decode-rows", decodeRows},
+          {"narrow-block-q", narrowBlockQ}})
+      if (value < 0) {
+        getOperation()->emitError() << getArgument() << ": " << name << " ("
+                                    << value << ") must not be negative";
+        return signalPassFailure();
+      }
     if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth)) {
       getOperation()->emitError() << getArgument() << ": decode-width ("
                                   << static_cast<int64_t>(decodeWidth)
@@ -583,9 +594,9 @@ struct AttnTileOnlineSoftmaxPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(
-        patterns,
-        {blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeWidth});
+    populateTileOnlineSoftmaxPatterns(patterns,
+                                      {blockQ, blockKV, rowMultiple, kvSplits,
+                                       decodeRows, decodeWidth, narrowBlockQ});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

@@ -99,6 +99,11 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "(docs/passes.md lists the cases it takes); 0: never">,
     Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector of the decode kernel (a power of 2)">,
+    Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
+           "Query rows per block, in place of block-q, for an op whose D and "
+           "Dv are at most 64 and that has no causal or window band (with a "
+           "band, larger blocks would compute more of what the band "
+           "skips); 0: block-q everywhere">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
