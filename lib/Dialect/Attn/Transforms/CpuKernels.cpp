@@ -188,16 +188,7 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
   int64_t numT = memrefOf(a).getDimSize(0);
   int64_t numB = memrefOf(bMat).getDimSize(bIsTC ? 0 : 1);
   int64_t rowStep = blocking.width * blocking.rowVecs;
-  // Prefetch: line (register block * numT + t), clamped to the tile's last.
-  Value after;
-  int64_t lines = 0;
-  if (extras.prefetchAfter) {
-    MemRefType type = memrefOf(extras.prefetchAfter);
-    if (type.hasStaticShape())
-      lines = type.getNumElements() * type.getElementTypeBitWidth() / 8 / 64;
-    if (lines > 0)
-      after = addressAfterView(kernel, extras.prefetchAfter);
-  }
+  ContractionPrefetch prefetch(kernel, blocking, out, numT, extras);
   emitRegisterBlocks(
       kernel, blocking, out, extras,
       [&](const RegisterBlock &block, SmallVector<Value> acc) {
@@ -212,24 +203,7 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
         return kernel.loopCarrying(
             0, numT, 1, acc, [&](Value t, ValueRange carried) {
               SmallVector<Value> rowVec, next;
-              if (after) {
-                OpBuilder &b = kernel.b;
-                Value blockIndex = arith::DivUIOp::create(
-                    b, kernel.loc, block.c0, kernel.idx(blocking.regBlock));
-                Value line = arith::AddIOp::create(
-                    b, kernel.loc,
-                    arith::MulIOp::create(b, kernel.loc, blockIndex,
-                                          kernel.idx(numT)),
-                    t);
-                line = arith::MinUIOp::create(b, kernel.loc, line,
-                                              kernel.idx(lines - 1));
-                prefetchAt(kernel,
-                           arith::AddIOp::create(
-                               b, kernel.loc, after,
-                               arith::MulIOp::create(b, kernel.loc, line,
-                                                     kernel.idx(64))),
-                           /*forWrite=*/false);
-              }
+              prefetch.emit(block, t);
               for (Value col : block.rowOffsets)
                 rowVec.push_back(kernel.load(aBlock, {t, col}));
               for (int64_t c = 0; c < count; ++c) {

@@ -166,6 +166,13 @@ struct ContractionExtras {
   /// bytes right after it, as many as it holds, are prefetched into L2, one
   /// cache line per reduction step (CpuPrefetch.cpp).
   Value prefetchAfter;
+  /// If set (a view that contiguousRowStride accepts: this query block's
+  /// query rows, or its output rows), the next query block's rows right
+  /// after it are prefetched too (for write if `nextRowsForWrite`), one line
+  /// per reduction step of each register block, so that they are in L2 when
+  /// the next block starts, without a burst of prefetches in one place.
+  Value nextRows;
+  bool nextRowsForWrite = false;
 };
 
 /// The row stride of a 2-D view whose rows follow each other without a gap
@@ -188,6 +195,32 @@ struct RegisterBlock {
   SmallVector<Value> rows;       // i0 + r * width
   SmallVector<Value> cOffsets;   // c
   SmallVector<Value> rowOffsets; // r * width
+};
+
+/// The prefetches of a contraction with out [C, BQ] and `numT` reduction
+/// steps (ContractionExtras::prefetchAfter and nextRows), built once before
+/// its register blocks; `emit` issues one line of each stream per reduction
+/// step: of the K/V tile after this one line (register block * numT + t), of
+/// the next query block's rows line ((register block * row groups + row
+/// group) * numT + t), each clamped to its last line (CpuPrefetch.cpp).
+class ContractionPrefetch {
+public:
+  ContractionPrefetch(KernelBuilder &kernel, const RegisterBlocking &blocking,
+                      Value out, int64_t numT, const ContractionExtras &extras);
+  void emit(const RegisterBlock &block, Value t);
+
+private:
+  struct Stream {
+    Value after;
+    int64_t lines;
+    bool forWrite, perRowGroup;
+  };
+  void addStream(Value view, bool forWrite, bool perRowGroup);
+
+  KernelBuilder &kernel;
+  const RegisterBlocking &blocking;
+  int64_t numT, rowGroups;
+  SmallVector<Stream, 2> streams;
 };
 
 /// The register blocks of out [C, BQ] that both contractions (f32 and

@@ -89,6 +89,7 @@ void mlir::attn::detail::emitBf16Contraction(
     Value words = vector::BroadcastOp::create(b, loc, wordsType, scalar);
     return vector::BitCastOp::create(b, loc, pairsType, words);
   };
+  ContractionPrefetch prefetch(kernel, blocking, out, numT, extras);
   emitRegisterBlocks(
       kernel, blocking, out, extras,
       [&](const RegisterBlock &block, SmallVector<Value> acc) {
@@ -105,6 +106,7 @@ void mlir::attn::detail::emitBf16Contraction(
           pairCols.push_back(kernel.idx(2 * r * blocking.width));
         SmallVector<Value> red = kernel.loopCarrying(
             0, numT, 1, acc, [&](Value t, ValueRange carried) {
+              prefetch.emit(block, t);
               SmallVector<Value> rowPairs, next;
               for (Value col : pairCols)
                 rowPairs.push_back(vector::LoadOp::create(

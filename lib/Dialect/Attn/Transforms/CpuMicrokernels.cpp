@@ -29,6 +29,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -72,9 +73,55 @@ struct TileRewrite {
   SmallVector<Operation *> folded;
   /// bf16 products on vdpbf16ps where the operands allow (bf16-dot).
   bool bf16Dot = false;
+  /// This query block's query rows (the scale_query tile's input) and
+  /// output rows (the output tile's init), for the products to prefetch the
+  /// next block's (NextBlockRows).
+  const struct NextBlockRows *nextRows = nullptr;
 
   Value input(unsigned i) { return op.getDpsInputs()[i]; }
   Value output(unsigned i = 0) { return op.getDpsInits()[i]; }
+};
+
+/// The query and output rows of each query block, found before any tile op
+/// is rewritten: the transposed query tile's buffer -> the query rows it is
+/// read from; the accumulator's buffer -> the output rows it is written to.
+struct NextBlockRows {
+  DenseMap<Value, Value> queryOf, outputOf;
+
+  explicit NextBlockRows(ArrayRef<linalg::GenericOp> tiles) {
+    for (linalg::GenericOp op : tiles) {
+      std::optional<TileRole> role = getTileRole(op);
+      if (role == TileRole::ScaleQuery && op.getNumDpsInputs() == 1)
+        queryOf[op.getDpsInits()[0]] = op.getDpsInputs()[0];
+      if (role != TileRole::Output || op.getNumDpsInputs() < 1)
+        continue;
+      // The accumulator as P.V sees it: the key loop's iter_arg where the
+      // loop still carries it.
+      Value acc = op.getDpsInputs()[0], rows = op.getDpsInits()[0];
+      outputOf[acc] = rows;
+      if (auto result = dyn_cast<OpResult>(acc))
+        if (auto loop = dyn_cast<scf::ForOp>(result.getOwner()))
+          outputOf[loop.getRegionIterArgs()[result.getResultNumber()]] = rows;
+    }
+  }
+
+  /// `rows` (a view whose rows are contiguous) usable right before `user`:
+  /// itself where it dominates `user`, else a copy of its memref.subview
+  /// there when the subview's operands dominate `user`; null otherwise.
+  static Value viewAt(Value rows, Operation *user) {
+    if (!rows || !contiguousRowStride(rows))
+      return {};
+    DominanceInfo dom;
+    if (dom.properlyDominates(rows, user))
+      return rows;
+    auto subview = rows.getDefiningOp<memref::SubViewOp>();
+    if (!subview || !llvm::all_of(subview->getOperands(), [&](Value v) {
+          return dom.properlyDominates(v, user);
+        }))
+      return {};
+    OpBuilder b(user);
+    return b.clone(*subview)->getResult(0);
+  }
 };
 
 /// The row reduction of `role` (the row max, the row sum) right after
@@ -105,13 +152,16 @@ bool rewriteScores(TileRewrite &rewrite) {
     extras.rowMax = rowMax.getDpsInits()[0];
     rewrite.folded.push_back(rowMax);
   }
+  Value k = rewrite.input(1);
+  if (contiguousRowStride(k))
+    extras.prefetchAfter = k;
+  if (rewrite.nextRows)
+    extras.nextRows = NextBlockRows::viewAt(
+        rewrite.nextRows->queryOf.lookup(rewrite.input(0)), rewrite.op);
   if (rewrite.bf16Dot &&
       emitScoresBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
     return true;
   // f16 (or bf16 off the dot products) K: widened to f32 once per tile.
-  Value k = rewrite.input(1);
-  if (contiguousRowStride(k))
-    extras.prefetchAfter = k;
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, k))
     k = wide;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
@@ -130,12 +180,17 @@ bool rewritePV(TileRewrite &rewrite) {
     extras.rowScale = rescale.getDpsInputs()[0];
     rewrite.folded.push_back(rescale);
   }
-  if (rewrite.bf16Dot &&
-      emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
-    return true;
   Value v = rewrite.input(1);
   if (contiguousRowStride(v))
     extras.prefetchAfter = v;
+  if (rewrite.nextRows) {
+    extras.nextRows = NextBlockRows::viewAt(
+        rewrite.nextRows->outputOf.lookup(out), rewrite.op);
+    extras.nextRowsForWrite = true;
+  }
+  if (rewrite.bf16Dot &&
+      emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
+    return true;
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, v))
     v = wide;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
@@ -284,6 +339,7 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, bool bf16Dot, bool scalefExp,
+                   const NextBlockRows &nextRows,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
   if (role == TileRole::ScaleQuery || role == TileRole::Output) {
@@ -312,7 +368,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
   OpBuilder builder(op);
   KernelBuilder kernel(builder, op.getLoc(), width);
   kernel.scalefExp = scalefExp;
-  TileRewrite rewrite{op, kernel, blocking, {}, bf16Dot};
+  TileRewrite rewrite{op, kernel, blocking, {}, bf16Dot, &nextRows};
   if (!rewriteByRole(*role, rewrite))
     return false;
   for (Operation *folded : rewrite.folded) {
@@ -342,11 +398,12 @@ struct AttnCpuMicrokernelsPass
       getOperation()->setAttr(
           "target_features",
           LLVM::TargetFeaturesAttr::get(&getContext(), targetFeatures));
+    NextBlockRows nextRows(tiles);
     DenseSet<Operation *> erased;
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
         rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, avx512Exp,
-                      erased);
+                      nextRows, erased);
   }
 };
 

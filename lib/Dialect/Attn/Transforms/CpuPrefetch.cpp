@@ -10,6 +10,10 @@
 // over their own work, the bytes that follow the tile they read: the next
 // key block's K or V tile, which after the last one of a head is the next
 // head's (the layout is [B, H, L, D]), and the next query block's rows.
+// The products' prefetches (ContractionPrefetch) take one line of each
+// stream per reduction step; the query and output rows of the next block
+// issued all at once by the transposes alone left b = 32 BERT-base at
+// 185 GFLOP/s on one core, spread over the products too at 197–200.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,4 +64,51 @@ void mlir::attn::detail::prefetchAt(KernelBuilder &kernel, Value address,
   // later, after this kernel's own tiles have gone through L1.
   LLVM::Prefetch::create(b, kernel.loc, ptr, /*rw=*/forWrite ? 1 : 0,
                          /*hint=*/2, /*cache=*/1);
+}
+
+ContractionPrefetch::ContractionPrefetch(KernelBuilder &kernel,
+                                         const RegisterBlocking &blocking,
+                                         Value out, int64_t numT,
+                                         const ContractionExtras &extras)
+    : kernel(kernel), blocking(blocking), numT(numT),
+      rowGroups(memrefOf(out).getDimSize(1) /
+                (blocking.width * blocking.rowVecs)) {
+  if (extras.prefetchAfter)
+    addStream(extras.prefetchAfter, /*forWrite=*/false, /*perRowGroup=*/false);
+  if (extras.nextRows)
+    addStream(extras.nextRows, extras.nextRowsForWrite, /*perRowGroup=*/true);
+}
+
+void ContractionPrefetch::addStream(Value view, bool forWrite,
+                                    bool perRowGroup) {
+  MemRefType type = memrefOf(view);
+  if (!type.hasStaticShape())
+    return;
+  int64_t lines =
+      type.getNumElements() * type.getElementTypeBitWidth() / 8 / 64;
+  if (lines > 0)
+    streams.push_back(
+        {addressAfterView(kernel, view), lines, forWrite, perRowGroup});
+}
+
+void ContractionPrefetch::emit(const RegisterBlock &block, Value t) {
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
+  for (const Stream &stream : streams) {
+    Value step =
+        arith::DivUIOp::create(b, loc, block.c0, kernel.idx(blocking.regBlock));
+    if (stream.perRowGroup)
+      step = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, step, kernel.idx(rowGroups)),
+          arith::DivUIOp::create(
+              b, loc, block.i0, kernel.idx(blocking.width * blocking.rowVecs)));
+    Value line = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, step, kernel.idx(numT)), t);
+    line = arith::MinUIOp::create(b, loc, line, kernel.idx(stream.lines - 1));
+    prefetchAt(kernel,
+               arith::AddIOp::create(
+                   b, loc, stream.after,
+                   arith::MulIOp::create(b, loc, line, kernel.idx(64))),
+               stream.forWrite);
+  }
 }

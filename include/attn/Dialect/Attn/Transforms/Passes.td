@@ -166,13 +166,18 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       the vector path, the last rows keep an untagged copy of the op on
       views of them. Left alone if D (Dv) is not a static multiple of W.
     - Software prefetch into L2 (`llvm.intr.prefetch`, locality 2), spread
-      over each kernel's own work: the f32 `scores` and `pv` kernels (also
-      on widened f16/bf16 tiles) prefetch the bytes after their K (V) tile
-      view, as many as it holds, one cache line per reduction step (the
-      next key block; after a head's last, the next head's first);
-      `scale_query` and `output` prefetch the same rows of the next query
-      block (for write, for the output). Short sequences (L = 128) start
-      every query block on operands that no cache holds yet.
+      over each kernel's own work: the `scores` and `pv` kernels (f32, on
+      widened f16/bf16 tiles, and on `bf16-dot`) prefetch the bytes after
+      their K (V) tile view, as many as it holds, one cache line per
+      reduction step (the next key block; after a head's last, the next
+      head's first); where the query block's query and output views have
+      static shapes (one query block per head: short sequences), `scores`
+      also prefetches the query rows after its block's and `pv` the output
+      rows after its block's (for write), one line per reduction step of
+      each register block; `scale_query` and `output` prefetch the same
+      rows of the next query block (for write, for the output). Short
+      sequences (L = 128) start every query block on operands that no cache
+      holds yet.
 
     Tile ops it cannot handle (a full mask whose keys are not contiguous or
     a tile whose keys are not a multiple of the width, grouped decode rows'
