@@ -148,8 +148,18 @@ static void storeAccumulators(KernelBuilder &kernel,
     return;
   for (int64_t r = 0; r < blocking.rowVecs; ++r) {
     Value blockMax = kernel.load(extras.rowMax, {block.rows[r]});
-    for (int64_t c = 0; c < count; ++c)
-      blockMax = kernel.max(blockMax, acc[c * blocking.rowVecs + r]);
+    if (extras.rowMaxScale != 1.0f) {
+      // max(s * c) = max(s) * c for c > 0, exactly (one of the products).
+      Value unscaled = acc[r];
+      for (int64_t c = 1; c < count; ++c)
+        unscaled = kernel.max(unscaled, acc[c * blocking.rowVecs + r]);
+      blockMax = kernel.max(
+          blockMax, arith::MulFOp::create(kernel.b, kernel.loc, unscaled,
+                                          kernel.splat(extras.rowMaxScale)));
+    } else {
+      for (int64_t c = 0; c < count; ++c)
+        blockMax = kernel.max(blockMax, acc[c * blocking.rowVecs + r]);
+    }
     kernel.store(blockMax, extras.rowMax, {block.rows[r]});
   }
 }
@@ -260,8 +270,8 @@ void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
 }
 
 void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
-                                           Value st, Value rowSum,
-                                           bool forBf16) {
+                                           Value st, Value rowSum, bool forBf16,
+                                           float scoreScale) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   float negInf = -std::numeric_limits<float>::infinity();
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
@@ -274,11 +284,18 @@ void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
     Value empty = arith::CmpFOp::create(kernel.b, kernel.loc,
                                         arith::CmpFPredicate::OEQ, mv, ninf);
     mv = arith::SelectOp::create(kernel.b, kernel.loc, empty, zero, mv);
+    Value scale = scoreScale != 1.0f ? kernel.splat(scoreScale) : Value();
+    Value negM =
+        scale ? arith::NegFOp::create(kernel.b, kernel.loc, mv) : Value();
     // One probability: loaded, exponentiated, stored, returned.
     auto prob = [&](Value j) {
       Value s = kernel.load(st, {j, i0});
-      Value p = kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, s, mv),
-                            forBf16);
+      Value x =
+          scale
+              ? vector::FMAOp::create(kernel.b, kernel.loc, s, scale, negM)
+                    .getResult()
+              : arith::SubFOp::create(kernel.b, kernel.loc, s, mv).getResult();
+      Value p = kernel.exp2(x, forBf16);
       kernel.store(p, st, {j, i0});
       return p;
     };

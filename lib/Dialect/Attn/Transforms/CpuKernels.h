@@ -159,6 +159,9 @@ struct ContractionExtras {
   bool fromZero = false;
   /// If set, out[c, i] is first multiplied by rowScale[i] as it is loaded.
   Value rowScale;
+  /// With rowMax: the row max is of rowMaxScale * out (out holds unscaled
+  /// scores; rowMaxScale > 0, applied once per row vector and block).
+  float rowMaxScale = 1.0f;
   /// If set, rowMax[i] = max(rowMax[i], out[c, i]) over all c, from the
   /// accumulators while they are in registers.
   Value rowMax;
@@ -261,8 +264,10 @@ void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
 /// also rowSum[i] += sum_j St[j, i] on the new values, four partial sums per
 /// row vector. `forBf16`: the probabilities weigh bf16 values (V), so
 /// exp2's degree-4 polynomial is used; its error is far below bf16's rounding.
+/// With `scoreScale` (not 1), St holds unscaled scores: exp2(St[j, i] *
+/// scoreScale - m[i]), one FMA.
 void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum,
-                       bool forBf16 = false);
+                       bool forBf16 = false, float scoreScale = 1.0f);
 
 /// x[..., i] *= alpha[i] for x of rank 1 or 2.
 void emitRescale(KernelBuilder &kernel, Value alpha, Value x);

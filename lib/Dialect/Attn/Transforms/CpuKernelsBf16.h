@@ -47,8 +47,12 @@ void emitBf16Contraction(
 /// was given), K is read in place (its rows hold d in pairs), and the sums
 /// are multiplied by the score scale as they are stored. Returns false,
 /// building nothing, if the op does not qualify.
+/// Q.K^T on the bf16 dot products; with `unscaled`, the scores are left
+/// unscaled (the softmax applies the op's scale: ContractionExtras'
+/// rowMaxScale, emitProbabilities' scoreScale).
 bool emitScoresBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
-                    linalg::GenericOp op, const ContractionExtras &extras);
+                    linalg::GenericOp op, const ContractionExtras &extras,
+                    bool unscaled = false);
 
 /// The `pv` tile op (acct [dv, bq] += V [bk, dv] . Pt [bk, bq]) on
 /// vdpbf16ps, for bf16 values, an even bk and dv a multiple of the vector

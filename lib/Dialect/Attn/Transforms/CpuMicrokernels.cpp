@@ -17,6 +17,7 @@
 #include "CpuKernels.h"
 #include "CpuKernelsBf16.h"
 #include "CpuKernelsWiden.h"
+#include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
@@ -134,6 +135,30 @@ linalg::GenericOp foldableReduction(TileRewrite &rewrite, TileRole role) {
   return next;
 }
 
+/// Set by the bf16 scores kernel on the probabilities op when it leaves the
+/// scores unscaled: the scale the probabilities apply (an f32 attribute).
+constexpr llvm::StringLiteral kProbsScoreScaleAttrName =
+    "attn.probs_score_scale";
+
+/// The probabilities op that comes after `after` and is the first op from
+/// there on to touch the score tile `st` (nothing between reads the scaled
+/// scores: no mask, softcap or ALiBi), or null.
+linalg::GenericOp probsAfter(Operation *after, Value st) {
+  for (Operation *next = after->getNextNode(); next;
+       next = next->getNextNode()) {
+    WalkResult uses = next->walk([&](Operation *inner) {
+      return llvm::is_contained(inner->getOperands(), st)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (!uses.wasInterrupted())
+      continue;
+    linalg::GenericOp probs = asTile(next, TileRole::Probs);
+    return probs && probs.getDpsInits()[0] == st ? probs : linalg::GenericOp();
+  }
+  return {};
+}
+
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]. The tile's zero fill right before it
 /// is folded in (accumulators start at 0), and so is the row max right after
 /// it (taken from the accumulators while they are in registers).
@@ -148,7 +173,8 @@ bool rewriteScores(TileRewrite &rewrite) {
     extras.fromZero = true;
     rewrite.folded.push_back(zeroFill);
   }
-  if (linalg::GenericOp rowMax = foldableReduction(rewrite, TileRole::RowMax)) {
+  linalg::GenericOp rowMax = foldableReduction(rewrite, TileRole::RowMax);
+  if (rowMax) {
     extras.rowMax = rowMax.getDpsInits()[0];
     rewrite.folded.push_back(rowMax);
   }
@@ -158,9 +184,25 @@ bool rewriteScores(TileRewrite &rewrite) {
   if (rewrite.nextRows)
     extras.nextRows = NextBlockRows::viewAt(
         rewrite.nextRows->queryOf.lookup(rewrite.input(0)), rewrite.op);
-  if (rewrite.bf16Dot &&
-      emitScoresBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
-    return true;
+  if (rewrite.bf16Dot) {
+    // The probabilities take the scale (in the FMA they start with) instead
+    // of a multiply per score, where nothing between reads scaled scores;
+    // the row max scales each row vector's block maximum.
+    auto scale = rewrite.op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
+    linalg::GenericOp probs = rowMax && scale && scale.getValueAsDouble() > 0.0
+                                  ? probsAfter(rowMax, out)
+                                  : linalg::GenericOp();
+    if (probs)
+      extras.rowMaxScale = static_cast<float>(scale.getValueAsDouble());
+    if (emitScoresBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras,
+                       /*unscaled=*/bool(probs))) {
+      if (probs)
+        probs->setAttr(kProbsScoreScaleAttrName,
+                       rewrite.kernel.b.getF32FloatAttr(extras.rowMaxScale));
+      return true;
+    }
+    extras.rowMaxScale = 1.0f;
+  }
   // f16 (or bf16 off the dot products) K: widened to f32 once per tile.
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, k))
     k = wide;
@@ -237,7 +279,10 @@ bool rewriteProbs(TileRewrite &rewrite) {
                 memrefOf(pv.getDpsInputs()[1]).getElementType().isBF16();
       break;
     }
-  emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum, forBf16);
+  auto scale = rewrite.op->getAttrOfType<FloatAttr>(kProbsScoreScaleAttrName);
+  emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum, forBf16,
+                    scale ? static_cast<float>(scale.getValueAsDouble())
+                          : 1.0f);
   return true;
 }
 

@@ -45,7 +45,8 @@ bool isBf16(Value v) { return memrefOf(v).getElementType().isBF16(); }
 bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
                                         const RegisterBlocking &blocking,
                                         linalg::GenericOp op,
-                                        const ContractionExtras &extras) {
+                                        const ContractionExtras &extras,
+                                        bool unscaled) {
   Value qt = op.getDpsInputs()[0], k = op.getDpsInputs()[1];
   auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
   int64_t d = memrefOf(qt).getDimSize(0), bq = memrefOf(qt).getDimSize(1);
@@ -70,7 +71,7 @@ bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
         return {j,
                 arith::MulIOp::create(kernel.b, kernel.loc, t, kernel.idx(2))};
       },
-      op.getDpsInits()[0], extras, qScale);
+      op.getDpsInits()[0], extras, unscaled ? 1.0f : qScale);
   return true;
 }
 

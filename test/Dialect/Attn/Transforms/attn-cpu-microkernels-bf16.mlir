@@ -6,14 +6,17 @@
 // bf16-dot: both products on x86vector.avx512.dot. The query tile is packed
 // once per query block, before the key loop, into pairs of adjacent dims
 // (the score scale divided back out, rounded to bf16); K is read in place,
-// one 32-bit pair broadcast per key; the sums are multiplied by the score
-// scale as they leave the registers. P is rounded to bf16 and V packed into
+// one 32-bit pair broadcast per key; the sums leave the registers unscaled:
+// the row max scales each row vector's block maximum once (one multiply per
+// 16 rows instead of one per score) and the probabilities start with
+// fma(s, scale, -m). P is rounded to bf16 and V packed into
 // key pairs before P.V. The probabilities weigh bf16 values (and are rounded
 // to bf16 here): their exp2 is the degree-4 polynomial (leading coefficient
 // 0.00957), the running max's stays degree 6 (1.53e-4).
 // CHECK-LABEL: func.func @bf16_dot
 // CHECK-DAG: %[[P4:.*]] = arith.constant dense<0.00957010221> : vector<16xf32>
 // CHECK-DAG: %[[P6:.*]] = arith.constant dense<1.53458124E-4> : vector<16xf32>
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.360673755> : vector<16xf32>
 // CHECK: scf.forall
 // CHECK:   memref.alloc() {alignment = 64 : i64, attn.scratch = "bf16-pairs"} : memref<8x64xbf16>
 // CHECK:   arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
@@ -28,9 +31,20 @@
 // CHECK:       vector.broadcast %{{.*}} : i32 to vector<16xi32>
 // CHECK:       vector.bitcast %{{.*}} : vector<16xi32> to vector<32xbf16>
 // CHECK:       x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
-// CHECK:     arith.mulf %{{.*}}, %[[SCALE:cst[_0-9]*]] : vector<16xf32>
+// CHECK-NOT:   arith.mulf
+// CHECK:       scf.yield
+// CHECK-NOT: arith.mulf
+// CHECK-COUNT-7: arith.select
+// CHECK-NOT: arith.mulf
+// CHECK:     %[[MAX0:.*]] = arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
+// CHECK-NEXT: arith.cmpf ogt, %{{.*}}, %[[MAX0]]
+// CHECK-COUNT-7: arith.select
+// CHECK-NOT: arith.mulf
+// CHECK:     arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
 // CHECK:     math.roundeven
 // CHECK:     vector.fma %[[P6]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:     %[[NEGM:.*]] = arith.negf %{{.*}} : vector<16xf32>
+// CHECK:     vector.fma %{{.*}}, %[[SCALE]], %[[NEGM]] : vector<16xf32>
 // CHECK:     math.roundeven
 // CHECK:     vector.fma %[[P4]], %{{.*}}, %{{.*}} : vector<16xf32>
 // P.V: P rounded and packed, V packed, then the dot products.
@@ -72,4 +86,20 @@ func.func @odd_d(%q: tensor<1x1x64x15xbf16>, %k: tensor<1x1x64x15xbf16>, %v: ten
 func.func @f32_unchanged(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
   return %o : tensor<1x1x64x16xf32>
+}
+
+// -----
+
+// A softcap between the scores and the probabilities reads the scaled
+// scores: the sums are multiplied by the score scale as they leave the
+// registers, and the probabilities subtract the max.
+// CHECK-LABEL: func.func @softcap_scaled
+// CHECK:       x86vector.avx512.dot
+// CHECK:       scf.yield
+// CHECK-NEXT:  }
+// CHECK-NEXT:  arith.mulf
+// CHECK-NOT:   arith.negf
+func.func @softcap_scaled(%q: tensor<1x1x64x16xbf16>, %k: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  %o = attn.sdpa %q, %k, %k {softcap = 30.0 : f32} : tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16> -> tensor<1x1x64x16xbf16>
+  return %o : tensor<1x1x64x16xbf16>
 }
