@@ -165,6 +165,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
       llvm::isPowerOf2_64(kernels.vectorWidth)) {
     tiling.decodeRows = options.decodeRows;
     tiling.decodeWidth = kernels.vectorWidth;
+    tiling.decodeBf16Dot = kernels.bf16Dot;
   }
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
@@ -95,6 +96,11 @@ public:
         rows(sdpa.bq), dChunks(sdpa.d / width), vChunks(sdpa.dv / width) {
     keysPaired = isPairable(sdpa.op.getKey(), sdpa.d);
     valuesPaired = isPairable(sdpa.op.getValue(), sdpa.dv);
+    auto isBf16 = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
+    };
+    keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
+              isBf16(sdpa.op.getQuery());
   }
 
   SoftmaxState build(Value begin, Value end);
@@ -135,6 +141,13 @@ private:
   /// bf16 K (V) read in the pair layout (readRow), and the query rows
   /// (the accumulators) in the same order.
   bool keysPaired = false, valuesPaired = false;
+  /// Q.K on the bf16 dot products (decode-bf16-dot): `queries` holds each
+  /// row's bf16 values as given, dChunks / 2 vectors of 2W, and the scores
+  /// are scaled after the dot products.
+  bool keyDots = false;
+  /// Columns [2pW, 2(p + 1)W) of row `row` of the bf16 tensor `src` at
+  /// (batch, head), as they are.
+  Value readBf16Pairs(Value src, Value head, Value row, int64_t p);
 
   bool isPairable(Value src, int64_t cols) const {
     return cast<RankedTensorType>(src.getType()).getElementType().isBF16() &&
@@ -209,6 +222,17 @@ void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
         /*isDataCache=*/true);
 }
 
+Value DecodeBuilder::readBf16Pairs(Value src, Value head, Value row,
+                                   int64_t p) {
+  auto type = VectorType::get({2 * width}, b.getBF16Type());
+  Value pad =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(b.getBF16Type(), 0.0));
+  return vector::TransferReadOp::create(
+      b, loc, type, src,
+      ValueRange{qb.batch, head, row, kernel.idx(p * 2 * width)}, pad,
+      ArrayRef<bool>{true});
+}
+
 void DecodeBuilder::readQueries() {
   Value scale = kernel.splat(sdpa.qScale);
   for (int64_t r = 0; r < rows; ++r) {
@@ -216,6 +240,11 @@ void DecodeBuilder::readQueries() {
     if (sdpa.groupedRows) {
       head = kernel.add(qb.head, r / sdpa.staticLq);
       query = kernel.idx(r % sdpa.staticLq);
+    }
+    if (keyDots) {
+      for (int64_t p = 0; p < dChunks / 2; ++p)
+        queries.push_back(readBf16Pairs(sdpa.op.getQuery(), head, query, p));
+      continue;
     }
     for (int64_t c = 0; c < dChunks; ++c)
       queries.push_back(arith::MulFOp::create(
@@ -253,13 +282,23 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     if (prefetchBase)
       prefetchRow(keyBuffer, kernel.add(prefetchBase, j), 0, dChunks);
     SmallVector<Value> k;
-    for (int64_t c = 0; c < dChunks; ++c)
-      k.push_back(readRow(key, qb.kvHead, kRow, c, keysPaired));
+    int64_t chunks = keyDots ? dChunks / 2 : dChunks;
+    for (int64_t c = 0; c < chunks; ++c)
+      k.push_back(keyDots ? readBf16Pairs(key, qb.kvHead, kRow, c)
+                          : readRow(key, qb.kvHead, kRow, c, keysPaired));
     for (int64_t r = 0; r < rows; ++r) {
-      Value dot = arith::MulFOp::create(b, loc, k[0], queries[r * dChunks]);
-      for (int64_t c = 1; c < dChunks; ++c)
-        dot =
-            vector::FMAOp::create(b, loc, k[c], queries[r * dChunks + c], dot);
+      Value dot;
+      if (keyDots) {
+        dot = kernel.splat(0.0f);
+        for (int64_t c = 0; c < chunks; ++c)
+          dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType, dot,
+                                             queries[r * chunks + c], k[c]);
+      } else {
+        dot = arith::MulFOp::create(b, loc, k[0], queries[r * dChunks]);
+        for (int64_t c = 1; c < dChunks; ++c)
+          dot = vector::FMAOp::create(b, loc, k[c], queries[r * dChunks + c],
+                                      dot);
+      }
       int64_t level = 0;
       auto &stack = pending[r];
       while (!stack.empty() && stack.back().first == level) {
@@ -281,6 +320,8 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   for (int64_t r = 0; r < rows; ++r) {
     assert(pending[r].size() == 1 && "W is a power of 2");
     Value s = pending[r].front().second;
+    if (keyDots)
+      s = arith::MulFOp::create(b, loc, s, kernel.splat(sdpa.qScale));
     if (validLanes)
       s = arith::SelectOp::create(b, loc, validLanes, s, negInf);
     Value mNew = kernel.max(state.m[r], laneMax(s));

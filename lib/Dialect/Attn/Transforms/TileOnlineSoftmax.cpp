@@ -28,6 +28,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -496,6 +497,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   if (int64_t rows = decodeRowsFor(sdpa, tiling.decodeRows, tiling.decodeWidth,
                                    tiling.blockQ)) {
     sdpa.decodeWidth = tiling.decodeWidth;
+    sdpa.decodeBf16Dot = tiling.decodeBf16Dot;
     sdpa.bq = rows;
   }
   sdpa.bk =
@@ -594,9 +596,9 @@ struct AttnTileOnlineSoftmaxPass
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(patterns,
-                                      {blockQ, blockKV, rowMultiple, kvSplits,
-                                       decodeRows, decodeWidth, narrowBlockQ});
+    populateTileOnlineSoftmaxPatterns(
+        patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
+                   decodeWidth, decodeBf16Dot, narrowBlockQ});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

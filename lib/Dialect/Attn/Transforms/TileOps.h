@@ -55,6 +55,8 @@ struct TiledSdpa {
   /// The decode kernel (DecodeKernel.h) instead of the tile ops: vectors of
   /// this many f32 lanes along D; 0 when the tile ops are used.
   int64_t decodeWidth = 0;
+  /// The decode kernel's Q.K on bf16 dot products (decode-bf16-dot).
+  bool decodeBf16Dot = false;
 };
 
 /// The indices that identify one query block inside the scf.forall. Rows

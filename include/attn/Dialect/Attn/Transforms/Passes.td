@@ -99,6 +99,12 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "(docs/passes.md lists the cases it takes); 0: never">,
     Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector of the decode kernel (a power of 2)">,
+    Option<"decodeBf16Dot", "decode-bf16-dot", "bool", /*default=*/"false",
+           "Decode kernel with bf16 Q and K (D a multiple of 2 x "
+           "decode-width, decode-width 16): the dot products Q.K on "
+           "AVX512-BF16's vdpbf16ps (x86vector.avx512.dot) on the bf16 "
+           "values as given, the score scale applied to the sums; needs a "
+           "CPU with avx512_bf16">,
     Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
            "Query rows per block, in place of block-q, for an op whose D and "
            "Dv are at most 64 and that has no causal or window band (with a "
@@ -113,7 +119,8 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
   ];
 }
 

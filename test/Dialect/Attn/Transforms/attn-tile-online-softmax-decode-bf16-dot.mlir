@@ -1,0 +1,51 @@
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1 decode-bf16-dot=true" -canonicalize -cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1" -canonicalize -cse | FileCheck %s --check-prefix=OFF
+// attn-lower-cpu sets decode-bf16-dot on the avx512-bf16 path only.
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPE
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
+
+// decode-bf16-dot: the decode kernel's Q.K on vdpbf16ps. Each query row is
+// read once as bf16 pairs (2 x 32 values for D = 64, not widened, not
+// scaled); each K row likewise; one x86vector.avx512.dot per 32 values and
+// row, chained along D; the score scale (0.125 * log2 e) multiplies the
+// folded scores of a block of 16 keys once per row.
+// CHECK-LABEL: func.func @gqa_bf16
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.180336878> : vector<16xf32>
+// CHECK: scf.forall
+// CHECK: %[[Q0:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %c0, %c0], %{{.*}} : tensor<1x8x1x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[Q1:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %c0, %c32], %{{.*}} : tensor<1x8x1x64xbf16>, vector<32xbf16>
+// CHECK-NOT: arith.extf
+// CHECK: scf.for
+// CHECK: %[[K0:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[K1:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c32], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[D0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[Q0]], %[[K0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: x86vector.avx512.dot %[[D0]], %[[Q1]], %[[K1]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-3: x86vector.avx512.dot %[[ZERO]]
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
+// OFF-LABEL: func.func @gqa_bf16
+// OFF-NOT: x86vector.avx512.dot
+// PIPE-LABEL: func.func @gqa_bf16
+// PIPE: x86vector.avx512.dot
+func.func @gqa_bf16(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: tensor<1x2x100x64xbf16>) -> tensor<1x8x1x64xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %o : tensor<1x8x1x64xbf16>
+}
+
+// -----
+
+// f16 and D = 48 (not a multiple of 32 bf16 pairs) keep the f32 FMAs.
+// CHECK-LABEL: func.func @f16
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK-LABEL: func.func @d48
+// CHECK-NOT: x86vector.avx512.dot
+// PIPE-LABEL: func.func @f16
+// PIPE-NOT: x86vector.avx512.dot
+func.func @f16(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x100x64xf16>, %v: tensor<1x4x100x64xf16>) -> tensor<1x4x1x64xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x4x1x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100x64xf16> -> tensor<1x4x1x64xf16>
+  return %o : tensor<1x4x1x64xf16>
+}
+func.func @d48(%q: tensor<1x4x1x48xbf16>, %k: tensor<1x4x100x48xbf16>, %v: tensor<1x4x100x48xbf16>) -> tensor<1x4x1x48xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x4x1x48xbf16>, tensor<1x4x100x48xbf16>, tensor<1x4x100x48xbf16> -> tensor<1x4x1x48xbf16>
+  return %o : tensor<1x4x1x48xbf16>
+}
