@@ -16,6 +16,12 @@ trap 'rm -rf "$out"' EXIT
 read -r qElems kvElems elt gflop < <(python3 - "$spec" <<'PY'
 import sys
 f = dict(kv.split("=") for kv in sys.argv[1].split(","))
+# The driver passes Q, K, V and the output only: no mask, lse, key lengths,
+# dynamic sizes or other operands.
+other = set(f) - {"b", "hq", "hkv", "lq", "lk", "d", "dv", "dtype", "causal",
+                  "scale", "softcap"}
+if other:
+    sys.exit("aot-cputime: not supported here: " + ", ".join(sorted(other)))
 b, hq = int(f.get("b", 1)), int(f["hq"])
 hkv = int(f.get("hkv", hq))
 lq = int(f["lq"]); lk = int(f.get("lk", lq))

@@ -22,8 +22,8 @@ static double cpuSeconds(void) {
   return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* Small values of the element type: f32, or bf16/f16 bit patterns of
- * numbers between 2^-7 and 2^-6 (bf16) or 2^-1 and 1 (f16). */
+/* Small values of the element type: f32 in [-0.5, 0.5), or the bit
+ * patterns 0x3c00-0x3c7f: bf16 in [2^-7, 2^-6), f16 in [1, 1.124). */
 static void *filled(size_t elems, int eltBytes, unsigned seed) {
   void *p = aligned_alloc(64, (elems * eltBytes + 63) / 64 * 64);
   if (!p)

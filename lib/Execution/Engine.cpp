@@ -470,6 +470,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     return std::move(e);
   report.blockQ = pipeline.blockQ;
   report.blockKV = pipeline.blockKV;
+  report.narrowBlockQ = narrowBlockQFor(pipeline);
   if (options.cuda) {
     if (options.peak)
       return makeError("--peak measures the CPU; not with --target cuda");
@@ -477,7 +478,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       return makeError("--block-q, --block-kv, --reg-block and --row-vectors "
                        "are options of the CPU pipeline");
     report.target = "cuda";
-    report.blockQ = report.blockKV = 0;
+    report.blockQ = report.blockKV = report.narrowBlockQ = 0;
     // No driver or no GPU: one line, before anything is compiled.
     llvm::Expected<std::string> chip = probeCudaDevice();
     if (!chip)

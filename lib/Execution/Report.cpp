@@ -154,6 +154,7 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       {"threads", report.threads},
       {"block_q", report.blockQ},
       {"block_kv", report.blockKV},
+      {"narrow_block_q", report.narrowBlockQ},
       {"naive_skipped", report.naiveSkipped},
       {"f64_skipped", report.refSkipped},
       {"f64_row_stride", report.refRowStride},

@@ -142,17 +142,19 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
   return kernels;
 }
 
+int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
+  return options.blockQ.hasValue() && !options.narrowBlockQ.hasValue()
+             ? 0
+             : int64_t(options.narrowBlockQ);
+}
+
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
   tiling.kvSplits = options.kvSplits;
-  // An explicit block-q is taken as asked for, narrow heads included.
-  tiling.narrowBlockQ =
-      options.blockQ.hasValue() && !options.narrowBlockQ.hasValue()
-          ? 0
-          : int64_t(options.narrowBlockQ);
+  tiling.narrowBlockQ = narrowBlockQFor(options);
   AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
   // Query rows run along the microkernels' vectors: fill whole vectors. A
   // width that is not positive is left to attn-cpu-microkernels to reject,

@@ -112,7 +112,9 @@ struct RunReport {
   uint64_t seed = 0;
   /// --threads as given (0: all), and the threads that were used.
   int threads = 0, usedThreads = 1;
-  int64_t blockQ = 0, blockKV = 0;
+  /// The pipeline's block-q, block-kv and narrow-block-q (the rows per
+  /// block of ops with D, Dv <= 64 and no band; 0: block-q).
+  int64_t blockQ = 0, blockKV = 0, narrowBlockQ = 0;
   /// "cpu" or "cuda", and the SM the cuda run compiled for.
   std::string target = "cpu", chip;
   std::vector<TensorSpec> inputs;

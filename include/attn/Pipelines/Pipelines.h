@@ -112,6 +112,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
 AttnCpuMicrokernelsOptions
 microkernelOptionsFor(const CpuPipelineOptions &options);
 
+/// narrow-block-q as attn-lower-cpu applies it: 0 where block-q is given and
+/// narrow-block-q is not (an explicit block-q is taken as asked for).
+int64_t narrowBlockQFor(const CpuPipelineOptions &options);
+
 /// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
 /// OpenMP, LLVM. The fused lowering for the CPU.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);

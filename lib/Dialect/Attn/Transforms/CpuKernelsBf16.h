@@ -45,11 +45,10 @@ void emitBf16Contraction(
 /// row pairs once per query block (in front of the key loop, with the
 /// score scale divided back out so the packed query is the bf16 query that
 /// was given), K is read in place (its rows hold d in pairs), and the sums
-/// are multiplied by the score scale as they are stored. Returns false,
-/// building nothing, if the op does not qualify.
-/// Q.K^T on the bf16 dot products; with `unscaled`, the scores are left
-/// unscaled (the softmax applies the op's scale: ContractionExtras'
-/// rowMaxScale, emitProbabilities' scoreScale).
+/// are multiplied by the score scale as they are stored; with `unscaled`,
+/// they are stored unscaled, for a softmax that applies the scale itself
+/// (ContractionExtras' rowMaxScale, emitProbabilities' scoreScale). Returns
+/// false, building nothing, if the op does not qualify.
 bool emitScoresBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
                     linalg::GenericOp op, const ContractionExtras &extras,
                     bool unscaled = false);

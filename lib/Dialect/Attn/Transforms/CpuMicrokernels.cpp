@@ -64,6 +64,28 @@ linalg::GenericOp asTile(Operation *op, TileRole role) {
   return generic;
 }
 
+/// The products read K and V (or Pt) in any float type and extend each
+/// element; every other kernel works on f32 tiles only.
+bool readsAnyFloat(TileRole role) {
+  return role == TileRole::Scores || role == TileRole::PV;
+}
+
+/// True if the kernels take `op` as a tile op of `role` (ScaleQuery and
+/// Output aside): static contiguous operands, query rows (the innermost dim
+/// of the output) in whole vectors of `width`, f32 tiles but for what the
+/// products read.
+bool kernelTakes(linalg::GenericOp op, TileRole role, int64_t width) {
+  if (!asTile(op, role))
+    return false;
+  MemRefType outType = memrefOf(op.getDpsInits()[0]);
+  int64_t bq = outType.getDimSize(outType.getRank() - 1);
+  if (bq % width != 0 || !outType.getElementType().isF32())
+    return false;
+  return readsAnyFloat(role) || llvm::all_of(op.getDpsInputs(), [](Value v) {
+           return memrefOf(v).getElementType().isF32();
+         });
+}
+
 /// What a per-role rewrite works on: the tile op, the kernel builder in
 /// front of it, the register blocking, and the neighbours it folds into its
 /// kernel (erased with the op).
@@ -106,11 +128,12 @@ struct NextBlockRows {
     }
   }
 
-  /// `rows` (a view whose rows are contiguous) usable right before `user`:
+  /// `rows` (a static view whose rows are contiguous: ContractionPrefetch
+  /// takes no other) usable right before `user`:
   /// itself where it dominates `user`, else a copy of its memref.subview
   /// there when the subview's operands dominate `user`; null otherwise.
   static Value viewAt(Value rows, Operation *user) {
-    if (!rows || !contiguousRowStride(rows))
+    if (!rows || !contiguousRowStride(rows) || !memrefOf(rows).hasStaticShape())
       return {};
     DominanceInfo dom;
     if (dom.properlyDominates(rows, user))
@@ -142,8 +165,9 @@ constexpr llvm::StringLiteral kProbsScoreScaleAttrName =
 
 /// The probabilities op that comes after `after` and is the first op from
 /// there on to touch the score tile `st` (nothing between reads the scaled
-/// scores: no mask, softcap or ALiBi), or null.
-linalg::GenericOp probsAfter(Operation *after, Value st) {
+/// scores: no mask, softcap or ALiBi), if the kernels take it (so that it
+/// is sure to be rewritten with the scale), or null.
+linalg::GenericOp probsAfter(Operation *after, Value st, int64_t width) {
   for (Operation *next = after->getNextNode(); next;
        next = next->getNextNode()) {
     WalkResult uses = next->walk([&](Operation *inner) {
@@ -153,8 +177,11 @@ linalg::GenericOp probsAfter(Operation *after, Value st) {
     });
     if (!uses.wasInterrupted())
       continue;
-    linalg::GenericOp probs = asTile(next, TileRole::Probs);
-    return probs && probs.getDpsInits()[0] == st ? probs : linalg::GenericOp();
+    auto probs = dyn_cast<linalg::GenericOp>(next);
+    return probs && kernelTakes(probs, TileRole::Probs, width) &&
+                   probs.getDpsInits()[0] == st
+               ? probs
+               : linalg::GenericOp();
   }
   return {};
 }
@@ -189,9 +216,10 @@ bool rewriteScores(TileRewrite &rewrite) {
     // of a multiply per score, where nothing between reads scaled scores;
     // the row max scales each row vector's block maximum.
     auto scale = rewrite.op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
-    linalg::GenericOp probs = rowMax && scale && scale.getValueAsDouble() > 0.0
-                                  ? probsAfter(rowMax, out)
-                                  : linalg::GenericOp();
+    linalg::GenericOp probs =
+        rowMax && scale && scale.getValueAsDouble() > 0.0
+            ? probsAfter(rowMax, out, rewrite.kernel.width)
+            : linalg::GenericOp();
     if (probs)
       extras.rowMaxScale = static_cast<float>(scale.getValueAsDouble());
     if (emitScoresBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras,
@@ -356,12 +384,6 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
   return false;
 }
 
-/// The products read K and V (or Pt) in any float type and extend each
-/// element; every other kernel works on f32 tiles only.
-bool readsAnyFloat(TileRole role) {
-  return role == TileRole::Scores || role == TileRole::PV;
-}
-
 /// A register block of as many row vectors as asked for and the tile's
 /// `bq` rows hold; with fewer, more keys per block instead, so the block
 /// keeps about as many accumulators (at most 24 of the 32 registers).
@@ -396,17 +418,10 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     op->erase();
     return true;
   }
-  if (!role || !asTile(op, *role))
+  if (!role || !kernelTakes(op, *role, width))
     return false;
-  // Query rows are the innermost dim of the output in every role.
   MemRefType outType = memrefOf(op.getDpsInits()[0]);
   int64_t bq = outType.getDimSize(outType.getRank() - 1);
-  if (bq % width != 0 || !outType.getElementType().isF32())
-    return false;
-  if (!readsAnyFloat(*role))
-    for (Value v : op.getDpsInputs())
-      if (!memrefOf(v).getElementType().isF32())
-        return false;
   RegisterBlocking blocking =
       chooseRegisterBlocking(bq, width, regBlock, rowVectors);
 

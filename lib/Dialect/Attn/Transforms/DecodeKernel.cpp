@@ -145,15 +145,25 @@ private:
   /// row's bf16 values as given, dChunks / 2 vectors of 2W, and the scores
   /// are scaled after the dot products.
   bool keyDots = false;
-  /// Columns [2pW, 2(p + 1)W) of row `row` of the bf16 tensor `src` at
-  /// (batch, head), as they are.
-  Value readBf16Pairs(Value src, Value head, Value row, int64_t p);
+  /// Columns [2pW, 2(p + 1)W) of row `row` of `src` at (batch, head), as
+  /// they are (2W elements of its type).
+  Value readPairChunk(Value src, Value head, Value row, int64_t p);
 
   bool isPairable(Value src, int64_t cols) const {
     return cast<RankedTensorType>(src.getType()).getElementType().isBF16() &&
            cols % (2 * width) == 0;
   }
 };
+
+Value DecodeBuilder::readPairChunk(Value src, Value head, Value row,
+                                   int64_t p) {
+  auto eltType = cast<RankedTensorType>(src.getType()).getElementType();
+  Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
+  return vector::TransferReadOp::create(
+      b, loc, VectorType::get({2 * width}, eltType), src,
+      ValueRange{qb.batch, head, row, kernel.idx(p * 2 * width)}, pad,
+      ArrayRef<bool>{true});
+}
 
 Value DecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
                              bool paired) {
@@ -172,14 +182,8 @@ Value DecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
   // Pair layout: vectors 2p and 2p + 1 hold the even and the odd columns of
   // columns [2pW, 2(p + 1)W). One load of 2W elements serves both (the
   // second read folds into the first).
-  int64_t pair = c / 2;
   bool odd = c % 2;
-  auto type = VectorType::get({2 * width}, eltType);
-  Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
-  Value x = vector::TransferReadOp::create(
-      b, loc, type, src,
-      ValueRange{qb.batch, head, row, kernel.idx(pair * 2 * width)}, pad,
-      ArrayRef<bool>{true});
+  Value x = readPairChunk(src, head, row, c / 2);
   if (eltType.isBF16()) {
     // A bf16 is the high half of an f32: the even element of each 32-bit
     // word shifted up, the odd one masked; one integer op per vector.
@@ -222,17 +226,6 @@ void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
         /*isDataCache=*/true);
 }
 
-Value DecodeBuilder::readBf16Pairs(Value src, Value head, Value row,
-                                   int64_t p) {
-  auto type = VectorType::get({2 * width}, b.getBF16Type());
-  Value pad =
-      arith::ConstantOp::create(b, loc, b.getFloatAttr(b.getBF16Type(), 0.0));
-  return vector::TransferReadOp::create(
-      b, loc, type, src,
-      ValueRange{qb.batch, head, row, kernel.idx(p * 2 * width)}, pad,
-      ArrayRef<bool>{true});
-}
-
 void DecodeBuilder::readQueries() {
   Value scale = kernel.splat(sdpa.qScale);
   for (int64_t r = 0; r < rows; ++r) {
@@ -243,7 +236,7 @@ void DecodeBuilder::readQueries() {
     }
     if (keyDots) {
       for (int64_t p = 0; p < dChunks / 2; ++p)
-        queries.push_back(readBf16Pairs(sdpa.op.getQuery(), head, query, p));
+        queries.push_back(readPairChunk(sdpa.op.getQuery(), head, query, p));
       continue;
     }
     for (int64_t c = 0; c < dChunks; ++c)
@@ -284,7 +277,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     SmallVector<Value> k;
     int64_t chunks = keyDots ? dChunks / 2 : dChunks;
     for (int64_t c = 0; c < chunks; ++c)
-      k.push_back(keyDots ? readBf16Pairs(key, qb.kvHead, kRow, c)
+      k.push_back(keyDots ? readPairChunk(key, qb.kvHead, kRow, c)
                           : readRow(key, qb.kvHead, kRow, c, keysPaired));
     for (int64_t r = 0; r < rows; ++r) {
       Value dot;

@@ -422,14 +422,17 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
 }
 
 /// The options `op` is tiled with: narrow-block-q, where it applies, in
-/// place of block-q.
+/// place of block-q. Not with a user mask and grouped-query heads: larger
+/// blocks would group more of their rows, whose mask tile the CPU kernels do
+/// not take (a scalar loop instead).
 static AttnTileOnlineSoftmaxOptions
 tilingFor(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
   AttnTileOnlineSoftmaxOptions opTiling = tiling;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
   if (tiling.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
-      !ShapedType::isDynamic(dv) && d <= 64 && dv <= 64 && !getVisibleBand(op))
+      !ShapedType::isDynamic(dv) && d <= 64 && dv <= 64 &&
+      !getVisibleBand(op) && !(op.getMask() && op.getGroupSize() > 1))
     opTiling.blockQ = tiling.narrowBlockQ;
   return opTiling;
 }

@@ -91,8 +91,10 @@ func.func @f32_unchanged(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -
 // -----
 
 // A softcap between the scores and the probabilities reads the scaled
-// scores: the sums are multiplied by the score scale as they leave the
-// registers, and the probabilities subtract the max.
+// scores (and keeps the row max from being fused into the scores kernel):
+// the sums are multiplied by the score scale as they leave the registers,
+// and the probabilities do not take the scale (no negated max for their
+// FMA: they subtract the max).
 // CHECK-LABEL: func.func @softcap_scaled
 // CHECK:       x86vector.avx512.dot
 // CHECK:       scf.yield

@@ -72,6 +72,10 @@
 // BF16:   "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 1 : i32}>
 // BF16:   x86vector.avx512.dot
 
+// (The widened path of the same bf16 function, default prefix: its own
+// label, so that the checks above stay within @one_block.)
+// CHECK-LABEL: func.func @one_block_bf16
+
 // Several query blocks (Lq = 80, block-q 64): the query view has a dynamic
 // row count (the last block is short), so the scores kernel prefetches only
 // the K tile after its own.

@@ -34,12 +34,14 @@ func.func @gqa_bf16(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: 
 
 // -----
 
-// f16 and D = 48 (not a multiple of 32 bf16 pairs) keep the f32 FMAs.
+// f16 and D = 48 (not a multiple of 32 values) keep the f32 FMAs.
 // CHECK-LABEL: func.func @f16
 // CHECK-NOT: x86vector.avx512.dot
 // CHECK-LABEL: func.func @d48
 // CHECK-NOT: x86vector.avx512.dot
 // PIPE-LABEL: func.func @f16
+// PIPE-NOT: x86vector.avx512.dot
+// PIPE-LABEL: func.func @d48
 // PIPE-NOT: x86vector.avx512.dot
 func.func @f16(%q: tensor<1x4x1x64xf16>, %k: tensor<1x4x100x64xf16>, %v: tensor<1x4x100x64xf16>) -> tensor<1x4x1x64xf16> {
   %o = attn.sdpa %q, %k, %v : tensor<1x4x1x64xf16>, tensor<1x4x100x64xf16>, tensor<1x4x100x64xf16> -> tensor<1x4x1x64xf16>

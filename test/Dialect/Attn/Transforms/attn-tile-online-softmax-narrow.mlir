@@ -107,3 +107,18 @@ func.func @gqa(%q: tensor<1x8x32x64xf32>, %k: tensor<1x2x500x64xf32>,
         tensor<1x2x500x64xf32> -> tensor<1x8x32x64xf32>
   return %o : tensor<1x8x32x64xf32>
 }
+
+// -----
+
+// The same grouped heads with a full mask keep block-q: grouping their rows
+// would put the mask tile on a path the CPU kernels do not take.
+// CHECK-LABEL: func.func @gqa_masked
+// CHECK: scf.forall ({{.*}}) in (8) shared_outs
+func.func @gqa_masked(%q: tensor<1x8x32x64xf32>, %k: tensor<1x2x500x64xf32>,
+                      %v: tensor<1x2x500x64xf32>, %m: tensor<1x8x32x500xi1>)
+    -> tensor<1x8x32x64xf32> {
+  %o = attn.sdpa %q, %k, %v mask(%m)
+      : tensor<1x8x32x64xf32>, tensor<1x2x500x64xf32>,
+        tensor<1x2x500x64xf32>, tensor<1x8x32x500xi1> -> tensor<1x8x32x64xf32>
+  return %o : tensor<1x8x32x64xf32>
+}

@@ -107,9 +107,10 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "CPU with avx512_bf16">,
     Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
            "Query rows per block, in place of block-q, for an op whose D and "
-           "Dv are at most 64 and that has no causal or window band (with a "
-           "band, larger blocks would compute more of what the band "
-           "skips); 0: block-q everywhere">,
+           "Dv are at most 64, that has no causal or window band (larger "
+           "blocks would compute more of what the band skips) and not both "
+           "a user mask and grouped-query heads (more grouped rows, whose "
+           "mask tile the CPU kernels do not take); 0: block-q everywhere">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -133,7 +134,8 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     attribute, whose tiles
     have static shapes and whose query-row dim is a multiple of the vector
     width, is replaced by scf loops over `vector<Wxf32>` values that compute
-    exactly what the generic computes:
+    what the generic computes (the pair `scores`/`probs` with `bf16-dot`
+    together, below):
 
     - `scores` (`St[j, i] += sum_d K[j, d] * Qt[d, i]`) and `pv`
       (`acct[e, i] += sum_j V[j, e] * Pt[j, i]`): a register block of
@@ -185,6 +187,14 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       rows of the next query block (for write, for the output). Short
       sequences (L = 128) start every query block on operands that no cache
       holds yet.
+
+    With `bf16-dot`, where nothing between the `scores` op and the
+    `probs` op reads the scaled scores (the row max fused into the scores
+    kernel), the scores kernel leaves the score tile unscaled and marks the
+    `probs` op (`attn.probs_score_scale`) so that its kernel applies the
+    scale (exp2(fma(s, scale, -m))); the row max is of the scaled scores.
+    The two kernels are built in the same run of the pass, and the `probs`
+    op is only marked when its kernel takes it.
 
     Tile ops it cannot handle (a full mask whose keys are not contiguous or
     a tile whose keys are not a multiple of the width, grouped decode rows'
