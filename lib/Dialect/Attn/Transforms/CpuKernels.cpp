@@ -210,10 +210,11 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
         Value bBlock =
             bIsTC ? kernel.window(bMat, {zero, block.c0}, {numB, count})
                   : kernel.window(bMat, {block.c0, zero}, {count, numB});
+        SmallVector<Value> firstLines = prefetch.firstLines(block);
         return kernel.loopCarrying(
             0, numT, 1, acc, [&](Value t, ValueRange carried) {
               SmallVector<Value> rowVec, next;
-              prefetch.emit(block, t);
+              prefetch.emit(firstLines, t);
               for (Value col : block.rowOffsets)
                 rowVec.push_back(kernel.load(aBlock, {t, col}));
               for (int64_t c = 0; c < count; ++c) {

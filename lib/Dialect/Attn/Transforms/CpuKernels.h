@@ -202,15 +202,18 @@ struct RegisterBlock {
 
 /// The prefetches of a contraction with out [C, BQ] and `numT` reduction
 /// steps (ContractionExtras::prefetchAfter and nextRows), built once before
-/// its register blocks; `emit` issues one line of each stream per reduction
-/// step: of the K/V tile after this one line (register block * numT + t), of
-/// the next query block's rows line ((register block * row groups + row
-/// group) * numT + t), each clamped to its last line (CpuPrefetch.cpp).
+/// its register blocks. Per register block, `firstLines` (outside the
+/// reduction loop) gives each stream's first line: of the K/V tile after
+/// this one, register block * numT; of the next query block's rows,
+/// (register block * row groups + row group) * numT. `emit` then issues, at
+/// step t, line first + t of each stream, clamped to its last
+/// (CpuPrefetch.cpp).
 class ContractionPrefetch {
 public:
   ContractionPrefetch(KernelBuilder &kernel, const RegisterBlocking &blocking,
                       Value out, int64_t numT, const ContractionExtras &extras);
-  void emit(const RegisterBlock &block, Value t);
+  SmallVector<Value> firstLines(const RegisterBlock &block);
+  void emit(ArrayRef<Value> firstLines, Value t);
 
 private:
   struct Stream {

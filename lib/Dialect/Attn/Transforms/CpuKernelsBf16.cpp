@@ -104,9 +104,10 @@ void mlir::attn::detail::emitBf16Contraction(
         SmallVector<Value> pairCols;
         for (int64_t r = 0; r < blocking.rowVecs; ++r)
           pairCols.push_back(kernel.idx(2 * r * blocking.width));
+        SmallVector<Value> firstLines = prefetch.firstLines(block);
         SmallVector<Value> red = kernel.loopCarrying(
             0, numT, 1, acc, [&](Value t, ValueRange carried) {
-              prefetch.emit(block, t);
+              prefetch.emit(firstLines, t);
               SmallVector<Value> rowPairs, next;
               for (Value col : pairCols)
                 rowPairs.push_back(vector::LoadOp::create(

@@ -129,9 +129,10 @@ struct NextBlockRows {
   }
 
   /// `rows` (a static view whose rows are contiguous: ContractionPrefetch
-  /// takes no other) usable right before `user`:
-  /// itself where it dominates `user`, else a copy of its memref.subview
-  /// there when the subview's operands dominate `user`; null otherwise.
+  /// takes no other) usable at `user`: itself where it dominates `user`,
+  /// else a copy of its memref.subview in front of the op of the subview's
+  /// block that holds `user` (the key loop: the copy is made once per query
+  /// block), when the subview's operands dominate that op; null otherwise.
   static Value viewAt(Value rows, Operation *user) {
     if (!rows || !contiguousRowStride(rows) || !memrefOf(rows).hasStaticShape())
       return {};
@@ -139,11 +140,13 @@ struct NextBlockRows {
     if (dom.properlyDominates(rows, user))
       return rows;
     auto subview = rows.getDefiningOp<memref::SubViewOp>();
-    if (!subview || !llvm::all_of(subview->getOperands(), [&](Value v) {
-          return dom.properlyDominates(v, user);
+    Operation *anchor =
+        subview ? subview->getBlock()->findAncestorOpInBlock(*user) : nullptr;
+    if (!anchor || !llvm::all_of(subview->getOperands(), [&](Value v) {
+          return dom.properlyDominates(v, anchor);
         }))
       return {};
-    OpBuilder b(user);
+    OpBuilder b(anchor);
     return b.clone(*subview)->getResult(0);
   }
 };

@@ -91,9 +91,10 @@ void ContractionPrefetch::addStream(Value view, bool forWrite,
         {addressAfterView(kernel, view), lines, forWrite, perRowGroup});
 }
 
-void ContractionPrefetch::emit(const RegisterBlock &block, Value t) {
+SmallVector<Value> ContractionPrefetch::firstLines(const RegisterBlock &block) {
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
+  SmallVector<Value> lines;
   for (const Stream &stream : streams) {
     Value step =
         arith::DivUIOp::create(b, loc, block.c0, kernel.idx(blocking.regBlock));
@@ -102,9 +103,18 @@ void ContractionPrefetch::emit(const RegisterBlock &block, Value t) {
           b, loc, arith::MulIOp::create(b, loc, step, kernel.idx(rowGroups)),
           arith::DivUIOp::create(
               b, loc, block.i0, kernel.idx(blocking.width * blocking.rowVecs)));
-    Value line = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, step, kernel.idx(numT)), t);
-    line = arith::MinUIOp::create(b, loc, line, kernel.idx(stream.lines - 1));
+    lines.push_back(arith::MulIOp::create(b, loc, step, kernel.idx(numT)));
+  }
+  return lines;
+}
+
+void ContractionPrefetch::emit(ArrayRef<Value> firstLines, Value t) {
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
+  for (auto [stream, first] : llvm::zip_equal(streams, firstLines)) {
+    Value line =
+        arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, first, t),
+                               kernel.idx(stream.lines - 1));
     prefetchAt(kernel,
                arith::AddIOp::create(
                    b, loc, stream.after,
