@@ -26,13 +26,19 @@ llvm::StringRef mlir::attn::stringifyCpuKernels(CpuKernels kernels) {
   return "auto";
 }
 
+/// The 16-lane kernels' base: AVX512F, and AVX512DQ for exp2's vreduceps
+/// (every AVX-512 CPU but the Xeon Phi has both).
+static bool hasAvx512(llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  return hasFeature("avx512f") && hasFeature("avx512dq");
+}
+
 CpuKernels mlir::attn::resolveCpuKernels(
     CpuKernels kernels, llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
   if (kernels != CpuKernels::Auto)
     return kernels;
-  if (hasFeature("avx512f") && hasFeature("avx512bf16"))
+  if (hasAvx512(hasFeature) && hasFeature("avx512bf16"))
     return CpuKernels::Avx512Bf16;
-  if (hasFeature("avx512f"))
+  if (hasAvx512(hasFeature))
     return CpuKernels::Avx512;
   return CpuKernels::Avx2;
 }
@@ -58,9 +64,9 @@ bool mlir::attn::canRunCpuKernels(
   case CpuKernels::Avx2:
     return true;
   case CpuKernels::Avx512Bf16:
-    return hasFeature("avx512f") && hasFeature("avx512bf16");
+    return hasAvx512(hasFeature) && hasFeature("avx512bf16");
   case CpuKernels::Avx512:
-    return hasFeature("avx512f");
+    return hasAvx512(hasFeature);
   }
   return false;
 }

@@ -24,7 +24,7 @@ enum class CpuKernels {
   Auto,
   /// 16-lane f32 kernels; bf16 products on vdpbf16ps (AVX512-BF16).
   Avx512Bf16,
-  /// 16-lane f32 kernels; bf16 and f16 widened to f32 (AVX-512F).
+  /// 16-lane f32 kernels; bf16 and f16 widened to f32 (AVX-512F, DQ).
   Avx512,
   /// 8-lane f32 kernels blocked for 16 vector registers (AVX2 + FMA), for
   /// CPUs without AVX-512; compiled without AVX-512 instructions.

@@ -11,6 +11,7 @@
 
 #include "CpuKernels.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
@@ -57,8 +58,9 @@ Value KernelBuilder::reduceChained(int64_t numElements, Value init,
 }
 
 Value KernelBuilder::exp2(Value x, bool forBf16) {
-  bool scalef = scalefExp && width == 16;
-  Value low = splat(scalef ? -150.0f : -127.0f);
+  if (scalefExp && width == 16)
+    return exp2ByScalef(x, forBf16);
+  Value low = splat(-127.0f);
   Value below =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, low);
   Value clamped = arith::SelectOp::create(b, loc, below, low, x);
@@ -79,21 +81,8 @@ Value KernelBuilder::exp2(Value x, bool forBf16) {
   static const double coeffsBf16[] = {
       9.570101878919407e-03, 5.591786385042685e-02, 2.402474485949166e-01,
       6.931218143087137e-01, 9.999992614265747e-01};
-  ArrayRef<double> poly =
-      forBf16 ? ArrayRef<double>(coeffsBf16) : ArrayRef<double>(coeffs);
-  Value p = splat(static_cast<float>(poly[0]));
-  for (double coeff : poly.drop_front())
-    p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(coeff)));
-  if (scalef) {
-    // p * 2^n, every lane (mask all ones), the current rounding mode (4).
-    // MLIR 22 passes the operands to llvm.x86.avx512.mask.scalef.ps.512 in
-    // the order written, and the intrinsic's are (a, b, passthru, k,
-    // rounding): so `src` holds the value scaled and `a` the exponents.
-    Value mask = arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(-1));
-    Value rounding = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(4));
-    return x86vector::MaskScaleFOp::create(b, loc, vecType, /*src=*/p,
-                                           /*a=*/n, /*b=*/p, mask, rounding);
-  }
+  Value p = horner(
+      forBf16 ? ArrayRef<double>(coeffsBf16) : ArrayRef<double>(coeffs), f);
   auto intType = VectorType::get({width}, b.getI32Type());
   Value ni = arith::FPToSIOp::create(b, loc, intType, n);
   Value biased = arith::AddIOp::create(
@@ -106,6 +95,48 @@ Value KernelBuilder::exp2(Value x, bool forBf16) {
           b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(23))));
   Value pow2n = arith::BitcastOp::create(b, loc, vecType, bits);
   return arith::MulFOp::create(b, loc, p, pow2n);
+}
+
+Value KernelBuilder::horner(ArrayRef<double> poly, Value f) {
+  Value p = splat(static_cast<float>(poly[0]));
+  for (double coeff : poly.drop_front())
+    p = vector::FMAOp::create(b, loc, p, f, splat(static_cast<float>(coeff)));
+  return p;
+}
+
+Value KernelBuilder::exp2ByScalef(Value x, bool forBf16) {
+  // f = x - floor(x) in [0, 1] by one vreduceps (AVX512DQ; imm 1: round
+  // down, no fraction bits kept), every lane, the current rounding mode.
+  // It is 0 for +-inf and NaN for NaN.
+  auto i32 = [&](int32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  Value allLanes = arith::ConstantOp::create(b, loc, b.getI16IntegerAttr(-1));
+  Value f = LLVM::CallIntrinsicOp::create(
+                b, loc, vecType,
+                b.getStringAttr("llvm.x86.avx512.mask.reduce.ps.512"),
+                ValueRange{x, i32(1), x, allLanes, i32(4)})
+                .getResult(0);
+  // The fits of exp2 above moved to [0, 1]: sqrt(2) * p(f - 1/2), the same
+  // relative error (the degree-6 one evaluates in f32 to 6.2e-8 at most,
+  // against 7.9e-8 for the [-1/2, 1/2] form).
+  static const double coeffs[] = {2.170225511901872e-04, 1.243968821589176e-03,
+                                  9.67884091552095e-03,  5.548334205010633e-02,
+                                  2.402298362505947e-01, 6.931469838439476e-01,
+                                  1.000000001071952};
+  static const double coeffsBf16[] = {
+      1.353416787046007e-02, 5.201146569528575e-02, 2.414427497798453e-01,
+      6.930038371854893e-01, 1.00000259313102};
+  Value p = horner(
+      forBf16 ? ArrayRef<double>(coeffsBf16) : ArrayRef<double>(coeffs), f);
+  // p * 2^floor(x): vscalefps floors its exponent operand itself, so x goes
+  // in unrounded; -inf gives exactly 0, +inf gives +inf, NaN stays NaN and
+  // no clamp is needed (below -149 the product rounds to 0). MLIR 22 passes
+  // the operands to llvm.x86.avx512.mask.scalef.ps.512 in the order
+  // written, and the intrinsic's are (a, b, passthru, k, rounding): so
+  // `src` holds the value scaled and `a` the exponents.
+  return x86vector::MaskScaleFOp::create(b, loc, vecType, /*src=*/p,
+                                         /*a=*/x, /*b=*/p, allLanes, i32(4));
 }
 
 /// The accumulators of one register block: outBlock[c, rowOffsets[r]] (a

@@ -119,12 +119,18 @@ public:
   /// and the product stays NaN whatever its exponent bits are. `forBf16`:
   /// a degree-4 polynomial instead (relative error < 3e-6), for values that
   /// weigh bf16 values (rounded to bf16 or ending in a bf16 result).
-  /// With `scalefExp` (W = 16 on an AVX-512 CPU): 2^n applied by vscalefps
-  /// (x86vector.avx512.mask.scalef) instead of the integer exponent bits,
-  /// three instructions fewer per vector; x is then clamped at -150, where
-  /// p(0) * 2^-150 rounds to exactly 0 (between -150 and -126 the result is
-  /// the subnormal 2^x instead of 0).
+  /// With `scalefExp` (W = 16 on an AVX-512 CPU with AVX512DQ): exp2ByScalef
+  /// instead.
   Value exp2(Value x, bool forBf16 = false);
+  /// 2^x as three steps on AVX-512: f = x - floor(x) by vreduceps, 2^f by
+  /// the same fits moved to [0, 1], times 2^floor(x) by vscalefps (which
+  /// floors x itself): 8 instructions per vector for degree 6 where exp2's
+  /// integer form takes 13. No clamp: -inf gives exactly 0, +inf +inf and
+  /// NaN NaN; below -149 the result rounds to 0, between -149 and -126 it
+  /// is the subnormal 2^x.
+  Value exp2ByScalef(Value x, bool forBf16);
+  /// poly (highest degree first) at f, by Horner's rule on vector.fma.
+  Value horner(ArrayRef<double> poly, Value f);
 
   OpBuilder &b;
   Location loc;

@@ -151,8 +151,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       the accumulator before it; the `init_scores` zero fill is folded into
       the scores kernel.
     - `probs`: `exp2` by a degree-6 polynomial on the fraction and an
-      exponent built in the integer unit (with `avx512-exp`, applied by
-      vscalefps instead), never one libm call per element;
+      exponent built in the integer unit (with `avx512-exp`: the fraction by
+      vreduceps and the exponent applied by vscalefps), never one libm call
+      per element;
       hidden scores (`-inf`) give exactly 0 and NaN stays NaN.
     - `element_mask` (causal diagonal, window edges, padded tail):
       vectorized op by op along the rows.
@@ -241,9 +242,10 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16); needs "
            "vector-width=16 and a CPU with avx512_bf16">,
     Option<"avx512Exp", "avx512-exp", "bool", /*default=*/"false",
-           "exp2's 2^n by AVX-512 vscalefps (x86vector.avx512.mask.scalef) "
-           "instead of exponent bits built in the integer unit; needs "
-           "vector-width=16 and a CPU with avx512f">,
+           "exp2 as x - floor(x) by vreduceps, a polynomial and "
+           "2^floor(x) by vscalefps (x86vector.avx512.mask.scalef) instead "
+           "of a clamp, a rounding and exponent bits built in the integer "
+           "unit; needs vector-width=16 and a CPU with avx512f and avx512dq">,
     Option<"targetFeatures", "target-features", "std::string",
            /*default=*/"\"\"",
            "LLVM target features to compile the function with, set as its "
