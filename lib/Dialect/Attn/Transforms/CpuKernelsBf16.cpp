@@ -13,6 +13,7 @@
 
 #include "CpuKernelsBf16.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 using namespace mlir;
@@ -48,6 +49,36 @@ void mlir::attn::detail::emitPackRowPairsF32(KernelBuilder &kernel, Value src,
                                              std::optional<float> scale) {
   MemRefType type = memrefOf(src);
   Value factor = scale ? kernel.splat(*scale) : Value();
+  if (kernel.width == 16) {
+    // Both rows rounded by one vcvtne2ps2bf16 ([row r0 | row r1] as 32
+    // bf16), then interleaved by one word permute.
+    OpBuilder &b = kernel.b;
+    Location loc = kernel.loc;
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < 16; ++i)
+      mask.append({i, i + 16});
+    kernel.loop(0, type.getDimSize(0) / 2, 1, [&](Value t) {
+      Value r0 = arith::MulIOp::create(b, loc, t, kernel.idx(2));
+      Value r1 = kernel.add(r0, 1);
+      kernel.loop(0, type.getDimSize(1), 16, [&](Value i0) {
+        Value x0 = kernel.load(src, {r0, i0}), x1 = kernel.load(src, {r1, i0});
+        if (factor) {
+          x0 = arith::MulFOp::create(b, loc, x0, factor);
+          x1 = arith::MulFOp::create(b, loc, x1, factor);
+        }
+        Value both =
+            LLVM::CallIntrinsicOp::create(
+                b, loc, bf16Vector(kernel, 32),
+                b.getStringAttr("llvm.x86.avx512bf16.cvtne2ps2bf16.512"),
+                ValueRange{x1, x0})
+                .getResult(0);
+        Value pairs = vector::ShuffleOp::create(b, loc, both, both, mask);
+        Value col = arith::MulIOp::create(b, loc, i0, kernel.idx(2));
+        vector::StoreOp::create(b, loc, pairs, dst, ValueRange{t, col});
+      });
+    });
+    return;
+  }
   packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
                [&](Value r, Value i0) -> Value {
                  Value x = kernel.load(src, {r, i0});

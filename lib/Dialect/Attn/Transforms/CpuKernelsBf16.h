@@ -21,7 +21,9 @@ namespace mlir::attn::detail {
 /// dst[t, 2 * i + k] = bf16(src[2 * t + k, i] * scale) for k in {0, 1}:
 /// the rows of the f32 tile `src` [R, N] (R even, N a multiple of the
 /// vector width) as pairs of adjacent rows interleaved along N, rounded to
-/// bf16 (to nearest even). dst is [R / 2, 2 * N] bf16.
+/// bf16 (to nearest even). dst is [R / 2, 2 * N] bf16. With 16 lanes (the
+/// AVX512-BF16 path) both rows are rounded by one vcvtne2ps2bf16 and
+/// interleaved by one word shuffle.
 void emitPackRowPairsF32(KernelBuilder &kernel, Value src, Value dst,
                          std::optional<float> scale);
 

@@ -19,8 +19,10 @@
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.360673755> : vector<16xf32>
 // CHECK: scf.forall
 // CHECK:   memref.alloc() {alignment = 64 : i64, attn.scratch = "bf16-pairs"} : memref<8x64xbf16>
-// CHECK:   arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
-// CHECK:   vector.interleave %{{.*}}, %{{.*}} : vector<16xbf16> -> vector<32xbf16>
+// Two dims rounded by one vcvtne2ps2bf16 (dim 2t in the low half), then
+// interleaved by one word shuffle.
+// CHECK:   %[[BOTH:.*]] = llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"(%[[ODD:.*]], %[[EVEN:.*]]) : (vector<16xf32>, vector<16xf32>) -> vector<32xbf16>
+// CHECK:   vector.shuffle %[[BOTH]], %[[BOTH]] [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31] : vector<32xbf16>, vector<32xbf16>
 // CHECK:   vector.store %{{.*}}, %[[QP:.*]][{{.*}}] : memref<8x64xbf16>, vector<32xbf16>
 // The key loop.
 // CHECK:   scf.for
@@ -48,8 +50,8 @@
 // CHECK:     math.roundeven
 // CHECK:     vector.fma %[[P4]], %{{.*}}, %{{.*}} : vector<16xf32>
 // P.V: P rounded and packed, V packed, then the dot products.
-// CHECK:     arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
-// CHECK:     vector.interleave
+// CHECK:     llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"
+// CHECK:     vector.shuffle
 // CHECK:     vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
 // CHECK:     vector.interleave
 // CHECK:     x86vector.avx512.dot
