@@ -124,6 +124,20 @@ private:
   /// to) occupy `lanes` lanes each, folded into one whose sources occupy
   /// lanes / 2 lanes each: a's sources, then b's.
   Value fold(Value a, Value bVec, int64_t lanes);
+  /// Row r's dot products with the key row `k` (its chunks), W partial
+  /// sums.
+  Value keyDot(ArrayRef<Value> k, int64_t r);
+  /// Key row j of the block (keyIndex(j)), its chunks, prefetching ahead.
+  SmallVector<Value> readKeyRow(function_ref<Value(int64_t)> keyIndex,
+                                int64_t j);
+  /// The block's scores, one vector per row (key j in lane j): each row's
+  /// dot products folded by a binary counter of its own.
+  SmallVector<Value> keyScoresPerRow(function_ref<Value(int64_t)> keyIndex);
+  /// The same with each key's rows folded together first (2 or 4 rows):
+  /// fewer live vectors, the same number of folds, rows - 1 shuffles per
+  /// row at the end.
+  SmallVector<Value> keyScoresRowsFirst(function_ref<Value(int64_t)> keyIndex);
+  bool foldRowsFirst() const;
   /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
   /// are set for the last, partial block.
   DecodeState block(Value j0, Value tailLen, Value lastKey,
@@ -259,39 +273,43 @@ Value DecodeBuilder::fold(Value a, Value bVec, int64_t lanes) {
   return arith::AddFOp::create(b, loc, x, y);
 }
 
-DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
-                                 const DecodeState &state) {
-  Value key = sdpa.op.getKey(), value = sdpa.op.getValue();
-  auto keyIndex = [&](int64_t j) {
-    Value k = kernel.add(j0, j);
-    return lastKey ? minIndex(b, loc, k, lastKey) : k;
-  };
-  // Scores: each K row read once, its dot products with every query row
-  // folded as they come (a binary counter), so that few partial vectors
-  // are live: after W keys, lane j of a row's vector is key j's score.
+Value DecodeBuilder::keyDot(ArrayRef<Value> k, int64_t r) {
+  if (keyDots) {
+    int64_t chunks = dChunks / 2;
+    Value dot = kernel.splat(0.0f);
+    for (int64_t c = 0; c < chunks; ++c)
+      dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType, dot,
+                                         queries[r * chunks + c], k[c]);
+    return dot;
+  }
+  Value dot = arith::MulFOp::create(b, loc, k[0], queries[r * dChunks]);
+  for (int64_t c = 1; c < dChunks; ++c)
+    dot = vector::FMAOp::create(b, loc, k[c], queries[r * dChunks + c], dot);
+  return dot;
+}
+
+SmallVector<Value>
+DecodeBuilder::readKeyRow(function_ref<Value(int64_t)> keyIndex, int64_t j) {
+  Value kRow = keyIndex(j);
+  if (prefetchBase)
+    prefetchRow(keyBuffer, kernel.add(prefetchBase, j), 0, dChunks);
+  SmallVector<Value> k;
+  int64_t chunks = keyDots ? dChunks / 2 : dChunks;
+  for (int64_t c = 0; c < chunks; ++c)
+    k.push_back(
+        keyDots ? readPairChunk(sdpa.op.getKey(), qb.kvHead, kRow, c)
+                : readRow(sdpa.op.getKey(), qb.kvHead, kRow, c, keysPaired));
+  return k;
+}
+
+SmallVector<Value>
+DecodeBuilder::keyScoresPerRow(function_ref<Value(int64_t)> keyIndex) {
+  // One binary counter per row: after W keys one vector per row.
   SmallVector<SmallVector<std::pair<int64_t, Value>>> pending(rows);
   for (int64_t j = 0; j < width; ++j) {
-    Value kRow = keyIndex(j);
-    if (prefetchBase)
-      prefetchRow(keyBuffer, kernel.add(prefetchBase, j), 0, dChunks);
-    SmallVector<Value> k;
-    int64_t chunks = keyDots ? dChunks / 2 : dChunks;
-    for (int64_t c = 0; c < chunks; ++c)
-      k.push_back(keyDots ? readPairChunk(key, qb.kvHead, kRow, c)
-                          : readRow(key, qb.kvHead, kRow, c, keysPaired));
+    SmallVector<Value> k = readKeyRow(keyIndex, j);
     for (int64_t r = 0; r < rows; ++r) {
-      Value dot;
-      if (keyDots) {
-        dot = kernel.splat(0.0f);
-        for (int64_t c = 0; c < chunks; ++c)
-          dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType, dot,
-                                             queries[r * chunks + c], k[c]);
-      } else {
-        dot = arith::MulFOp::create(b, loc, k[0], queries[r * dChunks]);
-        for (int64_t c = 1; c < dChunks; ++c)
-          dot = vector::FMAOp::create(b, loc, k[c], queries[r * dChunks + c],
-                                      dot);
-      }
+      Value dot = keyDot(k, r);
       int64_t level = 0;
       auto &stack = pending[r];
       while (!stack.empty() && stack.back().first == level) {
@@ -302,6 +320,114 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       stack.push_back({level, dot});
     }
   }
+  SmallVector<Value> scores;
+  for (auto &stack : pending) {
+    assert(stack.size() == 1 && "W is a power of 2");
+    scores.push_back(stack.front().second);
+  }
+  return scores;
+}
+
+bool DecodeBuilder::foldRowsFirst() const {
+  // Not for 8 rows: the 56 shuffles of the end cost more than the spills
+  // they save (b=4 hq=64 hkv=8 lk=128 d=128 bf16 in cache: 0.185-0.189
+  // against 0.113-0.115 ms per call).
+  return rows > 1 && rows <= 4 && llvm::isPowerOf2_64(rows) &&
+         width % rows == 0;
+}
+
+SmallVector<Value>
+DecodeBuilder::keyScoresRowsFirst(function_ref<Value(int64_t)> keyIndex) {
+  // A partial vector and what its lanes sum to: lanes are in len(sources)
+  // equal groups, group g summing to the score sources[g] = r * W + j.
+  struct Partial {
+    Value v;
+    SmallVector<int64_t> sources;
+  };
+  auto combine = [&](const Partial &a, const Partial &bp) {
+    Partial out{fold(a.v, bp.v, width / a.sources.size()), a.sources};
+    llvm::append_range(out.sources, bp.sources);
+    return out;
+  };
+  // Each key's row dot products folded together first (one vector per key,
+  // W / rows lanes per row), then the keys by a binary counter; a vector
+  // whose lanes are each one score is done. Fewer vectors are live than
+  // with one counter per row: rows / W of a row's counter per key.
+  SmallVector<std::pair<int64_t, Partial>> pending;
+  SmallVector<Partial> done;
+  for (int64_t j = 0; j < width; ++j) {
+    SmallVector<Value> k = readKeyRow(keyIndex, j);
+    SmallVector<Partial> level;
+    for (int64_t r = 0; r < rows; ++r)
+      level.push_back({keyDot(k, r), {r * width + j}});
+    while (level.size() > 1) {
+      SmallVector<Partial> up;
+      for (size_t i = 0; i < level.size(); i += 2)
+        up.push_back(combine(level[i], level[i + 1]));
+      level = std::move(up);
+    }
+    Partial x = level.front();
+    int64_t depth = 0;
+    while (!pending.empty() && pending.back().first == depth) {
+      x = combine(pending.back().second, x);
+      pending.pop_back();
+      ++depth;
+    }
+    if (static_cast<int64_t>(x.sources.size()) == width)
+      done.push_back(std::move(x));
+    else
+      pending.push_back({depth, std::move(x)});
+  }
+  assert(pending.empty() && static_cast<int64_t>(done.size()) == rows &&
+         "rows divides W");
+  // Row r's vector: key j from the lane of the done vector that holds it,
+  // gathered by a tree of two-vector shuffles (rows - 1 per row).
+  SmallVector<Value> scores;
+  for (int64_t r = 0; r < rows; ++r) {
+    // Per done vector: (value, lane of key j or -1).
+    SmallVector<std::pair<Value, SmallVector<int64_t>>> parts;
+    for (const Partial &d : done) {
+      SmallVector<int64_t> laneOf(width, -1);
+      for (int64_t l = 0; l < width; ++l)
+        if (d.sources[l] / width == r)
+          laneOf[d.sources[l] % width] = l;
+      parts.push_back({d.v, laneOf});
+    }
+    while (parts.size() > 1) {
+      SmallVector<std::pair<Value, SmallVector<int64_t>>> up;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        auto &[a, la] = parts[i];
+        auto &[bv, lb] = parts[i + 1];
+        SmallVector<int64_t> mask(width, 0), laneOf(width, -1);
+        for (int64_t j = 0; j < width; ++j) {
+          if (la[j] >= 0)
+            mask[j] = la[j];
+          else if (lb[j] >= 0)
+            mask[j] = width + lb[j];
+          if (la[j] >= 0 || lb[j] >= 0)
+            laneOf[j] = j;
+        }
+        up.push_back({vector::ShuffleOp::create(b, loc, a, bv, mask), laneOf});
+      }
+      parts = std::move(up);
+    }
+    scores.push_back(parts.front().first);
+  }
+  return scores;
+}
+
+DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
+                                 const DecodeState &state) {
+  Value value = sdpa.op.getValue();
+  auto keyIndex = [&](int64_t j) {
+    Value k = kernel.add(j0, j);
+    return lastKey ? minIndex(b, loc, k, lastKey) : k;
+  };
+  // Scores: each K row read once, its dot products with every query row
+  // folded as they come, so that few partial vectors are live; after W keys
+  // scores[r] holds row r's scores, key j in lane j.
+  SmallVector<Value> scores = foldRowsFirst() ? keyScoresRowsFirst(keyIndex)
+                                              : keyScoresPerRow(keyIndex);
 
   DecodeState next;
   Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
@@ -311,8 +437,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
         b, loc, VectorType::get({width}, b.getI1Type()), ValueRange{tailLen});
   SmallVector<Value> probs, alphas;
   for (int64_t r = 0; r < rows; ++r) {
-    assert(pending[r].size() == 1 && "W is a power of 2");
-    Value s = pending[r].front().second;
+    Value s = scores[r];
     if (keyDots)
       s = arith::MulFOp::create(b, loc, s, kernel.splat(sdpa.qScale));
     if (validLanes)

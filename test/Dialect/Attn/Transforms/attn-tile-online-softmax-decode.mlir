@@ -82,6 +82,51 @@ func.func @causal_one_row(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>) -
 
 // -----
 
+// Four rows (a group of 4 query heads, Lq = 1): each key's 4 dot products
+// are folded together first (rows 0 and 1, rows 2 and 3, then the pairs:
+// 4 lanes per row), before the next key row is read; after 4 keys one
+// vector holds 16 scores, lane 4 * key + row. At the end each row's 16
+// scores are gathered from the four such vectors by 3 shuffles.
+// CHECK-LABEL: func.func @rows_first
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x64x16xf32>
+// CHECK: scf.for
+// CHECK: %[[K0:.*]] = vector.transfer_read %[[K]]
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK: %[[D0:.*]] = arith.mulf %[[K0]], %{{.*}} : vector<16xf32>
+// CHECK: %[[D1:.*]] = arith.mulf %[[K0]], %{{.*}} : vector<16xf32>
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK: vector.shuffle %[[D0]], %[[D1]] [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
+// CHECK: vector.transfer_read %[[K]]
+// Row 0: keys 0-7 from the first two vectors, 8-15 from the last two.
+// CHECK: %[[LO:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0]
+// CHECK: %[[HI:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 8, 12, 16, 20, 24, 28]
+// CHECK: vector.shuffle %[[LO]], %[[HI]] [0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31]
+func.func @rows_first(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x4x1x16xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x4x1x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x4x1x16xf32>
+  return %o : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// Eight rows keep one binary counter per row (folding them first would
+// take 56 shuffles per block at the end): row 0's first fold waits for the
+// second key row.
+// CHECK-LABEL: func.func @eight_rows
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x64x16xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_read %[[K]]
+// CHECK-NOT: vector.shuffle
+// CHECK: vector.transfer_read %[[K]]
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+func.func @eight_rows(%q: tensor<1x8x1x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x8x1x16xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x8x1x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x8x1x16xf32>
+  return %o : tensor<1x8x1x16xf32>
+}
+
+// -----
+
 // Split-K composes: the chunks of the keys are forall iterations, each
 // running the decode kernel from its chunk's first key.
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=3" | FileCheck %s --check-prefix=SPLIT
