@@ -127,7 +127,8 @@ private:
   /// Row r's dot products with the key row `k` (its chunks), W partial
   /// sums.
   Value keyDot(ArrayRef<Value> k, int64_t r);
-  /// Key row j of the block (keyIndex(j)), its chunks, prefetching ahead.
+  /// Key row j of the block (keyIndex(j)), its chunks (prefetched ahead by
+  /// the P.V loop).
   SmallVector<Value> readKeyRow(function_ref<Value(int64_t)> keyIndex,
                                 int64_t j);
   /// The block's scores, one vector per row (key j in lane j): each row's
@@ -291,8 +292,6 @@ Value DecodeBuilder::keyDot(ArrayRef<Value> k, int64_t r) {
 SmallVector<Value>
 DecodeBuilder::readKeyRow(function_ref<Value(int64_t)> keyIndex, int64_t j) {
   Value kRow = keyIndex(j);
-  if (prefetchBase)
-    prefetchRow(keyBuffer, kernel.add(prefetchBase, j), 0, dChunks);
   SmallVector<Value> k;
   int64_t chunks = keyDots ? dChunks / 2 : dChunks;
   for (int64_t c = 0; c < chunks; ++c)
@@ -489,9 +488,23 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           if (lastKey)
             vRow = minIndex(b, loc, vRow, lastKey);
           // The lines of this group's columns, ahead.
-          if (prefetchBase)
+          if (prefetchBase) {
             prefetchRow(valueBuffer,
                         arith::AddIOp::create(b, loc, prefetchBase, j), c0, c1);
+            // The K row of the same key ahead too, its lines shared out
+            // among the value-column groups: one or two lines per key and
+            // group, spread through the block, rather than a burst of all
+            // the block's K lines before the scores (which LLVM schedules
+            // together): bf16 hq=32 hkv=8 Lk=32k d=128, 1 thread, 7.8-8.8
+            // -> 6.9-7.8 ms (docs/benchmarks.md).
+            int64_t groups = llvm::divideCeil(vChunks, group);
+            int64_t g = c0 / group;
+            int64_t k0 = dChunks * g / groups, k1 = dChunks * (g + 1) / groups;
+            if (k1 > k0)
+              prefetchRow(keyBuffer,
+                          arith::AddIOp::create(b, loc, prefetchBase, j), k0,
+                          k1);
+          }
           SmallVector<Value> pj;
           for (int64_t r = 0; r < rows; ++r)
             pj.push_back(vector::BroadcastOp::create(
