@@ -350,8 +350,9 @@ DecodeBuilder::keyScoresRowsFirst(function_ref<Value(int64_t)> keyIndex) {
   };
   // Each key's row dot products folded together first (one vector per key,
   // W / rows lanes per row), then the keys by a binary counter; a vector
-  // whose lanes are each one score is done. Fewer vectors are live than
-  // with one counter per row: rows / W of a row's counter per key.
+  // whose lanes are each one score is done. At most log2(W / rows) pending
+  // and rows done vectors are live, against up to rows * log2(W) with one
+  // counter per row.
   SmallVector<std::pair<int64_t, Partial>> pending;
   SmallVector<Partial> done;
   for (int64_t j = 0; j < width; ++j) {
