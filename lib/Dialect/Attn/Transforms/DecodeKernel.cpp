@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DecodeKernel.h"
+#include "DecodeScores.h"
 
 #include "CpuKernels.h"
 
@@ -70,7 +71,8 @@ constexpr int64_t kPrefetchBytes = 32 * 1024;
 
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
-/// vectors.
+/// vectors (with DecodeBuilder::accInMemory, `acc` is one [rows, Dv] f32
+/// tensor that holds them all).
 struct DecodeState {
   SmallVector<Value> m, l, acc;
   SmallVector<Value> asValues() const {
@@ -101,6 +103,10 @@ public:
     };
     keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
               isBf16(sdpa.op.getQuery());
+    // Half the vector registers or more: the scores' live vectors beside
+    // them spill otherwise (bf16 hq=32 hkv=8 d=128, 32 accumulators: 499
+    // -> 221 stack references; one thread, Lk=32k: 6.9-7.6 -> 5.7-6.0 ms).
+    accInMemory = rows * vChunks >= 16;
   }
 
   SoftmaxState build(Value begin, Value end);
@@ -120,10 +126,6 @@ private:
   Value laneMax(Value s);
   /// The scaled query rows, [rows][dChunks].
   void readQueries();
-  /// Two vectors of partial sums whose sources (the dot products they sum
-  /// to) occupy `lanes` lanes each, folded into one whose sources occupy
-  /// lanes / 2 lanes each: a's sources, then b's.
-  Value fold(Value a, Value bVec, int64_t lanes);
   /// Row r's dot products with the key row `k` (its chunks), W partial
   /// sums.
   Value keyDot(ArrayRef<Value> k, int64_t r);
@@ -131,14 +133,17 @@ private:
   /// the P.V loop).
   SmallVector<Value> readKeyRow(function_ref<Value(int64_t)> keyIndex,
                                 int64_t j);
-  /// The block's scores, one vector per row (key j in lane j): each row's
-  /// dot products folded by a binary counter of its own.
-  SmallVector<Value> keyScoresPerRow(function_ref<Value(int64_t)> keyIndex);
-  /// The same with each key's rows folded together first (2 or 4 rows):
-  /// fewer live vectors, the same number of folds, rows - 1 shuffles per
-  /// row at the end.
-  SmallVector<Value> keyScoresRowsFirst(function_ref<Value(int64_t)> keyIndex);
+  /// Whether the block's scores are folded rows first
+  /// (foldScoresRowsFirst) rather than per row.
   bool foldRowsFirst() const;
+  /// The accumulators live in a [rows, Dv] f32 tensor carried by the key
+  /// loop (a buffer after bufferization), read and written once per block
+  /// and group, instead of rows * Dv / W loop-carried vectors that LLVM
+  /// would keep in registers through the scores and spill around them.
+  bool accInMemory = false;
+  /// Accumulator vector (r, c) of `state`, and its update in `state`.
+  Value accVector(const DecodeState &state, int64_t r, int64_t c);
+  void setAccVector(DecodeState &state, int64_t r, int64_t c, Value v);
   /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
   /// are set for the last, partial block.
   DecodeState block(Value j0, Value tailLen, Value lastKey,
@@ -261,19 +266,6 @@ void DecodeBuilder::readQueries() {
   }
 }
 
-Value DecodeBuilder::fold(Value a, Value bVec, int64_t lanes) {
-  SmallVector<int64_t> lo, hi;
-  for (int64_t src = 0; src < 2; ++src)
-    for (int64_t i = 0; i < width / lanes; ++i)
-      for (int64_t k = 0; k < lanes / 2; ++k) {
-        lo.push_back(src * width + i * lanes + k);
-        hi.push_back(src * width + i * lanes + lanes / 2 + k);
-      }
-  Value x = vector::ShuffleOp::create(b, loc, a, bVec, lo);
-  Value y = vector::ShuffleOp::create(b, loc, a, bVec, hi);
-  return arith::AddFOp::create(b, loc, x, y);
-}
-
 Value DecodeBuilder::keyDot(ArrayRef<Value> k, int64_t r) {
   if (keyDots) {
     int64_t chunks = dChunks / 2;
@@ -301,32 +293,6 @@ DecodeBuilder::readKeyRow(function_ref<Value(int64_t)> keyIndex, int64_t j) {
   return k;
 }
 
-SmallVector<Value>
-DecodeBuilder::keyScoresPerRow(function_ref<Value(int64_t)> keyIndex) {
-  // One binary counter per row: after W keys one vector per row.
-  SmallVector<SmallVector<std::pair<int64_t, Value>>> pending(rows);
-  for (int64_t j = 0; j < width; ++j) {
-    SmallVector<Value> k = readKeyRow(keyIndex, j);
-    for (int64_t r = 0; r < rows; ++r) {
-      Value dot = keyDot(k, r);
-      int64_t level = 0;
-      auto &stack = pending[r];
-      while (!stack.empty() && stack.back().first == level) {
-        dot = fold(stack.back().second, dot, width >> level);
-        stack.pop_back();
-        ++level;
-      }
-      stack.push_back({level, dot});
-    }
-  }
-  SmallVector<Value> scores;
-  for (auto &stack : pending) {
-    assert(stack.size() == 1 && "W is a power of 2");
-    scores.push_back(stack.front().second);
-  }
-  return scores;
-}
-
 bool DecodeBuilder::foldRowsFirst() const {
   // Not for 8 rows: the 56 shuffles of the end cost more than the spills
   // they save (b=4 hq=64 hkv=8 lk=128 d=128 bf16 in cache: 0.185-0.189
@@ -335,85 +301,27 @@ bool DecodeBuilder::foldRowsFirst() const {
          width % rows == 0;
 }
 
-SmallVector<Value>
-DecodeBuilder::keyScoresRowsFirst(function_ref<Value(int64_t)> keyIndex) {
-  // A partial vector and what its lanes sum to: lanes are in len(sources)
-  // equal groups, group g summing to the score sources[g] = r * W + j.
-  struct Partial {
-    Value v;
-    SmallVector<int64_t> sources;
-  };
-  auto combine = [&](const Partial &a, const Partial &bp) {
-    Partial out{fold(a.v, bp.v, width / a.sources.size()), a.sources};
-    llvm::append_range(out.sources, bp.sources);
-    return out;
-  };
-  // Each key's row dot products folded together first (one vector per key,
-  // W / rows lanes per row), then the keys by a binary counter; a vector
-  // whose lanes are each one score is done. At most log2(W / rows) pending
-  // and rows done vectors are live, against up to rows * log2(W) with one
-  // counter per row.
-  SmallVector<std::pair<int64_t, Partial>> pending;
-  SmallVector<Partial> done;
-  for (int64_t j = 0; j < width; ++j) {
-    SmallVector<Value> k = readKeyRow(keyIndex, j);
-    SmallVector<Partial> level;
-    for (int64_t r = 0; r < rows; ++r)
-      level.push_back({keyDot(k, r), {r * width + j}});
-    while (level.size() > 1) {
-      SmallVector<Partial> up;
-      for (size_t i = 0; i < level.size(); i += 2)
-        up.push_back(combine(level[i], level[i + 1]));
-      level = std::move(up);
-    }
-    Partial x = level.front();
-    int64_t depth = 0;
-    while (!pending.empty() && pending.back().first == depth) {
-      x = combine(pending.back().second, x);
-      pending.pop_back();
-      ++depth;
-    }
-    if (static_cast<int64_t>(x.sources.size()) == width)
-      done.push_back(std::move(x));
-    else
-      pending.push_back({depth, std::move(x)});
+Value DecodeBuilder::accVector(const DecodeState &state, int64_t r, int64_t c) {
+  if (!accInMemory)
+    return state.acc[r * vChunks + c];
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  return vector::TransferReadOp::create(
+      b, loc, kernel.vecType, state.acc[0],
+      ValueRange{kernel.idx(r), kernel.idx(c * width)}, pad,
+      ArrayRef<bool>{true});
+}
+
+void DecodeBuilder::setAccVector(DecodeState &state, int64_t r, int64_t c,
+                                 Value v) {
+  if (!accInMemory) {
+    state.acc[r * vChunks + c] = v;
+    return;
   }
-  assert(pending.empty() && static_cast<int64_t>(done.size()) == rows &&
-         "rows divides W");
-  // Row r's vector: key j from the lane of the done vector that holds it,
-  // gathered by a tree of two-vector shuffles (rows - 1 per row).
-  SmallVector<Value> scores;
-  for (int64_t r = 0; r < rows; ++r) {
-    // Per done vector: (value, lane of key j or -1).
-    SmallVector<std::pair<Value, SmallVector<int64_t>>> parts;
-    for (const Partial &d : done) {
-      SmallVector<int64_t> laneOf(width, -1);
-      for (int64_t l = 0; l < width; ++l)
-        if (d.sources[l] / width == r)
-          laneOf[d.sources[l] % width] = l;
-      parts.push_back({d.v, laneOf});
-    }
-    while (parts.size() > 1) {
-      SmallVector<std::pair<Value, SmallVector<int64_t>>> up;
-      for (size_t i = 0; i < parts.size(); i += 2) {
-        auto &[a, la] = parts[i];
-        auto &[bv, lb] = parts[i + 1];
-        SmallVector<int64_t> mask(width, 0), laneOf(width, -1);
-        for (int64_t j = 0; j < width; ++j) {
-          if (la[j] >= 0)
-            mask[j] = la[j];
-          else if (lb[j] >= 0)
-            mask[j] = width + lb[j];
-          if (la[j] >= 0 || lb[j] >= 0)
-            laneOf[j] = j;
-        }
-        up.push_back({vector::ShuffleOp::create(b, loc, a, bv, mask), laneOf});
-      }
-      parts = std::move(up);
-    }
-    scores.push_back(parts.front().first);
-  }
-  return scores;
+  state.acc[0] = vector::TransferWriteOp::create(
+                     b, loc, v, state.acc[0],
+                     ValueRange{kernel.idx(r), kernel.idx(c * width)},
+                     ArrayRef<bool>{true})
+                     .getResult();
 }
 
 DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
@@ -426,8 +334,15 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   // Scores: each K row read once, its dot products with every query row
   // folded as they come, so that few partial vectors are live; after W keys
   // scores[r] holds row r's scores, key j in lane j.
-  SmallVector<Value> scores = foldRowsFirst() ? keyScoresRowsFirst(keyIndex)
-                                              : keyScoresPerRow(keyIndex);
+  auto rowDots = [&](int64_t j) {
+    SmallVector<Value> k = readKeyRow(keyIndex, j), dots;
+    for (int64_t r = 0; r < rows; ++r)
+      dots.push_back(keyDot(k, r));
+    return dots;
+  };
+  SmallVector<Value> scores =
+      foldRowsFirst() ? foldScoresRowsFirst(b, loc, width, rows, rowDots)
+                      : foldScoresPerRow(b, loc, width, rows, rowDots);
 
   DecodeState next;
   Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
@@ -481,8 +396,8 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     SmallVector<Value> inits;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = c0; c < c1; ++c)
-        inits.push_back(arith::MulFOp::create(b, loc, next.acc[r * vChunks + c],
-                                              alphas[r]));
+        inits.push_back(
+            arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
     SmallVector<Value> accs = kernel.loopCarrying(
         0, width, 1, inits, [&](Value j, ValueRange carried) {
           Value vRow = arith::AddIOp::create(b, loc, j0, j);
@@ -524,7 +439,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
         });
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = c0; c < c1; ++c)
-        next.acc[r * vChunks + c] = accs[r * (c1 - c0) + (c - c0)];
+        setAccVector(next, r, c, accs[r * (c1 - c0) + (c - c0)]);
   }
   return next;
 }
@@ -544,6 +459,15 @@ DecodeState DecodeBuilder::initialState() {
   for (int64_t r = 0; r < rows; ++r) {
     s.m.push_back(kernel.splat(kNegInf));
     s.l.push_back(kernel.splat(0.0f));
+  }
+  if (accInMemory) {
+    Value empty = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{rows, sdpa.dv}, b.getF32Type());
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    s.acc.push_back(
+        linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
+            .getResult(0));
+    return s;
   }
   for (int64_t i = 0; i < rows * vChunks; ++i)
     s.acc.push_back(kernel.splat(0.0f));
@@ -567,9 +491,9 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
     interleave.append({i, width + i});
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < vChunks; c += valuesPaired ? 2 : 1) {
-      Value x = state.acc[r * vChunks + c];
+      Value x = accVector(state, r, c);
       if (valuesPaired)
-        x = vector::ShuffleOp::create(b, loc, x, state.acc[r * vChunks + c + 1],
+        x = vector::ShuffleOp::create(b, loc, x, accVector(state, r, c + 1),
                                       interleave);
       accRows = vector::TransferWriteOp::create(
                     b, loc, x, accRows,

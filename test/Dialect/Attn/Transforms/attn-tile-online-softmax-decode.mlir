@@ -94,7 +94,8 @@ func.func @causal_one_row(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>) -
 // scores are gathered from the four such vectors by 3 shuffles.
 // CHECK-LABEL: func.func @rows_first
 // CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x64x16xf32>
-// CHECK: scf.for
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[K0:.*]] = vector.transfer_read %[[K]]
 // CHECK-NOT: vector.transfer_read %[[K]]
 // CHECK: %[[D0:.*]] = arith.mulf %[[K0]], %{{.*}} : vector<16xf32>
@@ -128,6 +129,28 @@ func.func @rows_first(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x64x16xf32>) -> te
 func.func @eight_rows(%q: tensor<1x8x1x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x8x1x16xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<1x8x1x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x8x1x16xf32>
   return %o : tensor<1x8x1x16xf32>
+}
+
+// -----
+
+// 4 rows of Dv = 64: 16 accumulators, half the vector registers. They live
+// in a [4, 64] f32 tensor carried by the key loop (a buffer once
+// bufferized), each read (times the rescale factor) before P.V and written
+// after it, rather than in 16 loop-carried vectors that LLVM would keep
+// through the scores and spill around them. Fewer (the 4 of @rows_first)
+// stay vectors.
+// CHECK-LABEL: func.func @acc_in_memory
+// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x64xf32>) -> tensor<4x64xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[ACC:[^ ]*]] = %[[ZERO]]) -> ({{.*}}, tensor<4x64xf32>)
+// CHECK: %[[A0:.*]] = vector.transfer_read %[[ACC]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
+// CHECK: arith.mulf %[[A0]], %{{.*}} : vector<16xf32>
+// CHECK: scf.for
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+func.func @acc_in_memory(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x64x64xf32>) -> tensor<1x8x1x64xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x8x1x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32> -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
 }
 
 // -----

@@ -1,0 +1,147 @@
+//===- DecodeScores.cpp - the decode kernel's scores by shuffle trees -----===//
+//
+// Part of the attn project.
+//
+// The decode kernel's dot products leave W partial sums per (row, key); a
+// block's scores are their lane sums, one vector per row with key j in lane
+// j. Two ways to get there with the same 15 folds per row (two shuffles and
+// an add each) for W = 16: a binary counter per row, or each key's rows
+// folded together first and the keys after, which keeps fewer vectors live
+// and then gathers each row's scores by rows - 1 shuffles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DecodeScores.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cassert>
+
+using namespace mlir;
+
+Value mlir::attn::detail::foldLanes(OpBuilder &b, Location loc, Value a,
+                                    Value bVec, int64_t lanes) {
+  int64_t width = cast<VectorType>(a.getType()).getNumElements();
+  SmallVector<int64_t> lo, hi;
+  for (int64_t src = 0; src < 2; ++src)
+    for (int64_t i = 0; i < width / lanes; ++i)
+      for (int64_t k = 0; k < lanes / 2; ++k) {
+        lo.push_back(src * width + i * lanes + k);
+        hi.push_back(src * width + i * lanes + lanes / 2 + k);
+      }
+  Value x = vector::ShuffleOp::create(b, loc, a, bVec, lo);
+  Value y = vector::ShuffleOp::create(b, loc, a, bVec, hi);
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+SmallVector<Value> mlir::attn::detail::foldScoresPerRow(
+    OpBuilder &b, Location loc, int64_t width, int64_t rows,
+    function_ref<SmallVector<Value>(int64_t)> rowDots) {
+  // One binary counter per row: after W keys one vector per row.
+  SmallVector<SmallVector<std::pair<int64_t, Value>>> pending(rows);
+  for (int64_t j = 0; j < width; ++j) {
+    SmallVector<Value> dots = rowDots(j);
+    for (int64_t r = 0; r < rows; ++r) {
+      Value dot = dots[r];
+      int64_t level = 0;
+      auto &stack = pending[r];
+      while (!stack.empty() && stack.back().first == level) {
+        dot = foldLanes(b, loc, stack.back().second, dot, width >> level);
+        stack.pop_back();
+        ++level;
+      }
+      stack.push_back({level, dot});
+    }
+  }
+  SmallVector<Value> scores;
+  for (auto &stack : pending) {
+    assert(stack.size() == 1 && "W is a power of 2");
+    scores.push_back(stack.front().second);
+  }
+  return scores;
+}
+
+SmallVector<Value> mlir::attn::detail::foldScoresRowsFirst(
+    OpBuilder &b, Location loc, int64_t width, int64_t rows,
+    function_ref<SmallVector<Value>(int64_t)> rowDots) {
+  // A partial vector and what its lanes sum to: lanes are in len(sources)
+  // equal groups, group g summing to the score sources[g] = r * W + j.
+  struct Partial {
+    Value v;
+    SmallVector<int64_t> sources;
+  };
+  auto combine = [&](const Partial &a, const Partial &bp) {
+    Partial out{foldLanes(b, loc, a.v, bp.v,
+                          width / static_cast<int64_t>(a.sources.size())),
+                a.sources};
+    llvm::append_range(out.sources, bp.sources);
+    return out;
+  };
+  // Each key's row dot products folded together first (one vector per key,
+  // W / rows lanes per row), then the keys by a binary counter; a vector
+  // whose lanes are each one score is done. At most log2(W / rows) pending
+  // and rows done vectors are live, against up to rows * log2(W) with one
+  // counter per row.
+  SmallVector<std::pair<int64_t, Partial>> pending;
+  SmallVector<Partial> done;
+  for (int64_t j = 0; j < width; ++j) {
+    SmallVector<Value> dots = rowDots(j);
+    SmallVector<Partial> level;
+    for (int64_t r = 0; r < rows; ++r)
+      level.push_back({dots[r], {r * width + j}});
+    while (level.size() > 1) {
+      SmallVector<Partial> up;
+      for (size_t i = 0; i < level.size(); i += 2)
+        up.push_back(combine(level[i], level[i + 1]));
+      level = std::move(up);
+    }
+    Partial x = level.front();
+    int64_t depth = 0;
+    while (!pending.empty() && pending.back().first == depth) {
+      x = combine(pending.back().second, x);
+      pending.pop_back();
+      ++depth;
+    }
+    if (static_cast<int64_t>(x.sources.size()) == width)
+      done.push_back(std::move(x));
+    else
+      pending.push_back({depth, std::move(x)});
+  }
+  assert(pending.empty() && static_cast<int64_t>(done.size()) == rows &&
+         "rows divides W");
+  // Row r's vector: key j from the lane of the done vector that holds it,
+  // gathered by a tree of two-vector shuffles (rows - 1 per row).
+  SmallVector<Value> scores;
+  for (int64_t r = 0; r < rows; ++r) {
+    // Per done vector: (value, lane of key j or -1).
+    SmallVector<std::pair<Value, SmallVector<int64_t>>> parts;
+    for (const Partial &d : done) {
+      SmallVector<int64_t> laneOf(width, -1);
+      for (int64_t l = 0; l < width; ++l)
+        if (d.sources[l] / width == r)
+          laneOf[d.sources[l] % width] = l;
+      parts.push_back({d.v, laneOf});
+    }
+    while (parts.size() > 1) {
+      SmallVector<std::pair<Value, SmallVector<int64_t>>> up;
+      for (size_t i = 0; i < parts.size(); i += 2) {
+        auto &[a, la] = parts[i];
+        auto &[bv, lb] = parts[i + 1];
+        SmallVector<int64_t> mask(width, 0), laneOf(width, -1);
+        for (int64_t j = 0; j < width; ++j) {
+          if (la[j] >= 0)
+            mask[j] = la[j];
+          else if (lb[j] >= 0)
+            mask[j] = width + lb[j];
+          if (la[j] >= 0 || lb[j] >= 0)
+            laneOf[j] = j;
+        }
+        up.push_back({vector::ShuffleOp::create(b, loc, a, bv, mask), laneOf});
+      }
+      parts = std::move(up);
+    }
+    scores.push_back(parts.front().first);
+  }
+  return scores;
+}

@@ -1,0 +1,39 @@
+//===- DecodeScores.h - the decode kernel's score folds ---------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// Private to the attn transforms library (DecodeKernel.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODESCORES_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODESCORES_H
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn::detail {
+
+/// Two W-lane vectors of partial sums whose sources (the dot products they
+/// sum to) occupy `lanes` lanes each, folded into one whose sources occupy
+/// lanes / 2 lanes each: a's sources, then b's (two shuffles and an add).
+Value foldLanes(OpBuilder &b, Location loc, Value a, Value bVec, int64_t lanes);
+
+/// A block of W keys' scores for `rows` rows, one vector per row with key j
+/// in lane j, from `rowDots(j)`: key j's W-lane partial sums, one vector per
+/// row (called once per key, in order). Each row's vectors folded by a
+/// binary counter of its own.
+SmallVector<Value>
+foldScoresPerRow(OpBuilder &b, Location loc, int64_t width, int64_t rows,
+                 function_ref<SmallVector<Value>(int64_t)> rowDots);
+
+/// The same with each key's rows folded together first (rows a power of 2
+/// dividing W): the same folds, at most log2(W / rows) pending and `rows`
+/// finished vectors live instead of up to rows * log2(W), then rows - 1
+/// shuffles per row to gather its scores.
+SmallVector<Value>
+foldScoresRowsFirst(OpBuilder &b, Location loc, int64_t width, int64_t rows,
+                    function_ref<SmallVector<Value>(int64_t)> rowDots);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODESCORES_H
