@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "DecodeKernel.h"
-#include "DecodeScores.h"
 
 #include "CpuKernels.h"
+#include "DecodeScores.h"
 
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
