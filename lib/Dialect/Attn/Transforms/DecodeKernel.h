@@ -13,10 +13,11 @@
 // once into rows x Dv/W accumulators (16 or more of them kept in a tensor,
 // a buffer once bufferized, rather than in vectors), while the K and V rows
 // 32 KiB of K ahead are prefetched from the P.V loop (memref.prefetch on
-// read-only to_buffer views of K and V). bf16/f16 K and V are read as they are and widened in registers.
-// The loops are built on tensors (vector transfer ops), inside
-// attn-tile-online-softmax's scf.forall, so split-K and the writing of
-// results are the tiling's own. Private to the attn transforms library.
+// read-only to_buffer views of K and V). bf16/f16 K and V are read as they are
+// and widened in registers. The loops are built on tensors (vector transfer
+// ops), inside attn-tile-online-softmax's scf.forall, so split-K and the
+// writing of results are the tiling's own. Private to the attn transforms
+// library.
 //
 //===----------------------------------------------------------------------===//
 
