@@ -25,19 +25,18 @@ VectorType bf16Vector(KernelBuilder &kernel, int64_t lanes) {
   return VectorType::get({lanes}, kernel.b.getBF16Type());
 }
 
-/// Shared by both packers: `row(r, i0)` gives W bf16 values of row r from
-/// column i0.
+/// Shared by the packers: `pairs(r0, r1, i0)` gives columns [i0, i0 + W)
+/// of rows r0 and r1 as 2W interleaved bf16 values.
 void packRowPairs(KernelBuilder &kernel, int64_t rows, int64_t cols, Value dst,
-                  function_ref<Value(Value, Value)> row) {
+                  function_ref<Value(Value, Value, Value)> pairs) {
   OpBuilder &b = kernel.b;
   kernel.loop(0, rows / 2, 1, [&](Value t) {
     Value r0 = arith::MulIOp::create(b, kernel.loc, t, kernel.idx(2));
     Value r1 = kernel.add(r0, 1);
     kernel.loop(0, cols, kernel.width, [&](Value i0) {
-      Value pairs =
-          vector::InterleaveOp::create(b, kernel.loc, row(r0, i0), row(r1, i0));
       Value col = arith::MulIOp::create(b, kernel.loc, i0, kernel.idx(2));
-      vector::StoreOp::create(b, kernel.loc, pairs, dst, ValueRange{t, col});
+      vector::StoreOp::create(b, kernel.loc, pairs(r0, r1, i0), dst,
+                              ValueRange{t, col});
     });
   });
 }
@@ -48,55 +47,52 @@ void mlir::attn::detail::emitPackRowPairsF32(KernelBuilder &kernel, Value src,
                                              Value dst,
                                              std::optional<float> scale) {
   MemRefType type = memrefOf(src);
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
   Value factor = scale ? kernel.splat(*scale) : Value();
-  if (kernel.width == 16) {
-    // Both rows rounded by one vcvtne2ps2bf16 ([row r0 | row r1] as 32
-    // bf16), then interleaved by one word permute.
-    OpBuilder &b = kernel.b;
-    Location loc = kernel.loc;
-    SmallVector<int64_t> mask;
-    for (int64_t i = 0; i < 16; ++i)
-      mask.append({i, i + 16});
-    kernel.loop(0, type.getDimSize(0) / 2, 1, [&](Value t) {
-      Value r0 = arith::MulIOp::create(b, loc, t, kernel.idx(2));
-      Value r1 = kernel.add(r0, 1);
-      kernel.loop(0, type.getDimSize(1), 16, [&](Value i0) {
-        Value x0 = kernel.load(src, {r0, i0}), x1 = kernel.load(src, {r1, i0});
-        if (factor) {
-          x0 = arith::MulFOp::create(b, loc, x0, factor);
-          x1 = arith::MulFOp::create(b, loc, x1, factor);
+  auto row = [&](Value r, Value i0) -> Value {
+    Value x = kernel.load(src, {r, i0});
+    return factor ? arith::MulFOp::create(b, loc, x, factor).getResult() : x;
+  };
+  SmallVector<int64_t> interleave;
+  for (int64_t i = 0; i < kernel.width; ++i)
+    interleave.append({i, i + kernel.width});
+  packRowPairs(
+      kernel, type.getDimSize(0), type.getDimSize(1), dst,
+      [&](Value r0, Value r1, Value i0) -> Value {
+        if (kernel.width == 16) {
+          // Both rows rounded by one vcvtne2ps2bf16 ([row r0 | row r1] as
+          // 32 bf16; the AVX512-BF16 path), then interleaved by one word
+          // shuffle.
+          Value both =
+              LLVM::CallIntrinsicOp::create(
+                  b, loc, bf16Vector(kernel, 32),
+                  b.getStringAttr("llvm.x86.avx512bf16.cvtne2ps2bf16.512"),
+                  ValueRange{row(r1, i0), row(r0, i0)})
+                  .getResult(0);
+          return vector::ShuffleOp::create(b, loc, both, both, interleave);
         }
-        Value both =
-            LLVM::CallIntrinsicOp::create(
-                b, loc, bf16Vector(kernel, 32),
-                b.getStringAttr("llvm.x86.avx512bf16.cvtne2ps2bf16.512"),
-                ValueRange{x1, x0})
-                .getResult(0);
-        Value pairs = vector::ShuffleOp::create(b, loc, both, both, mask);
-        Value col = arith::MulIOp::create(b, loc, i0, kernel.idx(2));
-        vector::StoreOp::create(b, loc, pairs, dst, ValueRange{t, col});
+        auto round = [&](Value x) -> Value {
+          return arith::TruncFOp::create(b, loc,
+                                         bf16Vector(kernel, kernel.width), x);
+        };
+        return vector::InterleaveOp::create(b, loc, round(row(r0, i0)),
+                                            round(row(r1, i0)));
       });
-    });
-    return;
-  }
-  packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
-               [&](Value r, Value i0) -> Value {
-                 Value x = kernel.load(src, {r, i0});
-                 if (factor)
-                   x = arith::MulFOp::create(kernel.b, kernel.loc, x, factor);
-                 return arith::TruncFOp::create(
-                     kernel.b, kernel.loc, bf16Vector(kernel, kernel.width), x);
-               });
 }
 
 void mlir::attn::detail::emitPackRowPairsBf16(KernelBuilder &kernel, Value src,
                                               Value dst) {
   MemRefType type = memrefOf(src);
+  auto row = [&](Value r, Value i0) -> Value {
+    return vector::LoadOp::create(kernel.b, kernel.loc,
+                                  bf16Vector(kernel, kernel.width), src,
+                                  ValueRange{r, i0});
+  };
   packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
-               [&](Value r, Value i0) -> Value {
-                 return vector::LoadOp::create(kernel.b, kernel.loc,
-                                               bf16Vector(kernel, kernel.width),
-                                               src, ValueRange{r, i0});
+               [&](Value r0, Value r1, Value i0) -> Value {
+                 return vector::InterleaveOp::create(kernel.b, kernel.loc,
+                                                     row(r0, i0), row(r1, i0));
                });
 }
 
