@@ -20,6 +20,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -126,13 +127,23 @@ private:
   Value laneMax(Value s);
   /// The scaled query rows, [rows][dChunks].
   void readQueries();
-  /// Row r's dot products with the key row `k` (its chunks), W partial
-  /// sums.
-  Value keyDot(ArrayRef<Value> k, int64_t r);
+  /// The dot products of keys keyIndex(j0) ... keyIndex(j0 + n - 1) with
+  /// every query row, [key][row], W partial sums each: the keys' rows read
+  /// first, then the products chunk by chunk (each chunk of a query row
+  /// used by the n keys in turn), so that LLVM keeps few query vectors
+  /// live beside the n * rows sums.
+  SmallVector<SmallVector<Value>>
+  keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0, int64_t n);
   /// Key row j of the block (keyIndex(j)), its chunks (prefetched ahead by
   /// the P.V loop).
   SmallVector<Value> readKeyRow(function_ref<Value(int64_t)> keyIndex,
                                 int64_t j);
+  /// Keys whose dot products keyGroupDots builds together: a power of 2
+  /// with rows * keys partial sums at most kMaxAccumulators.
+  int64_t keysPerGroup() const {
+    return static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
+        std::clamp<int64_t>(kMaxAccumulators / rows, 1, width))));
+  }
   /// Whether the block's scores are folded rows first
   /// (foldScoresRowsFirst) rather than per row.
   bool foldRowsFirst() const;
@@ -266,19 +277,29 @@ void DecodeBuilder::readQueries() {
   }
 }
 
-Value DecodeBuilder::keyDot(ArrayRef<Value> k, int64_t r) {
-  if (keyDots) {
-    int64_t chunks = dChunks / 2;
-    Value dot = kernel.splat(0.0f);
-    for (int64_t c = 0; c < chunks; ++c)
-      dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType, dot,
-                                         queries[r * chunks + c], k[c]);
-    return dot;
-  }
-  Value dot = arith::MulFOp::create(b, loc, k[0], queries[r * dChunks]);
-  for (int64_t c = 1; c < dChunks; ++c)
-    dot = vector::FMAOp::create(b, loc, k[c], queries[r * dChunks + c], dot);
-  return dot;
+SmallVector<SmallVector<Value>>
+DecodeBuilder::keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0,
+                            int64_t n) {
+  SmallVector<SmallVector<Value>> k, dots(n, SmallVector<Value>(rows));
+  for (int64_t g = 0; g < n; ++g)
+    k.push_back(readKeyRow(keyIndex, j0 + g));
+  int64_t chunks = keyDots ? dChunks / 2 : dChunks;
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t g = 0; g < n; ++g) {
+        Value q = queries[r * chunks + c];
+        Value &dot = dots[g][r];
+        if (keyDots)
+          dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
+                                             c == 0 ? kernel.splat(0.0f) : dot,
+                                             q, k[g][c]);
+        else
+          dot =
+              c == 0
+                  ? arith::MulFOp::create(b, loc, k[g][c], q).getResult()
+                  : vector::FMAOp::create(b, loc, k[g][c], q, dot).getResult();
+      }
+  return dots;
 }
 
 SmallVector<Value>
@@ -332,13 +353,18 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     return lastKey ? minIndex(b, loc, k, lastKey) : k;
   };
   // Scores: each K row read once, its dot products with every query row
-  // folded as they come, so that few partial vectors are live; after W keys
-  // scores[r] holds row r's scores, key j in lane j.
+  // built a group of keys at a time and folded as they come, so that few
+  // partial vectors are live; after W keys scores[r] holds row r's scores,
+  // key j in lane j. Groups of 4 keys rather than one at 4 rows: 564 -> 394
+  // stack references in the f32 hq=32 hkv=8 d=128 library, 104.7-108.0 ->
+  // 111.9-113.2 GFLOP/s in cache, 1 thread Lk=32k 14.7-15.1 -> 13.9-14.1 ms
+  // (docs/benchmarks.md, round six).
+  int64_t groupKeys = keysPerGroup();
+  SmallVector<SmallVector<Value>> keyGroup;
   auto rowDots = [&](int64_t j) {
-    SmallVector<Value> k = readKeyRow(keyIndex, j), dots;
-    for (int64_t r = 0; r < rows; ++r)
-      dots.push_back(keyDot(k, r));
-    return dots;
+    if (j % groupKeys == 0)
+      keyGroup = keyGroupDots(keyIndex, j, groupKeys);
+    return keyGroup[j % groupKeys];
   };
   SmallVector<Value> scores =
       foldRowsFirst() ? foldScoresRowsFirst(b, loc, width, rows, rowDots)

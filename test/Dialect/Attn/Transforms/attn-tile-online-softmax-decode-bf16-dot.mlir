@@ -7,8 +7,9 @@
 // decode-bf16-dot: the decode kernel's Q.K on vdpbf16ps. Each query row is
 // read once as bf16 pairs (2 x 32 values for D = 64, not widened, not
 // scaled); each K row likewise; one x86vector.avx512.dot per 32 values and
-// row, chained along D; the score scale (0.125 * log2 e) multiplies the
-// folded scores of a block of 16 keys once per row.
+// row, chained along D, 4 keys (4 key rows read first) at a time; the score
+// scale (0.125 * log2 e) multiplies the folded scores of a block of 16 keys
+// once per row.
 // CHECK-LABEL: func.func @gqa_bf16
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.180336878> : vector<16xf32>
@@ -19,9 +20,10 @@
 // CHECK: scf.for
 // CHECK: %[[K0:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[K1:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c32], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
+// CHECK-COUNT-6: vector.transfer_read %arg1
 // CHECK-NEXT: %[[D0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[Q0]], %[[K0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-15: x86vector.avx512.dot %[[ZERO]]
 // CHECK-NEXT: x86vector.avx512.dot %[[D0]], %[[Q1]], %[[K1]] : vector<32xbf16> -> vector<16xf32>
-// CHECK-COUNT-3: x86vector.avx512.dot %[[ZERO]]
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
 // OFF-LABEL: func.func @gqa_bf16
 // OFF-NOT: x86vector.avx512.dot

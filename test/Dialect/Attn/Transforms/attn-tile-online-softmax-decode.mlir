@@ -87,21 +87,32 @@ func.func @causal_one_row(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>) -
 
 // -----
 
-// Four rows (a group of 4 query heads, Lq = 1): each key's 4 dot products
-// are folded together first (rows 0 and 1, rows 2 and 3, then the pairs:
-// 4 lanes per row), before the next key row is read; after 4 keys one
+// Four rows (a group of 4 query heads, Lq = 1), D = 32: the products of 4
+// keys at a time (4 rows x 4 keys = 16 partial sums), the 4 key rows read
+// first and then chunk by chunk, each query chunk used by the 4 keys in
+// turn. Then each key's 4 dot products are folded together first (rows 0
+// and 1, rows 2 and 3, then the pairs: 4 lanes per row); after 4 keys one
 // vector holds 16 scores, lane 4 * key + row. At the end each row's 16
 // scores are gathered from the four such vectors by 3 shuffles.
 // CHECK-LABEL: func.func @rows_first
-// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x64x16xf32>
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x64x32xf32>
 // CHECK-NOT: linalg.fill
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-// CHECK: %[[K0:.*]] = vector.transfer_read %[[K]]
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: %[[K0:.*]] = vector.transfer_read %[[K]]{{.*}} : tensor<1x1x64x32xf32>, vector<16xf32>
+// CHECK-COUNT-7: vector.transfer_read %[[K]]
 // CHECK-NOT: vector.transfer_read %[[K]]
-// CHECK: %[[D0:.*]] = arith.mulf %[[K0]], %{{.*}} : vector<16xf32>
-// CHECK: %[[D1:.*]] = arith.mulf %[[K0]], %{{.*}} : vector<16xf32>
+// CHECK: %[[D0:.*]] = arith.mulf %[[K0]], %[[Q0:.*]] : vector<16xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[Q0]] : vector<16xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[Q0]] : vector<16xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[Q0]] : vector<16xf32>
+// CHECK-NEXT: %[[D1:.*]] = arith.mulf %[[K0]], %{{.*}} : vector<16xf32>
+// CHECK-COUNT-11: arith.mulf
 // CHECK-NOT: vector.transfer_read %[[K]]
-// CHECK: vector.shuffle %[[D0]], %[[D1]] [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK: %[[S0:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[D0]] : vector<16xf32>
+// CHECK: %[[S1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[D1]] : vector<16xf32>
+// CHECK-COUNT-11: vector.fma
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK: vector.shuffle %[[S0]], %[[S1]] [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
 // CHECK-NOT: vector.transfer_read %[[K]]
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
 // CHECK: vector.transfer_read %[[K]]
@@ -109,9 +120,9 @@ func.func @causal_one_row(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>) -
 // CHECK: %[[LO:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 4, 8, 12, 16, 20, 24, 28, 0, 0, 0, 0, 0, 0, 0, 0]
 // CHECK: %[[HI:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 8, 12, 16, 20, 24, 28]
 // CHECK: vector.shuffle %[[LO]], %[[HI]] [0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31]
-func.func @rows_first(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x4x1x16xf32> {
-  %o = attn.sdpa %q, %k, %k : tensor<1x4x1x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x4x1x16xf32>
-  return %o : tensor<1x4x1x16xf32>
+func.func @rows_first(%q: tensor<1x4x1x32xf32>, %k: tensor<1x1x64x32xf32>) -> tensor<1x4x1x32xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x4x1x32xf32>, tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32> -> tensor<1x4x1x32xf32>
+  return %o : tensor<1x4x1x32xf32>
 }
 
 // -----
