@@ -62,13 +62,14 @@ namespace {
 constexpr int64_t kMaxAccumulators = 16;
 
 /// Bytes per cache line, and how far ahead of the block being computed each
-/// of the K and V streams is prefetched (into L1, every line of the rows;
-/// whole blocks of W keys): 64 keys for f32 rows of D = 128, 128 for bf16.
-/// On a Zen 5 (1 MiB L2 per core) every distance from 32 to 128 keys beat
-/// no prefetch by about the same (within the noise of a shared machine);
-/// 256 did not (docs/benchmarks.md).
+/// of the K and V streams is prefetched (into L1, every line of the rows):
+/// whole blocks of W keys. One block: the P.V loop of a block prefetches the
+/// next block's rows. On a Zen 5 (48 KiB L1D, 1 MiB L2 per core), hq=32
+/// hkv=8 Lk=32k d=128, 1 thread: f32 8 KiB ahead (one block) 11.9-12.0 ms,
+/// 4 KiB 13.2-13.4, 32 KiB 13.4-13.7; bf16 4 KiB (one block) 5.2-5.5 ms, 8
+/// KiB 5.7, 32 KiB 6.1-6.3 (docs/benchmarks.md, round six).
 constexpr int64_t kCacheLineBytes = 64;
-constexpr int64_t kPrefetchBytes = 32 * 1024;
+constexpr int64_t kPrefetchBlocks = 1;
 
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
@@ -542,25 +543,21 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);
   DecodeState init = initialState();
-  // Keys ahead: kPrefetchBytes of K rows, whole blocks of W keys.
-  auto keyType = cast<RankedTensorType>(sdpa.op.getKey().getType());
-  int64_t rowBytes = sdpa.d * keyType.getElementTypeBitWidth() / 8;
-  int64_t ahead = kPrefetchBytes / rowBytes / width * width;
-  if (ahead > 0) {
-    auto asBuffer = [&](Value tensor) {
-      auto type = cast<RankedTensorType>(tensor.getType());
-      return bufferization::ToBufferOp::create(
-          b, loc,
-          MemRefType::get(
-              type.getShape(), type.getElementType(),
-              StridedLayoutAttr::get(
-                  b.getContext(), ShapedType::kDynamic,
-                  SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic))),
-          tensor, /*read_only=*/true);
-    };
-    keyBuffer = asBuffer(sdpa.op.getKey());
-    valueBuffer = asBuffer(sdpa.op.getValue());
-  }
+  // Keys ahead: kPrefetchBlocks blocks of W keys.
+  int64_t ahead = kPrefetchBlocks * width;
+  auto asBuffer = [&](Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, loc,
+        MemRefType::get(
+            type.getShape(), type.getElementType(),
+            StridedLayoutAttr::get(
+                b.getContext(), ShapedType::kDynamic,
+                SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic))),
+        tensor, /*read_only=*/true);
+  };
+  keyBuffer = asBuffer(sdpa.op.getKey());
+  valueBuffer = asBuffer(sdpa.op.getValue());
   auto loop = scf::ForOp::create(
       b, loc, kernel.idx(0), numFull, kernel.idx(1), init.asValues(),
       [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {

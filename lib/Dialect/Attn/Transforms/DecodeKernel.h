@@ -7,13 +7,13 @@
 // vectors run along the query rows: most lanes would idle. The decode kernel
 // runs its vectors along D instead and streams K and V once: per block of W
 // keys (W = the vector width) it takes the W x rows dot products (each K row
-// loaded once and used by every row of the block, summed across lanes by a
-// shuffle tree that leaves the W scores of a row in one vector), the online
-// softmax along the keys (one vector per row), and P.V with each V row loaded
-// once into rows x Dv/W accumulators (16 or more of them kept in a tensor,
-// a buffer once bufferized, rather than in vectors), while the K and V rows
-// 32 KiB of K ahead are prefetched from the P.V loop (memref.prefetch on
-// read-only to_buffer views of K and V). bf16/f16 K and V are read as they are
+// loaded once and used by every row of the block, a group of keys at a time,
+// summed across lanes by a shuffle tree that leaves the W scores of a row in
+// one vector), the online softmax along the keys (one vector per row), and
+// P.V with each V row loaded once into rows x Dv/W accumulators (16 or more
+// of them kept in a tensor, a buffer once bufferized, rather than in
+// vectors), while the K and V rows of the next block are prefetched from the
+// P.V loop (memref.prefetch on read-only to_buffer views of K and V). bf16/f16 K and V are read as they are
 // and widened in registers. The loops are built on tensors (vector transfer
 // ops), inside attn-tile-online-softmax's scf.forall, so split-K and the
 // writing of results are the tiling's own. Private to the attn transforms

@@ -10,9 +10,9 @@
 // and widened in registers: 32 at a time, even columns shifted, odd ones
 // masked (the query rows and the accumulators in the same order, put back
 // in order at the end). Each full block prefetches the K and V rows of the
-// keys 32 KiB of K ahead (512 keys of 64 bytes; clamped to the last full
-// block: arith.minsi), every cache line once: one line per bf16 row of 32,
-// both from the P.V loop (none before the scores).
+// next block (16 keys ahead, clamped to the last full block: arith.minsi),
+// every cache line once: one line per bf16 row of 32, both from the P.V
+// loop (none before the scores).
 // The tail block prefetches nothing.
 // CHECK-LABEL: func.func @gqa_bf16
 // CHECK-SAME: (%{{.*}}: tensor<1x8x1x32xbf16>, %[[K:.*]]: tensor<1x2x100x32xbf16>, %[[V:.*]]: tensor<1x2x100x32xbf16>)
@@ -21,8 +21,8 @@
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only : tensor<1x2x100x32xbf16> to memref<1x2x100x32xbf16, strided<[?, ?, ?, ?], offset: ?>>
 // CHECK: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: scf.for
-// CHECK:   %[[C512:.*]] = arith.constant 512 : index
-// CHECK:   %[[AHEAD:.*]] = arith.addi %{{.*}}, %[[C512]] : index
+// CHECK:   %[[C16:.*]] = arith.constant 16 : index
+// CHECK:   %[[AHEAD:.*]] = arith.addi %{{.*}}, %[[C16]] : index
 // CHECK:   %[[PF:.*]] = arith.minsi %[[AHEAD]], %{{.*}} : index
 // CHECK-NOT: memref.prefetch
 // CHECK:   vector.transfer_read %[[K]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
