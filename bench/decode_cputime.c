@@ -2,8 +2,9 @@
  *
  * Loads an attn-compile --openmp library whose entry `sdpa` is
  * hq=HQ,hkv=HKV,lq=1,lk=LK,d=128 (f32: ELT=4, bf16: ELT=2), and reports, in
- * one process, the read bandwidth of a sequential 1 GiB read (each thread's
- * share timed by its own CLOCK_THREAD_CPUTIME_ID; the best of 3) and the
+ * one process, the read bandwidth of a 1 GiB read (each thread's share timed
+ * by its own CLOCK_THREAD_CPUTIME_ID; the best of 3 passes of each of the
+ * read patterns of attn-run --peak) and the
  * median over ITERS calls of the process CPU time divided by the threads
  * (OMP_WAIT_POLICY=passive keeps idle threads from spinning), so the share
  * of the read-K/V-once roofline: (bytes of K and V / bandwidth) / time.
@@ -73,34 +74,49 @@ int main(int argc, char **argv) {
     buf[i] = i;
   double bw = 0, bwWall = 0;
   volatile uint64_t sink = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    double slowest = 0, w0 = now(CLOCK_MONOTONIC);
+  /* One sequential stream, and 2, 4, 8 streams side by side, with and
+   * without prefetching, as attn-run --peak measures it (lib/Execution/
+   * Peak.cpp): the best of 3 passes of each. */
+  static const int patStreams[] = {1, 2, 4, 8, 2, 4, 8};
+  static const size_t patPrefetch[] = {0, 0, 0, 0, 2048, 2048, 2048};
+  for (int pat = 0; pat < 7; ++pat)
+    for (int rep = 0; rep < 3; ++rep) {
+      int k = patStreams[pat];
+      size_t dist = patPrefetch[pat];
+      double slowest = 0, w0 = now(CLOCK_MONOTONIC);
 #pragma omp parallel num_threads(threads)
-    {
-      int t = omp_get_thread_num();
-      size_t b = words * t / threads, e = words * (t + 1) / threads;
-      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      double c0 = now(CLOCK_THREAD_CPUTIME_ID);
-      for (size_t i = b; i + 4 <= e; i += 4) {
-        s0 += buf[i];
-        s1 += buf[i + 1];
-        s2 += buf[i + 2];
-        s3 += buf[i + 3];
-      }
-      double c = now(CLOCK_THREAD_CPUTIME_ID) - c0;
-#pragma omp critical
       {
-        if (c > slowest)
-          slowest = c;
-        sink += s0 + s1 + s2 + s3;
+        int t = omp_get_thread_num();
+        size_t b = words * t / threads, e = words * (t + 1) / threads;
+        size_t part = (e - b) / k / 8 * 8;
+        uint64_t s[8] = {0}, total = 0;
+        double c0 = now(CLOCK_THREAD_CPUTIME_ID);
+        for (size_t i = 0; i < part; i += 8)
+          for (int j = 0; j < k; ++j) {
+            const uint64_t *line = buf + b + j * part + i;
+            if (dist)
+              __builtin_prefetch((const char *)line + dist, 0, 3);
+            s[j] += line[0] + line[1] + line[2] + line[3] + line[4] + line[5] +
+                    line[6] + line[7];
+          }
+        for (size_t i = b + k * part; i < e; ++i)
+          total += buf[i];
+        double c = now(CLOCK_THREAD_CPUTIME_ID) - c0;
+        for (int j = 0; j < 8; ++j)
+          total += s[j];
+#pragma omp critical
+        {
+          if (c > slowest)
+            slowest = c;
+          sink += total;
+        }
       }
+      double w = now(CLOCK_MONOTONIC) - w0;
+      if (words * 8 / slowest / 1e9 > bw)
+        bw = words * 8 / slowest / 1e9;
+      if (words * 8 / w / 1e9 > bwWall)
+        bwWall = words * 8 / w / 1e9;
     }
-    double w = now(CLOCK_MONOTONIC) - w0;
-    if (words * 8 / slowest / 1e9 > bw)
-      bw = words * 8 / slowest / 1e9;
-    if (words * 8 / w / 1e9 > bwWall)
-      bwWall = words * 8 / w / 1e9;
-  }
   free(buf);
 
   sdpa(bufs, NULL, NULL);

@@ -31,8 +31,9 @@ llvm::Expected<double> measureBf16DotPeakGflops(MLIRContext &context,
 bool hostHasBf16Dot();
 
 /// Memory read bandwidth in GB/s: `threads` threads (0 = all cores) each
-/// sum their share of a buffer of `bytes` (far larger than the caches),
-/// best of three passes.
+/// sum their share of a buffer of `bytes` (far larger than the caches), in
+/// one sequential stream and in 2, 4 and 8 streams side by side, with and
+/// without software prefetching; the best of three passes of each.
 double measureReadBandwidthGBs(int threads, size_t bytes);
 
 } // namespace attn::exec
