@@ -10,9 +10,14 @@
  * stays in L1 (the arithmetic alone); a core that overlapped the two would
  * take max(stream, arithmetic), one that does not takes their sum.
  *
- * An argument N prefetches (prefetcht0) both rows N keys ahead.
+ * An argument N prefetches (prefetcht0) both rows N keys ahead. A second
+ * argument 16 spreads the FMAs over 16 accumulators (K's into 8, V's into
+ * the other 8) instead of 8, so that they are not one dependent chain per
+ * accumulator and key: arithmetic that the core can overlap (docs/
+ * benchmarks.md, round six).
  *
- *   cc -O2 -mavx512f -mfma bench/stream_overlap.c -o /tmp/so && /tmp/so [N]
+ *   cc -O2 -mavx512f -mfma bench/stream_overlap.c -o /tmp/so && /tmp/so [N
+ * [16]]
  */
 #include <immintrin.h>
 #include <stdio.h>
@@ -30,10 +35,12 @@ static double now(void) {
 
 static volatile float sink;
 static long PF = 0;
+static int ACCS = 8;
 
 static double pass(const float *k, const float *v, int rounds, long mask) {
-  __m512 acc[8], q = _mm512_set1_ps(1e-9f);
-  for (int c = 0; c < 8; ++c)
+  __m512 acc[16], q = _mm512_set1_ps(1e-9f);
+  int vAcc = ACCS == 16 ? 8 : 0;
+  for (int c = 0; c < 16; ++c)
     acc[c] = _mm512_setzero_ps();
   double t = now();
   for (long r = 0; r < ROWS; ++r) {
@@ -51,12 +58,12 @@ static double pass(const float *k, const float *v, int rounds, long mask) {
     for (int f = 0; f < rounds; f += 2)
       for (int c = 0; c < 8; ++c) {
         acc[c] = _mm512_fmadd_ps(kk[c], q, acc[c]);
-        acc[c] = _mm512_fmadd_ps(vv[c], q, acc[c]);
+        acc[vAcc + c] = _mm512_fmadd_ps(vv[c], q, acc[vAcc + c]);
       }
   }
   t = now() - t;
   __m512 s = acc[0];
-  for (int c = 1; c < 8; ++c)
+  for (int c = 1; c < 16; ++c)
     s = _mm512_add_ps(s, acc[c]);
   sink = _mm512_reduce_add_ps(s);
   return t;
@@ -74,6 +81,8 @@ static double best(const float *k, const float *v, int rounds, long mask) {
 int main(int argc, char **argv) {
   if (argc > 1)
     PF = atol(argv[1]);
+  if (argc > 2)
+    ACCS = atoi(argv[2]) == 16 ? 16 : 8;
   size_t n = (size_t)ROWS * D;
   float *k = aligned_alloc(4096, n * 4), *v = aligned_alloc(4096, n * 4);
   if (!k || !v)
