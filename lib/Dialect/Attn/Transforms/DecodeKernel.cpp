@@ -7,6 +7,7 @@
 #include "DecodeKernel.h"
 
 #include "CpuKernels.h"
+#include "DecodeBuilder.h"
 #include "DecodeScores.h"
 
 #include "attn/Dialect/Attn/Utils/Utils.h"
@@ -55,137 +56,6 @@ int64_t mlir::attn::detail::decodeRowsFor(const TiledSdpa &sdpa,
   }
   return rows;
 }
-
-namespace {
-
-/// Accumulators of P.V kept in registers at once (rows x value vectors).
-constexpr int64_t kMaxAccumulators = 16;
-
-/// Bytes per cache line, and how far ahead of the block being computed each
-/// of the K and V streams is prefetched (into L1, every line of the rows):
-/// whole blocks of W keys. One block: the P.V loop of a block prefetches the
-/// next block's rows. On a Zen 5 (48 KiB L1D, 1 MiB L2 per core), hq=32
-/// hkv=8 Lk=32k d=128, 1 thread: f32 8 KiB ahead (one block) 11.9-12.0 ms,
-/// 4 KiB 13.2-13.4, 32 KiB 13.4-13.7; bf16 4 KiB (one block) 5.2-5.5 ms, 8
-/// KiB 5.7, 32 KiB 6.1-6.3 (docs/benchmarks.md, round six).
-constexpr int64_t kCacheLineBytes = 64;
-constexpr int64_t kPrefetchBlocks = 1;
-
-/// The running state of the kernel, per row: the max (in every lane), the
-/// lane-wise partial sums of the probabilities, and the Dv / W accumulator
-/// vectors (with DecodeBuilder::accInMemory, `acc` is one [rows, Dv] f32
-/// tensor that holds them all).
-struct DecodeState {
-  SmallVector<Value> m, l, acc;
-  SmallVector<Value> asValues() const {
-    SmallVector<Value> all(m);
-    llvm::append_range(all, l);
-    llvm::append_range(all, acc);
-    return all;
-  }
-  static DecodeState from(ValueRange v, int64_t rows) {
-    DecodeState s;
-    s.m.assign(v.begin(), v.begin() + rows);
-    s.l.assign(v.begin() + rows, v.begin() + 2 * rows);
-    s.acc.assign(v.begin() + 2 * rows, v.end());
-    return s;
-  }
-};
-
-class DecodeBuilder {
-public:
-  DecodeBuilder(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb)
-      : b(b), loc(sdpa.loc), sdpa(sdpa), qb(qb),
-        kernel(b, sdpa.loc, sdpa.decodeWidth), width(sdpa.decodeWidth),
-        rows(sdpa.bq), dChunks(sdpa.d / width), vChunks(sdpa.dv / width) {
-    keysPaired = isPairable(sdpa.op.getKey(), sdpa.d);
-    valuesPaired = isPairable(sdpa.op.getValue(), sdpa.dv);
-    auto isBf16 = [](Value v) {
-      return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
-    };
-    keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
-              isBf16(sdpa.op.getQuery());
-    // Half the vector registers or more: the scores' live vectors beside
-    // them spill otherwise (bf16 hq=32 hkv=8 d=128, 32 accumulators: 499
-    // -> 221 stack references; one thread, Lk=32k: 6.9-7.6 -> 5.7-6.0 ms).
-    accInMemory = rows * vChunks >= 16;
-  }
-
-  SoftmaxState build(Value begin, Value end);
-
-private:
-  /// K and V as read-only buffers (for the prefetches), and the key whose
-  /// rows a block prefetches first (clamped below the end); null when the
-  /// kernel does not prefetch.
-  Value keyBuffer, valueBuffer, prefetchBase;
-  /// Prefetches the cache lines of row `row` of `buf` ([B, H, L, D] at
-  /// (batch, kvHead)) that columns [c0 * W, c1 * W) occupy.
-  void prefetchRow(Value buf, Value row, int64_t c0, int64_t c1);
-  /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
-  /// `src` at (batch, head), as f32.
-  Value readRow(Value src, Value head, Value row, int64_t c, bool paired);
-  /// The block max of the scores `s` in every lane (a butterfly).
-  Value laneMax(Value s);
-  /// The scaled query rows, [rows][dChunks].
-  void readQueries();
-  /// The dot products of keys keyIndex(j0) ... keyIndex(j0 + n - 1) with
-  /// every query row, [key][row], W partial sums each: the keys' rows read
-  /// first, then the products chunk by chunk (each chunk of a query row
-  /// used by the n keys in turn), so that LLVM keeps few query vectors
-  /// live beside the n * rows sums.
-  SmallVector<SmallVector<Value>>
-  keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0, int64_t n);
-  /// Key row j of the block (keyIndex(j)), its chunks (prefetched ahead by
-  /// the P.V loop).
-  SmallVector<Value> readKeyRow(function_ref<Value(int64_t)> keyIndex,
-                                int64_t j);
-  /// Keys whose dot products keyGroupDots builds together: a power of 2
-  /// with rows * keys partial sums at most kMaxAccumulators.
-  int64_t keysPerGroup() const {
-    return static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
-        std::clamp<int64_t>(kMaxAccumulators / rows, 1, width))));
-  }
-  /// Whether the block's scores are folded rows first
-  /// (foldScoresRowsFirst) rather than per row.
-  bool foldRowsFirst() const;
-  /// The accumulators live in a [rows, Dv] f32 tensor carried by the key
-  /// loop (a buffer after bufferization), read and written once per block
-  /// and group, instead of rows * Dv / W loop-carried vectors that LLVM
-  /// would keep in registers through the scores and spill around them.
-  bool accInMemory = false;
-  /// Accumulator vector (r, c) of `state`, and its update in `state`.
-  Value accVector(const DecodeState &state, int64_t r, int64_t c);
-  void setAccVector(DecodeState &state, int64_t r, int64_t c, Value v);
-  /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
-  /// are set for the last, partial block.
-  DecodeState block(Value j0, Value tailLen, Value lastKey,
-                    const DecodeState &state);
-  DecodeState initialState();
-  SoftmaxState finish(const DecodeState &state);
-
-  OpBuilder &b;
-  Location loc;
-  const TiledSdpa &sdpa;
-  const QueryBlock &qb;
-  KernelBuilder kernel;
-  int64_t width, rows, dChunks, vChunks;
-  SmallVector<Value> queries;
-  /// bf16 K (V) read in the pair layout (readRow), and the query rows
-  /// (the accumulators) in the same order.
-  bool keysPaired = false, valuesPaired = false;
-  /// Q.K on the bf16 dot products (decode-bf16-dot): `queries` holds each
-  /// row's bf16 values as given, dChunks / 2 vectors of 2W, and the scores
-  /// are scaled after the dot products.
-  bool keyDots = false;
-  /// Columns [2pW, 2(p + 1)W) of row `row` of `src` at (batch, head), as
-  /// they are (2W elements of its type).
-  Value readPairChunk(Value src, Value head, Value row, int64_t p);
-
-  bool isPairable(Value src, int64_t cols) const {
-    return cast<RankedTensorType>(src.getType()).getElementType().isBF16() &&
-           cols % (2 * width) == 0;
-  }
-};
 
 Value DecodeBuilder::readPairChunk(Value src, Value head, Value row,
                                    int64_t p) {
@@ -278,31 +148,6 @@ void DecodeBuilder::readQueries() {
   }
 }
 
-SmallVector<SmallVector<Value>>
-DecodeBuilder::keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0,
-                            int64_t n) {
-  SmallVector<SmallVector<Value>> k, dots(n, SmallVector<Value>(rows));
-  for (int64_t g = 0; g < n; ++g)
-    k.push_back(readKeyRow(keyIndex, j0 + g));
-  int64_t chunks = keyDots ? dChunks / 2 : dChunks;
-  for (int64_t c = 0; c < chunks; ++c)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t g = 0; g < n; ++g) {
-        Value q = queries[r * chunks + c];
-        Value &dot = dots[g][r];
-        if (keyDots)
-          dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
-                                             c == 0 ? kernel.splat(0.0f) : dot,
-                                             q, k[g][c]);
-        else
-          dot =
-              c == 0
-                  ? arith::MulFOp::create(b, loc, k[g][c], q).getResult()
-                  : vector::FMAOp::create(b, loc, k[g][c], q, dot).getResult();
-      }
-  return dots;
-}
-
 SmallVector<Value>
 DecodeBuilder::readKeyRow(function_ref<Value(int64_t)> keyIndex, int64_t j) {
   Value kRow = keyIndex(j);
@@ -313,14 +158,6 @@ DecodeBuilder::readKeyRow(function_ref<Value(int64_t)> keyIndex, int64_t j) {
         keyDots ? readPairChunk(sdpa.op.getKey(), qb.kvHead, kRow, c)
                 : readRow(sdpa.op.getKey(), qb.kvHead, kRow, c, keysPaired));
   return k;
-}
-
-bool DecodeBuilder::foldRowsFirst() const {
-  // Not for 8 rows: the 56 shuffles of the end cost more than the spills
-  // they save (b=4 hq=64 hkv=8 lk=128 d=128 bf16 in cache: 0.185-0.189
-  // against 0.113-0.115 ms per call).
-  return rows > 1 && rows <= 4 && llvm::isPowerOf2_64(rows) &&
-         width % rows == 0;
 }
 
 Value DecodeBuilder::accVector(const DecodeState &state, int64_t r, int64_t c) {
@@ -347,29 +184,15 @@ void DecodeBuilder::setAccVector(DecodeState &state, int64_t r, int64_t c,
 }
 
 DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
-                                 const DecodeState &state) {
+                                 const DecodeState &state,
+                                 ArrayRef<Value> given, NextDots *nextDots) {
   Value value = sdpa.op.getValue();
-  auto keyIndex = [&](int64_t j) {
-    Value k = kernel.add(j0, j);
-    return lastKey ? minIndex(b, loc, k, lastKey) : k;
-  };
-  // Scores: each K row read once, its dot products with every query row
-  // built a group of keys at a time and folded as they come, so that few
-  // partial vectors are live; after W keys scores[r] holds row r's scores,
-  // key j in lane j. Groups of 4 keys rather than one at 4 rows: 564 -> 394
-  // stack references in the f32 hq=32 hkv=8 d=128 library, 104.7-108.0 ->
-  // 111.9-113.2 GFLOP/s in cache, 1 thread Lk=32k 14.7-15.1 -> 13.9-14.1 ms
-  // (docs/benchmarks.md, round six).
-  int64_t groupKeys = keysPerGroup();
-  SmallVector<SmallVector<Value>> keyGroup;
-  auto rowDots = [&](int64_t j) {
-    if (j % groupKeys == 0)
-      keyGroup = keyGroupDots(keyIndex, j, groupKeys);
-    return keyGroup[j % groupKeys];
-  };
-  SmallVector<Value> scores =
-      foldRowsFirst() ? foldScoresRowsFirst(b, loc, width, rows, rowDots)
-                      : foldScoresPerRow(b, loc, width, rows, rowDots);
+  SmallVector<Value> scores(given);
+  if (given.empty())
+    scores = scoresOf([&](int64_t j) {
+      Value k = kernel.add(j0, j);
+      return lastKey ? minIndex(b, loc, k, lastKey) : k;
+    });
 
   DecodeState next;
   Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
@@ -380,8 +203,6 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   SmallVector<Value> probs, alphas;
   for (int64_t r = 0; r < rows; ++r) {
     Value s = scores[r];
-    if (keyDots)
-      s = arith::MulFOp::create(b, loc, s, kernel.splat(sdpa.qScale));
     if (validLanes)
       s = arith::SelectOp::create(b, loc, validLanes, s, negInf);
     Value mNew = kernel.max(state.m[r], laneMax(s));
@@ -425,8 +246,16 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       for (int64_t c = c0; c < c1; ++c)
         inits.push_back(
             arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
+    int64_t groups = llvm::divideCeil(vChunks, group);
+    int64_t g = c0 / group;
+    int64_t keyChunks = keyDots ? dChunks / 2 : dChunks;
+    int64_t n0 = keyChunks * g / groups, n1 = keyChunks * (g + 1) / groups;
+    bool dotsHere = nextDots && n1 > n0;
+    if (dotsHere)
+      inits.push_back(nextDots->tile);
     SmallVector<Value> accs = kernel.loopCarrying(
-        0, width, 1, inits, [&](Value j, ValueRange carried) {
+        0, width, 1, inits, [&](Value j, ValueRange carriedAll) {
+          ValueRange carried = dotsHere ? carriedAll.drop_back() : carriedAll;
           Value vRow = arith::AddIOp::create(b, loc, j0, j);
           if (lastKey)
             vRow = minIndex(b, loc, vRow, lastKey);
@@ -445,7 +274,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
             int64_t k0 = dChunks * g / groups, k1 = dChunks * (g + 1) / groups;
             if (k1 > k0)
               prefetchRow(keyBuffer,
-                          arith::AddIOp::create(b, loc, prefetchBase, j), k0,
+                          arith::AddIOp::create(b, loc, keyPrefetchBase, j), k0,
                           k1);
           }
           SmallVector<Value> pj;
@@ -462,8 +291,53 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
               acc = vector::FMAOp::create(b, loc, pj[r], v, acc);
             }
           }
+          if (dotsHere) {
+            // The next block's key j: this group's share of its chunks.
+            Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
+            Value tile = carriedAll.back();
+            SmallVector<Value> kc;
+            for (int64_t c = n0; c < n1; ++c)
+              kc.push_back(
+                  keyDots ? readPairChunk(sdpa.op.getKey(), qb.kvHead, kRow, c)
+                          : readRow(sdpa.op.getKey(), qb.kvHead, kRow, c,
+                                    keysPaired));
+            Value pad =
+                arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+            for (int64_t r = 0; r < rows; ++r) {
+              // The first chunk starts the sums (a product; zero for the
+              // dot products), the others add to this group's tile row.
+              Value dot;
+              if (n0 > 0)
+                dot = vector::TransferReadOp::create(
+                    b, loc, kernel.vecType, tile,
+                    ValueRange{j, kernel.idx(r), kernel.idx(0)}, pad,
+                    ArrayRef<bool>{true});
+              else if (keyDots)
+                dot = kernel.splat(0.0f);
+              for (int64_t c = n0; c < n1; ++c) {
+                Value q = queries[r * keyChunks + c], k = kc[c - n0];
+                if (keyDots)
+                  dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
+                                                     dot, q, k);
+                else if (!dot)
+                  dot = arith::MulFOp::create(b, loc, k, q);
+                else
+                  dot = vector::FMAOp::create(b, loc, k, q, dot);
+              }
+              tile = vector::TransferWriteOp::create(
+                         b, loc, dot, tile,
+                         ValueRange{j, kernel.idx(r), kernel.idx(0)},
+                         ArrayRef<bool>{true})
+                         .getResult();
+            }
+            out.push_back(tile);
+          }
           return out;
         });
+    if (dotsHere) {
+      nextDots->tile = accs.back();
+      accs.pop_back();
+    }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = c0; c < c1; ++c)
         setAccVector(next, r, c, accs[r * (c1 - c0) + (c - c0)]);
@@ -536,6 +410,72 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
   return {mT, lT, acc};
 }
 
+DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
+                                             Value numFull,
+                                             const DecodeState &init) {
+  Value w = kernel.idx(width), zeroIdx = kernel.idx(0), one = kernel.idx(1);
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, numFull,
+                                    zeroIdx);
+  // The first block's scores, before the loop (none without a full block).
+  SmallVector<Type> scoreTypes(rows, kernel.vecType);
+  auto first = scf::IfOp::create(b, loc, scoreTypes, any,
+                                 /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    SmallVector<Value> scores =
+        scoresOf([&](int64_t j) { return kernel.add(begin, j); });
+    scf::YieldOp::create(b, loc, scores);
+    b.setInsertionPointToStart(first.elseBlock());
+    scf::YieldOp::create(b, loc,
+                         SmallVector<Value>(rows, kernel.splat(kNegInf)));
+  }
+  // The last full block's first key: the last iteration takes its dot
+  // products again rather than read past the full blocks.
+  Value lastFull = arith::AddIOp::create(
+      b, loc, begin,
+      arith::MulIOp::create(
+          b, loc,
+          maxIndex(b, loc, arith::SubIOp::create(b, loc, numFull, one),
+                   zeroIdx),
+          w));
+  Value tile0 = tensor::EmptyOp::create(
+      b, loc, ArrayRef<int64_t>{width, rows, width}, b.getF32Type());
+  SmallVector<Value> inits = init.asValues();
+  int64_t stateCount = static_cast<int64_t>(inits.size());
+  llvm::append_range(inits, first.getResults());
+  inits.push_back(tile0);
+  auto loop = scf::ForOp::create(
+      b, loc, zeroIdx, numFull, one, inits,
+      [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value j0 = arith::AddIOp::create(b, loc, begin,
+                                         arith::MulIOp::create(b, loc, iv, w));
+        Value last = arith::SubIOp::create(b, loc, end, w);
+        // Rows past the end are not prefetched: the last blocks prefetch
+        // the last W keys again. V one block ahead; K one more, as this
+        // block's P.V loops read the next block's K rows.
+        prefetchBase =
+            minIndex(b, loc, kernel.add(j0, kPrefetchBlocks * width), last);
+        keyPrefetchBase = minIndex(
+            b, loc, kernel.add(j0, (kPrefetchBlocks + 1) * width), last);
+        NextDots nd{minIndex(b, loc, kernel.add(j0, width), lastFull),
+                    carried.back()};
+        SmallVector<Value> given(carried.slice(stateCount, rows).begin(),
+                                 carried.slice(stateCount, rows).end());
+        DecodeState next =
+            block(j0, Value(), Value(),
+                  DecodeState::from(carried.take_front(stateCount), rows),
+                  given, &nd);
+        SmallVector<Value> yields = next.asValues();
+        llvm::append_range(yields, scoresFromTile(nd.tile));
+        yields.push_back(nd.tile);
+        scf::YieldOp::create(b, loc, yields);
+      });
+  return DecodeState::from(loop.getResults().take_front(stateCount), rows);
+}
+
 SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   readQueries();
   end = maxIndex(b, loc, end, begin);
@@ -543,8 +483,6 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);
   DecodeState init = initialState();
-  // Keys ahead: kPrefetchBlocks blocks of W keys.
-  int64_t ahead = kPrefetchBlocks * width;
   auto asBuffer = [&](Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     return bufferization::ToBufferOp::create(
@@ -558,24 +496,8 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   };
   keyBuffer = asBuffer(sdpa.op.getKey());
   valueBuffer = asBuffer(sdpa.op.getValue());
-  auto loop = scf::ForOp::create(
-      b, loc, kernel.idx(0), numFull, kernel.idx(1), init.asValues(),
-      [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value j0 = arith::AddIOp::create(b, loc, begin,
-                                         arith::MulIOp::create(b, loc, iv, w));
-        // Rows past the end are not prefetched: the last blocks prefetch
-        // the last W keys again.
-        if (keyBuffer)
-          prefetchBase = minIndex(b, loc, kernel.add(j0, ahead),
-                                  arith::SubIOp::create(b, loc, end, w));
-        DecodeState next =
-            block(j0, Value(), Value(), DecodeState::from(carried, rows));
-        scf::YieldOp::create(b, loc, next.asValues());
-      });
-  DecodeState state = DecodeState::from(loop.getResults(), rows);
-  prefetchBase = Value();
+  DecodeState state = interleavedBlocks(begin, end, numFull, init);
+  prefetchBase = keyPrefetchBase = Value();
 
   // The last keys, fewer than W: rows past the end read the last key (their
   // scores are -inf, their probabilities 0).
@@ -598,8 +520,6 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   }
   return finish(DecodeState::from(ifOp.getResults(), rows));
 }
-
-} // namespace
 
 SoftmaxState mlir::attn::detail::emitDecodeKeys(OpBuilder &b,
                                                 const TiledSdpa &sdpa,

@@ -12,12 +12,16 @@
 // one vector), the online softmax along the keys (one vector per row), and
 // P.V with each V row loaded once into rows x Dv/W accumulators (16 or more
 // of them kept in a tensor, a buffer once bufferized, rather than in
-// vectors), while the K and V rows of the next block are prefetched from the
-// P.V loop (memref.prefetch on read-only to_buffer views of K and V). bf16/f16 K and V are read as they are
-// and widened in registers. The loops are built on tensors (vector transfer
-// ops), inside attn-tile-online-softmax's scf.forall, so split-K and the
-// writing of results are the tiling's own. Private to the attn transforms
-// library.
+// vectors). The blocks overlap: the P.V loops of a block also take the dot
+// products of the next block (key j with value row j; their partial sums in
+// a small tensor, folded after the loops), so that the K and V streams are
+// read side by side through the block rather than in turns, and they
+// prefetch the V rows of the next block and the K rows of the one after
+// (memref.prefetch on read-only to_buffer views of K and V). bf16/f16 K and
+// V are read as they are and widened in registers. The loops are built on
+// tensors (vector transfer ops), inside attn-tile-online-softmax's scf.forall,
+// so split-K and the writing of results are the tiling's own. Private to the
+// attn transforms library.
 //
 //===----------------------------------------------------------------------===//
 

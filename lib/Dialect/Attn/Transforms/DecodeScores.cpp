@@ -13,12 +13,16 @@
 
 #include "DecodeScores.h"
 
+#include "DecodeBuilder.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 
 #include <cassert>
 
 using namespace mlir;
+using namespace mlir::attn::detail;
 
 Value mlir::attn::detail::foldLanes(OpBuilder &b, Location loc, Value a,
                                     Value bVec, int64_t lanes) {
@@ -144,4 +148,81 @@ SmallVector<Value> mlir::attn::detail::foldScoresRowsFirst(
     scores.push_back(parts.front().first);
   }
   return scores;
+}
+
+SmallVector<SmallVector<Value>>
+DecodeBuilder::keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0,
+                            int64_t n) {
+  SmallVector<SmallVector<Value>> k, dots(n, SmallVector<Value>(rows));
+  for (int64_t g = 0; g < n; ++g)
+    k.push_back(readKeyRow(keyIndex, j0 + g));
+  int64_t chunks = keyDots ? dChunks / 2 : dChunks;
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t g = 0; g < n; ++g) {
+        Value q = queries[r * chunks + c];
+        Value &dot = dots[g][r];
+        if (keyDots)
+          dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
+                                             c == 0 ? kernel.splat(0.0f) : dot,
+                                             q, k[g][c]);
+        else
+          dot =
+              c == 0
+                  ? arith::MulFOp::create(b, loc, k[g][c], q).getResult()
+                  : vector::FMAOp::create(b, loc, k[g][c], q, dot).getResult();
+      }
+  return dots;
+}
+
+bool DecodeBuilder::foldRowsFirst() const {
+  // Not for 8 rows: the 56 shuffles of the end cost more than the spills
+  // they save (b=4 hq=64 hkv=8 lk=128 d=128 bf16 in cache: 0.185-0.189
+  // against 0.113-0.115 ms per call).
+  return rows > 1 && rows <= 4 && llvm::isPowerOf2_64(rows) &&
+         width % rows == 0;
+}
+
+SmallVector<Value>
+DecodeBuilder::scoresOf(function_ref<Value(int64_t)> keyIndex) {
+  // Each K row read once, its dot products with every query row built a
+  // group of keys at a time and folded as they come, so that few partial
+  // vectors are live; after W keys scores[r] holds row r's scores, key j in
+  // lane j. Groups of 4 keys rather than one at 4 rows: 564 -> 394 stack
+  // references in the f32 hq=32 hkv=8 d=128 library, 104.7-108.0 ->
+  // 111.9-113.2 GFLOP/s in cache, 1 thread Lk=32k 14.7-15.1 -> 13.9-14.1 ms
+  // (docs/benchmarks.md, round six).
+  int64_t groupKeys = keysPerGroup();
+  SmallVector<SmallVector<Value>> keyGroup;
+  auto rowDots = [&](int64_t j) {
+    if (j % groupKeys == 0)
+      keyGroup = keyGroupDots(keyIndex, j, groupKeys);
+    return keyGroup[j % groupKeys];
+  };
+  return foldedScores(rowDots);
+}
+
+SmallVector<Value>
+DecodeBuilder::foldedScores(function_ref<SmallVector<Value>(int64_t)> rowDots) {
+  SmallVector<Value> scores =
+      foldRowsFirst() ? foldScoresRowsFirst(b, loc, width, rows, rowDots)
+                      : foldScoresPerRow(b, loc, width, rows, rowDots);
+  if (keyDots)
+    for (Value &x : scores)
+      x = arith::MulFOp::create(b, loc, x, kernel.splat(sdpa.qScale));
+  return scores;
+}
+
+SmallVector<Value> DecodeBuilder::scoresFromTile(Value tile) {
+  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  auto rowDots = [&](int64_t j) {
+    SmallVector<Value> dots;
+    for (int64_t r = 0; r < rows; ++r)
+      dots.push_back(vector::TransferReadOp::create(
+          b, loc, kernel.vecType, tile,
+          ValueRange{kernel.idx(j), kernel.idx(r), kernel.idx(0)}, pad,
+          ArrayRef<bool>{true}));
+    return dots;
+  };
+  return foldedScores(rowDots);
 }

@@ -7,9 +7,10 @@
 // decode-bf16-dot: the decode kernel's Q.K on vdpbf16ps. Each query row is
 // read once as bf16 pairs (2 x 32 values for D = 64, not widened, not
 // scaled); each K row likewise; one x86vector.avx512.dot per 32 values and
-// row, chained along D, 4 keys (4 key rows read first) at a time; the score
-// scale (0.125 * log2 e) multiplies the folded scores of a block of 16 keys
-// once per row.
+// row, chained along D, 4 keys (4 key rows read first) at a time for the
+// first block (before the key loop), a key at a time in the P.V loop for
+// the next; the score scale (0.125 * log2 e) multiplies the folded scores of
+// a block of 16 keys once per row.
 // CHECK-LABEL: func.func @gqa_bf16
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.180336878> : vector<16xf32>
@@ -17,7 +18,7 @@
 // CHECK: %[[Q0:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %c0, %c0], %{{.*}} : tensor<1x8x1x64xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[Q1:.*]] = vector.transfer_read %arg0[%c0, %{{.*}}, %c0, %c32], %{{.*}} : tensor<1x8x1x64xbf16>, vector<32xbf16>
 // CHECK-NOT: arith.extf
-// CHECK: scf.for
+// CHECK-NOT: scf.for
 // CHECK: %[[K0:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[K1:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c32], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
 // CHECK-COUNT-6: vector.transfer_read %arg1
@@ -25,6 +26,15 @@
 // CHECK-COUNT-15: x86vector.avx512.dot %[[ZERO]]
 // CHECK-NEXT: x86vector.avx512.dot %[[D0]], %[[Q1]], %[[K1]] : vector<32xbf16> -> vector<16xf32>
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
+// In the key loop, the next block's dot products from its P.V loop: each
+// row's two dots for key j, written to the tile of partial sums.
+// CHECK: scf.for
+// CHECK: scf.for %[[J:[^ ]*]] =
+// CHECK: %[[KN0:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[KN1:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c32], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[E0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[Q0]], %[[KN0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: %[[E1:.*]] = x86vector.avx512.dot %[[E0]], %[[Q1]], %[[KN1]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: vector.transfer_write %[[E1]], %{{.*}}[%[[J]], %c0, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<16x4x16xf32>
 // OFF-LABEL: func.func @gqa_bf16
 // OFF-NOT: x86vector.avx512.dot
 // PIPE-LABEL: func.func @gqa_bf16

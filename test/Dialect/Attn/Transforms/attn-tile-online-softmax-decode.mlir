@@ -9,21 +9,20 @@
 // the accumulators. No score tile op is left; bf16 K and V are read as bf16
 // and widened in registers: 32 at a time, even columns shifted, odd ones
 // masked (the query rows and the accumulators in the same order, put back
-// in order at the end). Each full block prefetches the K and V rows of the
-// next block (16 keys ahead, clamped to the last full block: arith.minsi),
-// every cache line once: one line per bf16 row of 32, both from the P.V
-// loop (none before the scores).
-// The tail block prefetches nothing.
+// in order at the end). The first block's scores are taken before the key
+// loop; then each block's P.V loop also takes the next block's dot products
+// (key j with value row j, into a [16 keys, 4 rows, 16 lanes] tensor carried
+// by the loops, folded into scores after them), and prefetches the V rows
+// of the next block and the K rows of the one after (16 and 32 keys ahead,
+// clamped to the last full block: arith.minsi), every cache line once: one
+// line per bf16 row of 32. The tail block prefetches nothing.
 // CHECK-LABEL: func.func @gqa_bf16
 // CHECK-SAME: (%{{.*}}: tensor<1x8x1x32xbf16>, %[[K:.*]]: tensor<1x2x100x32xbf16>, %[[V:.*]]: tensor<1x2x100x32xbf16>)
 // CHECK: scf.forall ({{.*}}) in ({{.*}}, 2, 1)
 // CHECK: vector.transfer_read %{{.*}} : tensor<1x8x1x32xbf16>, vector<32xbf16>
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only : tensor<1x2x100x32xbf16> to memref<1x2x100x32xbf16, strided<[?, ?, ?, ?], offset: ?>>
 // CHECK: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
-// CHECK: scf.for
-// CHECK:   %[[C16:.*]] = arith.constant 16 : index
-// CHECK:   %[[AHEAD:.*]] = arith.addi %{{.*}}, %[[C16]] : index
-// CHECK:   %[[PF:.*]] = arith.minsi %[[AHEAD]], %{{.*}} : index
+// CHECK: scf.if
 // CHECK-NOT: memref.prefetch
 // CHECK:   vector.transfer_read %[[K]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
 // CHECK:   vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
@@ -32,16 +31,31 @@
 // CHECK:   vector.fma
 // CHECK-NOT: memref.prefetch
 // CHECK:   vector.shuffle
+// CHECK: %[[TILE0:.*]] = tensor.empty() : tensor<16x4x16xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[TILE:[^ ]*]] = %[[TILE0]]) -> ({{.*}}, tensor<16x4x16xf32>) {
+// CHECK:   %[[C16:.*]] = arith.constant 16 : index
+// CHECK:   %[[VAHEAD:.*]] = arith.addi %{{.*}}, %[[C16]] : index
+// CHECK:   %[[PF:.*]] = arith.minsi %[[VAHEAD]], %{{.*}} : index
+// CHECK:   %[[C32:.*]] = arith.constant 32 : index
+// CHECK:   %[[KAHEAD:.*]] = arith.addi %{{.*}}, %[[C32]] : index
+// CHECK:   %[[KPF:.*]] = arith.minsi %[[KAHEAD]], %{{.*}} : index
+// CHECK:   %[[NEXT:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK-NOT: memref.prefetch
 // CHECK:   arith.cmpf ogt
-// The P.V loop prefetches key j's V row and K row ahead (the K lines shared
-// out among the value-column groups: here one group, one line).
-// CHECK:   scf.for %[[J:[^ ]*]] =
+// CHECK:   scf.for %[[J:[^ ]*]] = {{.*}} iter_args({{.*}}, %[[T:[^ ]*]] = %[[TILE]]) -> ({{.*}}, tensor<16x4x16xf32>) {
 // CHECK:     %[[VROW:.*]] = arith.addi %[[PF]], %[[J]] : index
 // CHECK:     memref.prefetch %[[VB]][%{{.*}}, %{{.*}}, %[[VROW]], %{{.*}}], read, locality<3>, data
-// CHECK:     %[[KROW:.*]] = arith.addi %[[PF]], %[[J]] : index
+// CHECK:     %[[KROW:.*]] = arith.addi %[[KPF]], %[[J]] : index
 // CHECK:     memref.prefetch %[[KB]][%{{.*}}, %{{.*}}, %[[KROW]], %{{.*}}], read, locality<3>, data
 // CHECK-NOT:   memref.prefetch
 // CHECK:     vector.transfer_read %[[V]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
+// CHECK:     %[[NROW:.*]] = arith.addi %[[NEXT]], %[[J]] : index
+// CHECK:     vector.transfer_read %[[K]][%{{.*}}, %{{.*}}, %[[NROW]], %{{.*}}]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
+// CHECK:     %[[W0:.*]] = vector.transfer_write %{{.*}}, %[[T]][%[[J]], %{{.*}}, %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<16x4x16xf32>
+// CHECK:   scf.yield
+// CHECK:   }
+// CHECK:   vector.transfer_read %{{.*}} : tensor<16x4x16xf32>, vector<16xf32>
+// CHECK:   vector.shuffle
 // The last 4 keys (100 = 6 x 16 + 4): lanes past the end are -inf.
 // CHECK: scf.if
 // CHECK-NOT: memref.prefetch
@@ -93,11 +107,12 @@ func.func @causal_one_row(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>) -
 // turn. Then each key's 4 dot products are folded together first (rows 0
 // and 1, rows 2 and 3, then the pairs: 4 lanes per row); after 4 keys one
 // vector holds 16 scores, lane 4 * key + row. At the end each row's 16
-// scores are gathered from the four such vectors by 3 shuffles.
+// scores are gathered from the four such vectors by 3 shuffles. Checked on
+// the first block's scores, taken before the key loop.
 // CHECK-LABEL: func.func @rows_first
 // CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x64x32xf32>
 // CHECK-NOT: linalg.fill
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: scf.if {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 // CHECK: %[[K0:.*]] = vector.transfer_read %[[K]]{{.*}} : tensor<1x1x64x32xf32>, vector<16xf32>
 // CHECK-COUNT-7: vector.transfer_read %[[K]]
 // CHECK-NOT: vector.transfer_read %[[K]]
@@ -152,7 +167,7 @@ func.func @eight_rows(%q: tensor<1x8x1x16xf32>, %k: tensor<1x1x64x16xf32>) -> te
 // stay vectors.
 // CHECK-LABEL: func.func @acc_in_memory
 // CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x64xf32>) -> tensor<4x64xf32>
-// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[ACC:[^ ]*]] = %[[ZERO]]) -> ({{.*}}, tensor<4x64xf32>)
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[ACC:[^ ]*]] = %[[ZERO]], {{.*}}) -> ({{.*}}, tensor<4x64xf32>, {{.*}})
 // CHECK: %[[A0:.*]] = vector.transfer_read %[[ACC]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
 // CHECK: arith.mulf %[[A0]], %{{.*}} : vector<16xf32>
 // CHECK: scf.for

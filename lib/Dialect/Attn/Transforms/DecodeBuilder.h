@@ -1,0 +1,184 @@
+//===- DecodeBuilder.h - the decode kernel's builder ------------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// The builder of the decode kernel (DecodeKernel.h): its state, its
+// constants and its steps. DecodeKernel.cpp builds the blocks, the loop and
+// the reads; DecodeScores.cpp the dot products and their folds into scores.
+// Private to the attn transforms library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEBUILDER_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEBUILDER_H
+
+#include "CpuKernels.h"
+#include "DecodeKernel.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/bit.h"
+
+#include <algorithm>
+
+namespace mlir::attn::detail {
+
+/// Accumulators of P.V kept in registers at once (rows x value vectors).
+constexpr int64_t kMaxAccumulators = 16;
+
+/// Bytes per cache line, and how far ahead of the block being computed the
+/// V stream is prefetched (into L1, every line of the rows): whole blocks of
+/// W keys; the K stream one block further, as a block's P.V loops read the
+/// next block's K rows. One block: on a Zen 5 (48 KiB L1D, 1 MiB L2 per
+/// core), hq=32 hkv=8 Lk=32k d=128, 1 thread, before the next block's dot
+/// products moved into the P.V loops (K and V the same distance ahead): f32
+/// 8 KiB ahead (one block) 11.9-12.0 ms, 4 KiB 13.2-13.4, 32 KiB 13.4-13.7;
+/// bf16 4 KiB (one block) 5.2-5.5 ms, 8 KiB 5.7, 32 KiB 6.1-6.3; after it,
+/// f32 with K 2 blocks ahead 10.9-11.4 ms, 1 block 14.0, 3 blocks 11.4-11.6,
+/// V 2 blocks 11.1-11.3 (docs/benchmarks.md, round six).
+constexpr int64_t kCacheLineBytes = 64;
+constexpr int64_t kPrefetchBlocks = 1;
+
+/// The running state of the kernel, per row: the max (in every lane), the
+/// lane-wise partial sums of the probabilities, and the Dv / W accumulator
+/// vectors (with DecodeBuilder::accInMemory, `acc` is one [rows, Dv] f32
+/// tensor that holds them all).
+struct DecodeState {
+  SmallVector<Value> m, l, acc;
+  SmallVector<Value> asValues() const {
+    SmallVector<Value> all(m);
+    llvm::append_range(all, l);
+    llvm::append_range(all, acc);
+    return all;
+  }
+  static DecodeState from(ValueRange v, int64_t rows) {
+    DecodeState s;
+    s.m.assign(v.begin(), v.begin() + rows);
+    s.l.assign(v.begin() + rows, v.begin() + 2 * rows);
+    s.acc.assign(v.begin() + 2 * rows, v.end());
+    return s;
+  }
+};
+
+class DecodeBuilder {
+public:
+  DecodeBuilder(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb)
+      : b(b), loc(sdpa.loc), sdpa(sdpa), qb(qb),
+        kernel(b, sdpa.loc, sdpa.decodeWidth), width(sdpa.decodeWidth),
+        rows(sdpa.bq), dChunks(sdpa.d / width), vChunks(sdpa.dv / width) {
+    keysPaired = isPairable(sdpa.op.getKey(), sdpa.d);
+    valuesPaired = isPairable(sdpa.op.getValue(), sdpa.dv);
+    auto isBf16 = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
+    };
+    keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
+              isBf16(sdpa.op.getQuery());
+    // Half the vector registers or more: the scores' live vectors beside
+    // them spill otherwise (bf16 hq=32 hkv=8 d=128, 32 accumulators: 499
+    // -> 221 stack references; one thread, Lk=32k: 6.9-7.6 -> 5.7-6.0 ms).
+    accInMemory = rows * vChunks >= 16;
+  }
+
+  SoftmaxState build(Value begin, Value end);
+
+private:
+  /// K and V as read-only buffers (for the prefetches), and the key whose
+  /// rows a block prefetches first (clamped below the end); null when the
+  /// kernel does not prefetch.
+  Value keyBuffer, valueBuffer, prefetchBase, keyPrefetchBase;
+  /// Prefetches the cache lines of row `row` of `buf` ([B, H, L, D] at
+  /// (batch, kvHead)) that columns [c0 * W, c1 * W) occupy.
+  void prefetchRow(Value buf, Value row, int64_t c0, int64_t c1);
+  /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
+  /// `src` at (batch, head), as f32.
+  Value readRow(Value src, Value head, Value row, int64_t c, bool paired);
+  /// The block max of the scores `s` in every lane (a butterfly).
+  Value laneMax(Value s);
+  /// The scaled query rows, [rows][dChunks].
+  void readQueries();
+  /// The dot products of keys keyIndex(j0) ... keyIndex(j0 + n - 1) with
+  /// every query row, [key][row], W partial sums each: the keys' rows read
+  /// first, then the products chunk by chunk (each chunk of a query row
+  /// used by the n keys in turn), so that LLVM keeps few query vectors
+  /// live beside the n * rows sums.
+  SmallVector<SmallVector<Value>>
+  keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0, int64_t n);
+  /// Key row j of the block (keyIndex(j)), its chunks (prefetched ahead by
+  /// the P.V loop).
+  SmallVector<Value> readKeyRow(function_ref<Value(int64_t)> keyIndex,
+                                int64_t j);
+  /// Keys whose dot products keyGroupDots builds together: a power of 2
+  /// with rows * keys partial sums at most kMaxAccumulators.
+  int64_t keysPerGroup() const {
+    return static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
+        std::clamp<int64_t>(kMaxAccumulators / rows, 1, width))));
+  }
+  /// Whether the block's scores are folded rows first
+  /// (foldScoresRowsFirst) rather than per row.
+  bool foldRowsFirst() const;
+  /// The accumulators live in a [rows, Dv] f32 tensor carried by the key
+  /// loop (a buffer after bufferization), read and written once per block
+  /// and group, instead of rows * Dv / W loop-carried vectors that LLVM
+  /// would keep in registers through the scores and spill around them.
+  bool accInMemory = false;
+  /// Accumulator vector (r, c) of `state`, and its update in `state`.
+  Value accVector(const DecodeState &state, int64_t r, int64_t c);
+  void setAccVector(DecodeState &state, int64_t r, int64_t c, Value v);
+  /// The next block's dot products, taken by a block's P.V loops: the
+  /// block's first key, and a [W, rows, W] f32 tensor of the partial sums
+  /// (key, row, lane), updated.
+  struct NextDots {
+    Value first, tile;
+  };
+  /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
+  /// are set for the last, partial block. With `given`, the block's scores
+  /// are those; with `nextDots`, its P.V loops also take the next block's
+  /// dot products.
+  DecodeState block(Value j0, Value tailLen, Value lastKey,
+                    const DecodeState &state, ArrayRef<Value> given = {},
+                    NextDots *nextDots = nullptr);
+  /// The scores of the W keys keyIndex(0) ... keyIndex(W - 1), one vector
+  /// per row (key j in lane j), scaled.
+  SmallVector<Value> scoresOf(function_ref<Value(int64_t)> keyIndex);
+  /// A block's scores from its dot products in `tile` (NextDots).
+  SmallVector<Value> scoresFromTile(Value tile);
+  /// The scores from each key's row dot products: folded, scaled.
+  SmallVector<Value>
+  foldedScores(function_ref<SmallVector<Value>(int64_t)> rowDots);
+  DecodeState initialState();
+  /// The full blocks, each block's P.V loops also taking the next block's
+  /// dot products (the first block's before the loop). Against a block's
+  /// dot products before its softmax, hq=32 hkv=8 Lk=32k d=128: f32 1
+  /// thread 12.35-13.47 -> 10.53-12.49 ms (4 rounds), 2 threads 8.21-8.37
+  /// -> 7.42-7.78; bf16 the same within the noise (medians 5.15 and 5.12 ms
+  /// over 10 rounds); in cache 3-6% slower (docs/benchmarks.md, round six).
+  DecodeState interleavedBlocks(Value begin, Value end, Value numFull,
+                                const DecodeState &init);
+  SoftmaxState finish(const DecodeState &state);
+
+  OpBuilder &b;
+  Location loc;
+  const TiledSdpa &sdpa;
+  const QueryBlock &qb;
+  KernelBuilder kernel;
+  int64_t width, rows, dChunks, vChunks;
+  SmallVector<Value> queries;
+  /// bf16 K (V) read in the pair layout (readRow), and the query rows
+  /// (the accumulators) in the same order.
+  bool keysPaired = false, valuesPaired = false;
+  /// Q.K on the bf16 dot products (decode-bf16-dot): `queries` holds each
+  /// row's bf16 values as given, dChunks / 2 vectors of 2W, and the scores
+  /// are scaled after the dot products.
+  bool keyDots = false;
+  /// Columns [2pW, 2(p + 1)W) of row `row` of `src` at (batch, head), as
+  /// they are (2W elements of its type).
+  Value readPairChunk(Value src, Value head, Value row, int64_t p);
+
+  bool isPairable(Value src, int64_t cols) const {
+    return cast<RankedTensorType>(src.getType()).getElementType().isBF16() &&
+           cols % (2 * width) == 0;
+  }
+};
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEBUILDER_H
