@@ -7,7 +7,9 @@
 // j. Two ways to get there with the same 15 folds per row (two shuffles and
 // an add each) for W = 16: a binary counter per row, or each key's rows
 // folded together first and the keys after, which keeps fewer vectors live
-// and then gathers each row's scores by rows - 1 shuffles.
+// and then gathers each row's scores by rows - 1 shuffles. Also the decode
+// builder's score steps (DecodeBuilder.h): the dot products of a group of
+// keys, and a block's scores from them or from the tile the P.V loops fill.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,7 +2,7 @@
 //
 // Part of the attn project.
 //
-// Private to the attn transforms library (DecodeKernel.cpp).
+// Private to the attn transforms library (the decode kernel).
 //
 //===----------------------------------------------------------------------===//
 
