@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cassert>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -126,28 +127,18 @@ mlir::attn::exec::measureBf16DotPeakGflops(MLIRContext &context,
   return measurePeak(context, seconds, /*bf16Dot=*/true);
 }
 
-namespace {
-
-/// One way of reading a thread's share of the buffer: `streams` equal parts
-/// read side by side a cache line at a time (1: one sequential stream), each
-/// line `prefetch` bytes ahead prefetched (0: none).
-struct ReadPattern {
-  int streams;
-  size_t prefetch;
-};
-
-/// Sums words [begin, end) of `buffer` as `pattern` says.
-uint64_t readShare(const uint64_t *buffer, size_t begin, size_t end,
-                   ReadPattern pattern) {
+uint64_t mlir::attn::exec::sumForReadProbe(const uint64_t *buffer, size_t begin,
+                                           size_t end, int streams,
+                                           size_t prefetchBytes) {
+  assert(streams >= 1 && streams <= 8 && "1 to 8 streams");
   constexpr size_t kLineWords = 8;
-  size_t part = (end - begin) / pattern.streams / kLineWords * kLineWords;
+  size_t part = (end - begin) / streams / kLineWords * kLineWords;
   uint64_t sums[8] = {0};
   for (size_t i = 0; i < part; i += kLineWords)
-    for (int s = 0; s < pattern.streams; ++s) {
+    for (int s = 0; s < streams; ++s) {
       const uint64_t *line = buffer + begin + s * part + i;
-      if (pattern.prefetch)
-        __builtin_prefetch(reinterpret_cast<const char *>(line) +
-                               pattern.prefetch,
+      if (prefetchBytes)
+        __builtin_prefetch(reinterpret_cast<const char *>(line) + prefetchBytes,
                            /*rw=*/0, /*locality=*/3);
       // Independent sums per stream keep several loads in flight.
       sums[s] += line[0] + line[1] + line[2] + line[3] + line[4] + line[5] +
@@ -157,12 +148,10 @@ uint64_t readShare(const uint64_t *buffer, size_t begin, size_t end,
   for (uint64_t x : sums)
     total += x;
   // What the parts leave over, one word at a time.
-  for (size_t i = begin + pattern.streams * part; i < end; ++i)
+  for (size_t i = begin + streams * part; i < end; ++i)
     total += buffer[i];
   return total;
 }
-
-} // namespace
 
 double mlir::attn::exec::measureReadBandwidthGBs(int threads, size_t bytes) {
   if (threads <= 0)
@@ -172,13 +161,20 @@ double mlir::attn::exec::measureReadBandwidthGBs(int threads, size_t bytes) {
   for (size_t i = 0; i < n; ++i)
     buffer[i] = i;
   std::vector<uint64_t> sums(threads);
+  // One way of reading a thread's share: streams side by side, and how far
+  // ahead each line is prefetched (sumForReadProbe).
+  struct ReadPattern {
+    int streams;
+    size_t prefetch;
+  };
   auto pass = [&](ReadPattern pattern) {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t)
       workers.emplace_back([&, t]() {
-        sums[t] += readShare(buffer.get(), n * t / threads,
-                             n * (t + 1) / threads, pattern);
+        sums[t] += sumForReadProbe(buffer.get(), n * t / threads,
+                                   n * (t + 1) / threads, pattern.streams,
+                                   pattern.prefetch);
       });
     for (std::thread &w : workers)
       w.join();

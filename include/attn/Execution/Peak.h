@@ -10,6 +10,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace mlir {
 class MLIRContext;
@@ -35,6 +36,13 @@ bool hostHasBf16Dot();
 /// one sequential stream and in 2, 4 and 8 streams side by side, with and
 /// without software prefetching; the best of three passes of each.
 double measureReadBandwidthGBs(int threads, size_t bytes);
+
+/// The read of measureReadBandwidthGBs: words [begin, end) of `buffer` as
+/// `streams` (1 to 8) equal parts read side by side a cache line at a time,
+/// each line's `prefetchBytes` ahead prefetched (0: none), what the parts
+/// leave over one word at a time; the sum of the words, each read once.
+uint64_t sumForReadProbe(const uint64_t *buffer, size_t begin, size_t end,
+                         int streams, size_t prefetchBytes);
 
 } // namespace attn::exec
 } // namespace mlir

@@ -246,6 +246,8 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       for (int64_t c = c0; c < c1; ++c)
         inits.push_back(
             arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
+    // Group g of `groups` also takes its share of the next block's dot
+    // products: chunks [n0, n1) of the keys (pairs of chunks with keyDots).
     int64_t groups = llvm::divideCeil(vChunks, group);
     int64_t g = c0 / group;
     int64_t keyChunks = keyDots ? dChunks / 2 : dChunks;
@@ -263,14 +265,12 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           if (prefetchBase) {
             prefetchRow(valueBuffer,
                         arith::AddIOp::create(b, loc, prefetchBase, j), c0, c1);
-            // The K row of the same key ahead too, its lines shared out
+            // A K row ahead too (keyPrefetchBase), its lines shared out
             // among the value-column groups: one or two lines per key and
             // group, spread through the block, rather than a burst of all
             // the block's K lines before the scores (which LLVM schedules
             // together): bf16 hq=32 hkv=8 Lk=32k d=128, 1 thread, 7.8-8.8
             // -> 6.9-7.8 ms (docs/benchmarks.md).
-            int64_t groups = llvm::divideCeil(vChunks, group);
-            int64_t g = c0 / group;
             int64_t k0 = dChunks * g / groups, k1 = dChunks * (g + 1) / groups;
             if (k1 > k0)
               prefetchRow(keyBuffer,
