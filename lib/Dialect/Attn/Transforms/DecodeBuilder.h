@@ -148,9 +148,9 @@ private:
   /// The full blocks, each block's P.V loops also taking the next block's
   /// dot products (the first block's before the loop). Against a block's
   /// dot products before its softmax, hq=32 hkv=8 Lk=32k d=128: f32 1
-  /// thread 12.35-13.47 -> 10.53-12.49 ms (4 rounds), 2 threads 8.21-8.37
-  /// -> 7.42-7.78; bf16 the same within the noise (medians 5.15 and 5.12 ms
-  /// over 10 rounds); in cache 3-6% slower (docs/benchmarks.md, round six).
+  /// thread 12.26-13.47 -> 10.53-12.49 ms (6 rounds), 2 threads 8.21-8.37
+  /// -> 7.42-7.78; bf16 the same within the noise (medians 5.27 and 5.12 ms
+  /// over 12 rounds); in cache 3-6% slower (docs/benchmarks.md, round six).
   DecodeState interleavedBlocks(Value begin, Value end, Value numFull,
                                 const DecodeState &init);
   SoftmaxState finish(const DecodeState &state);
