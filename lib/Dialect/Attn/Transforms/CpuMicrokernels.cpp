@@ -446,6 +446,29 @@ struct AttnCpuMicrokernelsPass
     : public attn::impl::AttnCpuMicrokernelsBase<AttnCpuMicrokernelsPass> {
   using AttnCpuMicrokernelsBase::AttnCpuMicrokernelsBase;
 
+  /// A query block whose rows are not whole vectors keeps every tile op on
+  /// the generic scalar loops: hq=8 Lq=1024 d=64, block of 120 rows, 6.0
+  /// GFLOP/s against 198 with 112 (docs/benchmarks.md, round six). Said
+  /// once per query-block size, on the first scores tile of that size.
+  void warnOffWidth(ArrayRef<linalg::GenericOp> tiles) {
+    llvm::SmallDenseSet<int64_t> warned;
+    for (linalg::GenericOp op : tiles) {
+      if (!asTile(op, TileRole::Scores))
+        continue;
+      MemRefType outType = memrefOf(op.getDpsInits()[0]);
+      int64_t bq = outType.getDimSize(outType.getRank() - 1);
+      if (bq % vectorWidth == 0 || !warned.insert(bq).second)
+        continue;
+      int64_t width = vectorWidth;
+      mlir::emitWarning(op.getLoc())
+          << "attn-cpu-microkernels: query blocks of " << bq
+          << " rows are not whole vectors of " << width
+          << ": their tile ops take the generic scalar loops, many times "
+             "slower (a block-q or narrow-block-q that is a multiple of "
+          << width << " keeps the vector kernels)";
+    }
+  }
+
   void runOnOperation() override {
     if (failed(verifyPositiveOptions(getOperation(), getArgument(),
                                      {{"vector-width", vectorWidth},
@@ -461,6 +484,7 @@ struct AttnCpuMicrokernelsPass
       getOperation()->setAttr(
           "target_features",
           LLVM::TargetFeaturesAttr::get(&getContext(), targetFeatures));
+    warnOffWidth(tiles);
     NextBlockRows nextRows(tiles);
     DenseSet<Operation *> erased;
     for (linalg::GenericOp op : tiles)
