@@ -102,10 +102,15 @@ private:
   /// live beside the n * rows sums.
   SmallVector<SmallVector<Value>>
   keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0, int64_t n);
-  /// Key row j of the block (keyIndex(j)), its chunks (prefetched ahead by
-  /// the P.V loop).
-  SmallVector<Value> readKeyRow(function_ref<Value(int64_t)> keyIndex,
-                                int64_t j);
+  /// Chunks [c0, c1) of K row `row` (prefetched ahead by the P.V loop):
+  /// W-column chunks widened to f32, or with keyDots 2W-column bf16 chunks.
+  SmallVector<Value> readKeyChunks(Value row, int64_t c0, int64_t c1);
+  /// Chunks of a K row (and of a query row in `queries`).
+  int64_t keyChunks() const { return keyDots ? dChunks / 2 : dChunks; }
+  /// `dot` with chunk c of row r's query times the K chunk `k` added: a
+  /// vdpbf16ps with keyDots (from zero if `dot` is null), else an FMA (a
+  /// product if `dot` is null).
+  Value dotStep(Value dot, int64_t r, int64_t c, Value k);
   /// Keys whose dot products keyGroupDots builds together: a power of 2
   /// with rows * keys partial sums at most kMaxAccumulators.
   int64_t keysPerGroup() const {

@@ -18,7 +18,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -137,7 +136,7 @@ void DecodeBuilder::readQueries() {
       query = kernel.idx(r % sdpa.staticLq);
     }
     if (keyDots) {
-      for (int64_t p = 0; p < dChunks / 2; ++p)
+      for (int64_t p = 0; p < keyChunks(); ++p)
         queries.push_back(readPairChunk(sdpa.op.getQuery(), head, query, p));
       continue;
     }
@@ -148,15 +147,13 @@ void DecodeBuilder::readQueries() {
   }
 }
 
-SmallVector<Value>
-DecodeBuilder::readKeyRow(function_ref<Value(int64_t)> keyIndex, int64_t j) {
-  Value kRow = keyIndex(j);
+SmallVector<Value> DecodeBuilder::readKeyChunks(Value row, int64_t c0,
+                                                int64_t c1) {
   SmallVector<Value> k;
-  int64_t chunks = keyDots ? dChunks / 2 : dChunks;
-  for (int64_t c = 0; c < chunks; ++c)
-    k.push_back(
-        keyDots ? readPairChunk(sdpa.op.getKey(), qb.kvHead, kRow, c)
-                : readRow(sdpa.op.getKey(), qb.kvHead, kRow, c, keysPaired));
+  for (int64_t c = c0; c < c1; ++c)
+    k.push_back(keyDots
+                    ? readPairChunk(sdpa.op.getKey(), qb.kvHead, row, c)
+                    : readRow(sdpa.op.getKey(), qb.kvHead, row, c, keysPaired));
   return k;
 }
 
@@ -246,12 +243,13 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       for (int64_t c = c0; c < c1; ++c)
         inits.push_back(
             arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
-    // Group g of `groups` also takes its share of the next block's dot
-    // products: chunks [n0, n1) of the keys (pairs of chunks with keyDots).
+    // Group g of `groups` takes its share of the K rows: chunks [n0, n1) of
+    // the next block's dot products, and their columns of the K rows it
+    // prefetches.
     int64_t groups = llvm::divideCeil(vChunks, group);
     int64_t g = c0 / group;
-    int64_t keyChunks = keyDots ? dChunks / 2 : dChunks;
-    int64_t n0 = keyChunks * g / groups, n1 = keyChunks * (g + 1) / groups;
+    int64_t n0 = keyChunks() * g / groups, n1 = keyChunks() * (g + 1) / groups;
+    int64_t chunkWidths = keyDots ? 2 : 1;
     bool dotsHere = nextDots && n1 > n0;
     if (dotsHere)
       inits.push_back(nextDots->tile);
@@ -271,11 +269,10 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
             // the block's K lines before the scores (which LLVM schedules
             // together): bf16 hq=32 hkv=8 Lk=32k d=128, 1 thread, 7.8-8.8
             // -> 6.9-7.8 ms (docs/benchmarks.md).
-            int64_t k0 = dChunks * g / groups, k1 = dChunks * (g + 1) / groups;
-            if (k1 > k0)
+            if (n1 > n0)
               prefetchRow(keyBuffer,
-                          arith::AddIOp::create(b, loc, keyPrefetchBase, j), k0,
-                          k1);
+                          arith::AddIOp::create(b, loc, keyPrefetchBase, j),
+                          n0 * chunkWidths, n1 * chunkWidths);
           }
           SmallVector<Value> pj;
           for (int64_t r = 0; r < rows; ++r)
@@ -295,35 +292,20 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
             // The next block's key j: this group's share of its chunks.
             Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
             Value tile = carriedAll.back();
-            SmallVector<Value> kc;
-            for (int64_t c = n0; c < n1; ++c)
-              kc.push_back(
-                  keyDots ? readPairChunk(sdpa.op.getKey(), qb.kvHead, kRow, c)
-                          : readRow(sdpa.op.getKey(), qb.kvHead, kRow, c,
-                                    keysPaired));
+            SmallVector<Value> kc = readKeyChunks(kRow, n0, n1);
             Value pad =
                 arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
             for (int64_t r = 0; r < rows; ++r) {
-              // The first chunk starts the sums (a product; zero for the
-              // dot products), the others add to this group's tile row.
+              // The first group's chunks start the sums, the others add to
+              // the tile row.
               Value dot;
               if (n0 > 0)
                 dot = vector::TransferReadOp::create(
                     b, loc, kernel.vecType, tile,
                     ValueRange{j, kernel.idx(r), kernel.idx(0)}, pad,
                     ArrayRef<bool>{true});
-              else if (keyDots)
-                dot = kernel.splat(0.0f);
-              for (int64_t c = n0; c < n1; ++c) {
-                Value q = queries[r * keyChunks + c], k = kc[c - n0];
-                if (keyDots)
-                  dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
-                                                     dot, q, k);
-                else if (!dot)
-                  dot = arith::MulFOp::create(b, loc, k, q);
-                else
-                  dot = vector::FMAOp::create(b, loc, k, q, dot);
-              }
+              for (int64_t c = n0; c < n1; ++c)
+                dot = dotStep(dot, r, c, kc[c - n0]);
               tile = vector::TransferWriteOp::create(
                          b, loc, dot, tile,
                          ValueRange{j, kernel.idx(r), kernel.idx(0)},

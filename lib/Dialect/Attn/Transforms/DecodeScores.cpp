@@ -157,24 +157,22 @@ DecodeBuilder::keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0,
                             int64_t n) {
   SmallVector<SmallVector<Value>> k, dots(n, SmallVector<Value>(rows));
   for (int64_t g = 0; g < n; ++g)
-    k.push_back(readKeyRow(keyIndex, j0 + g));
-  int64_t chunks = keyDots ? dChunks / 2 : dChunks;
-  for (int64_t c = 0; c < chunks; ++c)
+    k.push_back(readKeyChunks(keyIndex(j0 + g), 0, keyChunks()));
+  for (int64_t c = 0; c < keyChunks(); ++c)
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t g = 0; g < n; ++g) {
-        Value q = queries[r * chunks + c];
-        Value &dot = dots[g][r];
-        if (keyDots)
-          dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
-                                             c == 0 ? kernel.splat(0.0f) : dot,
-                                             q, k[g][c]);
-        else
-          dot =
-              c == 0
-                  ? arith::MulFOp::create(b, loc, k[g][c], q).getResult()
-                  : vector::FMAOp::create(b, loc, k[g][c], q, dot).getResult();
-      }
+      for (int64_t g = 0; g < n; ++g)
+        dots[g][r] = dotStep(dots[g][r], r, c, k[g][c]);
   return dots;
+}
+
+Value DecodeBuilder::dotStep(Value dot, int64_t r, int64_t c, Value k) {
+  Value q = queries[r * keyChunks() + c];
+  if (keyDots)
+    return x86vector::DotBF16Op::create(b, loc, kernel.vecType,
+                                        dot ? dot : kernel.splat(0.0f), q, k);
+  if (!dot)
+    return arith::MulFOp::create(b, loc, k, q);
+  return vector::FMAOp::create(b, loc, k, q, dot);
 }
 
 bool DecodeBuilder::foldRowsFirst() const {
