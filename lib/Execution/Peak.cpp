@@ -28,11 +28,14 @@
 using namespace mlir;
 using namespace mlir::attn::exec;
 
-/// 16 independent chains over vector<16xf32>, no loads or stores in the
-/// loop: acc_k = acc_k * a + b (512 FLOP per iteration), or with `bf16Dot`
-/// acc_k += dot(a, b) on vector<32xbf16> pairs (vdpbf16ps: 16 lanes x 2
-/// products x 2 FLOP, 1024 FLOP per iteration).
-static std::string peakKernelText(bool bf16Dot) {
+/// `chains` independent chains over vector<lanes x f32>, no loads or stores
+/// in the loop: acc_k = acc_k * a + b (2 * lanes FLOP per chain and
+/// iteration), or with `bf16Dot` acc_k += dot(a, b) on vector<32xbf16> pairs
+/// (vdpbf16ps: 16 lanes x 2 products x 2 FLOP; lanes must be 16).
+std::string mlir::attn::exec::peakKernelText(const PeakShape &shape,
+                                             bool bf16Dot) {
+  assert((!bf16Dot || shape.lanes == 16) && "vdpbf16ps has 16 lanes");
+  std::string vec = "vector<" + std::to_string(shape.lanes) + "xf32>";
   std::string s = "func.func @peak(%n: index, %out: memref<16xf32>) "
                   "attributes {llvm.emit_c_interface} {\n"
                   "  %c0 = arith.constant 0 : index\n"
@@ -41,43 +44,58 @@ static std::string peakKernelText(bool bf16Dot) {
     s += "  %a = arith.constant dense<0.01> : vector<32xbf16>\n"
          "  %b = arith.constant dense<0.02> : vector<32xbf16>\n";
   else
-    s += "  %a = arith.constant dense<0.999999> : vector<16xf32>\n"
-         "  %b = arith.constant dense<1.0e-7> : vector<16xf32>\n";
+    s += "  %a = arith.constant dense<0.999999> : " + vec +
+         "\n"
+         "  %b = arith.constant dense<1.0e-7> : " +
+         vec + "\n";
   std::string inits, args, fmas, yields, types;
-  for (int k = 0; k < 16; ++k) {
+  for (int k = 0; k < shape.chains; ++k) {
     std::string n = std::to_string(k);
     s += "  %i" + n + " = arith.constant dense<" + std::to_string(k) +
-         ".0> : vector<16xf32>\n";
+         ".0> : " + vec + "\n";
     args += std::string(k ? ", " : "") + "%x" + n + " = %i" + n;
     if (bf16Dot)
       fmas += "    %y" + n + " = x86vector.avx512.dot %x" + n +
               ", %a, %b : vector<32xbf16> -> vector<16xf32>\n";
     else
       fmas +=
-          "    %y" + n + " = vector.fma %x" + n + ", %a, %b : vector<16xf32>\n";
+          "    %y" + n + " = vector.fma %x" + n + ", %a, %b : " + vec + "\n";
     yields += std::string(k ? ", " : "") + "%y" + n;
-    types += std::string(k ? ", " : "") + "vector<16xf32>";
+    types += std::string(k ? ", " : "") + vec;
   }
-  s += "  %r:16 = scf.for %it = %c0 to %n step %c1 iter_args(" + args +
-       ") -> (" + types + ") {\n" + fmas + "    scf.yield " + yields + " : " +
-       types + "\n  }\n";
+  s += "  %r:" + std::to_string(shape.chains) +
+       " = scf.for %it = %c0 to %n step %c1 iter_args(" + args + ") -> (" +
+       types + ") {\n" + fmas + "    scf.yield " + yields + " : " + types +
+       "\n  }\n";
   // Sum the chains so none is dead.
   std::string acc = "%r#0";
-  for (int k = 1; k < 16; ++k) {
+  for (int k = 1; k < shape.chains; ++k) {
     std::string n = std::to_string(k);
-    s += "  %s" + n + " = arith.addf " + acc + ", %r#" + n +
-         " : vector<16xf32>\n";
+    s += "  %s" + n + " = arith.addf " + acc + ", %r#" + n + " : " + vec + "\n";
     acc = "%s" + n;
   }
-  s += "  vector.store " + acc +
-       ", %out[%c0] : memref<16xf32>, vector<16xf32>\n  return\n}\n";
+  s += "  vector.store " + acc + ", %out[%c0] : memref<16xf32>, " + vec +
+       "\n  return\n}\n";
   return s;
 }
 
-static llvm::Expected<double> measurePeak(MLIRContext &context, double seconds,
-                                          bool bf16Dot) {
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(peakKernelText(bf16Dot), &context, "peak");
+PeakShape mlir::attn::exec::peakShapeFor(bool avx512) {
+  // 32 zmm registers: 16 chains and the two operands. 16 ymm registers
+  // (AVX2, and every other host): 12 chains, still enough to cover a 4-cycle
+  // FMA latency on two ports; 16 chains of 8 lanes would spill.
+  return avx512 ? PeakShape{16, 16} : PeakShape{8, 12};
+}
+
+PeakShape mlir::attn::exec::hostPeakShape() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return peakShapeFor(features.lookup("avx512f"));
+}
+
+llvm::Expected<std::unique_ptr<PeakKernel>>
+PeakKernel::compile(MLIRContext &context, const PeakShape &shape,
+                    bool bf16Dot) {
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      peakKernelText(shape, bf16Dot), &context, "peak");
   if (!module)
     return makeError("the peak kernel does not parse");
   PassManager pm(&context);
@@ -87,31 +105,48 @@ static llvm::Expected<double> measurePeak(MLIRContext &context, double seconds,
   auto engine = createHostEngine(*module);
   if (!engine)
     return engine.takeError();
-  alignas(64) float out[16];
+  std::unique_ptr<PeakKernel> kernel(new PeakKernel());
+  kernel->engine = std::move(*engine);
+  kernel->shape = shape;
+  kernel->flopPerIteration =
+      double(shape.chains) * shape.lanes * (bf16Dot ? 4.0 : 2.0);
+  return kernel;
+}
+
+PeakKernel::~PeakKernel() = default;
+
+llvm::Expected<double> PeakKernel::run(int64_t iterations) {
   int64_t desc[5] = {reinterpret_cast<int64_t>(out),
                      reinterpret_cast<int64_t>(out), 0, 16, 1};
-  auto run = [&](int64_t iters) -> llvm::Expected<double> {
-    void *descPtr = desc;
-    void *args[2] = {&iters, &descPtr};
-    auto t0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = (*engine)->invokePacked("_mlir_ciface_peak", args))
-      return std::move(e);
-    auto t1 = std::chrono::steady_clock::now();
-    return std::chrono::duration<double>(t1 - t0).count();
-  };
+  void *descPtr = desc;
+  void *args[2] = {&iterations, &descPtr};
+  auto t0 = std::chrono::steady_clock::now();
+  if (llvm::Error e = engine->invokePacked("_mlir_ciface_peak", args))
+    return std::move(e);
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(t1 - t0).count();
+}
+
+static llvm::Expected<double> measurePeak(MLIRContext &context, double seconds,
+                                          bool bf16Dot) {
+  auto kernel = PeakKernel::compile(
+      context, bf16Dot ? peakShapeFor(/*avx512=*/true) : hostPeakShape(),
+      bf16Dot);
+  if (!kernel)
+    return kernel.takeError();
   // Calibrate, then take the best of five runs of about seconds/5 each.
   int64_t iters = 1 << 20;
-  llvm::Expected<double> t = run(iters);
+  llvm::Expected<double> t = (*kernel)->run(iters);
   if (!t)
     return t.takeError();
   iters = std::max<int64_t>(
       iters, static_cast<int64_t>(iters * (seconds / 5) / std::max(*t, 1e-6)));
   double best = 0;
   for (int k = 0; k < 5; ++k) {
-    llvm::Expected<double> dt = run(iters);
+    llvm::Expected<double> dt = (*kernel)->run(iters);
     if (!dt)
       return dt.takeError();
-    best = std::max(best, (bf16Dot ? 1024.0 : 512.0) * iters / *dt / 1e9);
+    best = std::max(best, (*kernel)->flopPerIteration * iters / *dt / 1e9);
   }
   return best;
 }

@@ -1,12 +1,19 @@
-//===- PeakTest.cpp - Tests for the read-bandwidth probe --------*- C++ -*-===//
+//===- PeakTest.cpp - Tests for the peak and read-bandwidth probes -*- C++
+//-*-===//
 //
-// The probe's figure is bytes over time, so each of its read patterns must
-// read every word of its share once: the sums below would differ by a
-// word missed or read twice.
+// Each probe's figure is work over time, so each must do the work it counts:
+// the FMA loop as many chains of as many lanes as its FLOP count says, the
+// read patterns every word of their share once.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/Peak.h"
+
+#include "attn/Execution/Engine.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
 
 #include "gtest/gtest.h"
 
@@ -16,6 +23,55 @@
 using namespace mlir::attn::exec;
 
 namespace {
+
+// Chain k starts at k and steps x = x * a + b; the loop stores the sum of
+// the chains, lane by lane. A loop with fewer chains or lanes than its
+// shape (or FLOP count) says would store something else.
+float expectedPeakSum(const PeakShape &shape, int64_t iterations) {
+  const float a = 0.999999f, b = 1.0e-7f;
+  float sum = 0;
+  for (int k = 0; k < shape.chains; ++k) {
+    float x = float(k);
+    for (int64_t i = 0; i < iterations; ++i)
+      x = std::fma(x, a, b);
+    sum = k ? sum + x : x;
+  }
+  return sum;
+}
+
+TEST(PeakTest, HostShapeStaysInRegisters) {
+  // The chains and the loop's two operands fit the vector registers: 32 of
+  // 16 lanes with AVX-512, 16 of 8 lanes otherwise.
+  PeakShape wide = peakShapeFor(/*avx512=*/true);
+  PeakShape narrow = peakShapeFor(/*avx512=*/false);
+  EXPECT_EQ(wide.lanes, 16);
+  EXPECT_LE(wide.chains + 2, 32);
+  EXPECT_EQ(narrow.lanes, 8);
+  EXPECT_LE(narrow.chains + 2, 16);
+  // Two FMA ports with a 4-cycle latency need 8 chains in flight.
+  EXPECT_GE(narrow.chains, 8);
+}
+
+TEST(PeakTest, LoopComputesEveryChainAndLane) {
+  std::unique_ptr<mlir::MLIRContext> context = createEngineContext();
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  std::vector<PeakShape> shapes = {peakShapeFor(/*avx512=*/false)};
+  if (features.lookup("avx512f"))
+    shapes.push_back(peakShapeFor(/*avx512=*/true));
+  for (const PeakShape &shape : shapes) {
+    auto kernel = PeakKernel::compile(*context, shape, /*bf16Dot=*/false);
+    ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
+    EXPECT_EQ((*kernel)->flopPerIteration, 2.0 * shape.lanes * shape.chains);
+    const int64_t iterations = 1000;
+    llvm::Expected<double> seconds = (*kernel)->run(iterations);
+    ASSERT_TRUE(bool(seconds)) << llvm::toString(seconds.takeError());
+    float expected = expectedPeakSum(shape, iterations);
+    for (int lane = 0; lane < shape.lanes; ++lane)
+      EXPECT_NEAR((*kernel)->out[lane], expected, 1e-4f * std::abs(expected))
+          << shape.lanes << " lanes, " << shape.chains << " chains, lane "
+          << lane;
+  }
+}
 
 TEST(ReadProbeTest, EveryPatternReadsEveryWordOnce) {
   // Word i holds 3^i (mod 2^64): a missed or repeated word changes the sum.

@@ -11,14 +11,54 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 namespace mlir {
+class ExecutionEngine;
 class MLIRContext;
 namespace attn::exec {
 
-/// One core's f32 FMA rate in GFLOP/s: a JIT-compiled loop of 16 independent
-/// vector<16xf32> FMA chains (enough to cover the FMA latency on two ports),
-/// timed for about `seconds`.
+/// The peak loop's shape: `chains` independent FMA chains of `lanes` f32.
+struct PeakShape {
+  int lanes;
+  int chains;
+};
+
+/// The shape whose chains all stay in registers: 16 chains of 16 lanes on
+/// AVX-512 (32 registers), 12 of 8 otherwise (16 registers).
+PeakShape peakShapeFor(bool avx512);
+/// peakShapeFor this machine's CPU (avx512f or not).
+PeakShape hostPeakShape();
+
+/// The peak loop's MLIR text (`@peak(%n, %out)`: %n iterations, the chains'
+/// sum stored to %out): vector.fma chains, or x86vector.avx512.dot chains
+/// with `bf16Dot` (16 lanes only).
+std::string peakKernelText(const PeakShape &shape, bool bf16Dot);
+
+/// The peak loop, JIT-compiled for this machine.
+class PeakKernel {
+public:
+  static llvm::Expected<std::unique_ptr<PeakKernel>>
+  compile(MLIRContext &context, const PeakShape &shape, bool bf16Dot);
+  ~PeakKernel();
+
+  /// Runs `iterations` of the loop; returns the seconds it took. The sum of
+  /// the chains is then in `out` (the first `shape.lanes` floats).
+  llvm::Expected<double> run(int64_t iterations);
+
+  PeakShape shape{};
+  double flopPerIteration = 0;
+  alignas(64) float out[16] = {};
+
+private:
+  PeakKernel() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+};
+
+/// One core's f32 FMA rate in GFLOP/s: a JIT-compiled loop of independent
+/// FMA chains (hostPeakShape: enough to cover the FMA latency on two ports,
+/// few enough to stay in registers), timed for about `seconds`.
 llvm::Expected<double> measureFmaPeakGflops(MLIRContext &context,
                                             double seconds);
 
