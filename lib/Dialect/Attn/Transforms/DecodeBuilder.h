@@ -40,8 +40,8 @@ constexpr int64_t kPrefetchBlocks = 1;
 
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
-/// vectors (with DecodeBuilder::accInMemory, `acc` is one [rows, Dv] f32
-/// tensor that holds them all).
+/// vectors (with DecodeBuilder::accInMemory, `acc` is empty: the
+/// accumulators are in DecodeBuilder::accBuffer).
 struct DecodeState {
   SmallVector<Value> m, l, acc;
   SmallVector<Value> asValues() const {
@@ -120,16 +120,19 @@ private:
   /// Whether the block's scores are folded rows first
   /// (foldScoresRowsFirst) rather than per row.
   bool foldRowsFirst() const;
-  /// The accumulators live in a [rows, Dv] f32 tensor carried by the key
-  /// loop (a buffer after bufferization), read and written once per block
-  /// and group, instead of rows * Dv / W loop-carried vectors that LLVM
-  /// would keep in registers through the scores and spill around them.
+  /// The accumulators live in a [rows, Dv] f32 buffer (`accBuffer`, made
+  /// by initialState), read and written once per block and group, instead
+  /// of rows * Dv / W loop-carried vectors that LLVM would keep in
+  /// registers through the scores and spill around them.
   bool accInMemory = false;
+  Value accBuffer;
   /// Accumulator vector (r, c) of `state`, and its update in `state`.
   Value accVector(const DecodeState &state, int64_t r, int64_t c);
   void setAccVector(DecodeState &state, int64_t r, int64_t c, Value v);
+  /// A block's probabilities, [rows, W] f32 (made by build).
+  Value probTile;
   /// The next block's dot products, taken by a block's P.V loops: the
-  /// block's first key, and a [W, rows, W] f32 tensor of the partial sums
+  /// block's first key, and a [W, rows, W] f32 buffer of the partial sums
   /// (key, row, lane), updated.
   struct NextDots {
     Value first, tile;

@@ -158,26 +158,21 @@ SmallVector<Value> DecodeBuilder::readKeyChunks(Value row, int64_t c0,
 }
 
 Value DecodeBuilder::accVector(const DecodeState &state, int64_t r, int64_t c) {
-  if (!accInMemory)
+  if (!accBuffer)
     return state.acc[r * vChunks + c];
-  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  return vector::TransferReadOp::create(
-      b, loc, kernel.vecType, state.acc[0],
-      ValueRange{kernel.idx(r), kernel.idx(c * width)}, pad,
-      ArrayRef<bool>{true});
+  return vector::LoadOp::create(
+      b, loc, kernel.vecType, accBuffer,
+      ValueRange{kernel.idx(r), kernel.idx(c * width)});
 }
 
 void DecodeBuilder::setAccVector(DecodeState &state, int64_t r, int64_t c,
                                  Value v) {
-  if (!accInMemory) {
+  if (!accBuffer) {
     state.acc[r * vChunks + c] = v;
     return;
   }
-  state.acc[0] = vector::TransferWriteOp::create(
-                     b, loc, v, state.acc[0],
-                     ValueRange{kernel.idx(r), kernel.idx(c * width)},
-                     ArrayRef<bool>{true})
-                     .getResult();
+  vector::StoreOp::create(b, loc, v, accBuffer,
+                          ValueRange{kernel.idx(r), kernel.idx(c * width)});
 }
 
 DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
@@ -225,17 +220,12 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   int64_t group = std::max<int64_t>(1, kMaxAccumulators / rows);
   if (valuesPaired)
     group = std::max<int64_t>(2, group / 2 * 2);
-  // The probabilities as a [rows, W] tile, read back one at a time (a
-  // broadcast load) by a loop over the block's keys, so that only one
-  // group of accumulators is live at a time.
-  Value probTile = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{rows, width}, b.getF32Type());
+  // The probabilities in the [rows, W] buffer probTile, read back one at a
+  // time (a broadcast load) by a loop over the block's keys, so that only
+  // one group of accumulators is live at a time.
   for (int64_t r = 0; r < rows; ++r)
-    probTile =
-        vector::TransferWriteOp::create(
-            b, loc, probs[r], probTile,
-            ValueRange{kernel.idx(r), kernel.idx(0)}, ArrayRef<bool>{true})
-            .getResult();
+    vector::StoreOp::create(b, loc, probs[r], probTile,
+                            ValueRange{kernel.idx(r), kernel.idx(0)});
   for (int64_t c0 = 0; c0 < vChunks; c0 += group) {
     int64_t c1 = std::min(vChunks, c0 + group);
     SmallVector<Value> inits;
@@ -251,11 +241,8 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     int64_t n0 = keyChunks() * g / groups, n1 = keyChunks() * (g + 1) / groups;
     int64_t chunkWidths = keyDots ? 2 : 1;
     bool dotsHere = nextDots && n1 > n0;
-    if (dotsHere)
-      inits.push_back(nextDots->tile);
     SmallVector<Value> accs = kernel.loopCarrying(
-        0, width, 1, inits, [&](Value j, ValueRange carriedAll) {
-          ValueRange carried = dotsHere ? carriedAll.drop_back() : carriedAll;
+        0, width, 1, inits, [&](Value j, ValueRange carried) {
           Value vRow = arith::AddIOp::create(b, loc, j0, j);
           if (lastKey)
             vRow = minIndex(b, loc, vRow, lastKey);
@@ -278,8 +265,8 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           for (int64_t r = 0; r < rows; ++r)
             pj.push_back(vector::BroadcastOp::create(
                 b, loc, kernel.vecType,
-                tensor::ExtractOp::create(b, loc, probTile,
-                                          ValueRange{kernel.idx(r), j})));
+                memref::LoadOp::create(b, loc, probTile,
+                                       ValueRange{kernel.idx(r), j})));
           SmallVector<Value> out(carried);
           for (int64_t c = c0; c < c1; ++c) {
             Value v = readRow(value, qb.kvHead, vRow, c, valuesPaired);
@@ -291,35 +278,22 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           if (dotsHere) {
             // The next block's key j: this group's share of its chunks.
             Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
-            Value tile = carriedAll.back();
             SmallVector<Value> kc = readKeyChunks(kRow, n0, n1);
-            Value pad =
-                arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
             for (int64_t r = 0; r < rows; ++r) {
               // The first group's chunks start the sums, the others add to
               // the tile row.
+              ValueRange at{j, kernel.idx(r), kernel.idx(0)};
               Value dot;
               if (n0 > 0)
-                dot = vector::TransferReadOp::create(
-                    b, loc, kernel.vecType, tile,
-                    ValueRange{j, kernel.idx(r), kernel.idx(0)}, pad,
-                    ArrayRef<bool>{true});
+                dot = vector::LoadOp::create(b, loc, kernel.vecType,
+                                             nextDots->tile, at);
               for (int64_t c = n0; c < n1; ++c)
                 dot = dotStep(dot, r, c, kc[c - n0]);
-              tile = vector::TransferWriteOp::create(
-                         b, loc, dot, tile,
-                         ValueRange{j, kernel.idx(r), kernel.idx(0)},
-                         ArrayRef<bool>{true})
-                         .getResult();
+              vector::StoreOp::create(b, loc, dot, nextDots->tile, at);
             }
-            out.push_back(tile);
           }
           return out;
         });
-    if (dotsHere) {
-      nextDots->tile = accs.back();
-      accs.pop_back();
-    }
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = c0; c < c1; ++c)
         setAccVector(next, r, c, accs[r * (c1 - c0) + (c - c0)]);
@@ -343,17 +317,22 @@ DecodeState DecodeBuilder::initialState() {
     s.m.push_back(kernel.splat(kNegInf));
     s.l.push_back(kernel.splat(0.0f));
   }
-  if (accInMemory) {
-    Value empty = tensor::EmptyOp::create(
-        b, loc, ArrayRef<int64_t>{rows, sdpa.dv}, b.getF32Type());
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-    s.acc.push_back(
-        linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty})
-            .getResult(0));
+  if (!accInMemory) {
+    for (int64_t i = 0; i < rows * vChunks; ++i)
+      s.acc.push_back(kernel.splat(0.0f));
     return s;
   }
-  for (int64_t i = 0; i < rows * vChunks; ++i)
-    s.acc.push_back(kernel.splat(0.0f));
+  // A buffer, not a tensor carried by the loops: bufferization analyses
+  // every read of a tensor against every write to it, and the accumulators'
+  // rows * Dv / W reads and writes per block made that cubic (hq=8 hkv=1
+  // d=128 on 8 lanes: 58 s of bufferization). It is allocated here, in the
+  // query block's body (one per thread once attn-hoist-thread-scratch has
+  // run), and freed by buffer deallocation like the tiles.
+  accBuffer = memref::AllocOp::create(
+      b, loc, MemRefType::get({rows, sdpa.dv}, b.getF32Type()));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < vChunks; ++c)
+      setAccVector(s, r, c, kernel.splat(0.0f));
   return s;
 }
 
@@ -367,8 +346,14 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
   auto rowType = RankedTensorType::get({rows}, b.getF32Type());
   Value mT = tensor::FromElementsOp::create(b, loc, rowType, m);
   Value lT = tensor::FromElementsOp::create(b, loc, rowType, l);
-  Value accRows = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{rows, sdpa.dv}, b.getF32Type());
+  // The rows, in the order of V's columns, into a [rows, Dv] buffer (the
+  // accumulators' own where they are in memory: each pair is read before it
+  // is written back), taken as a tensor: a chain of rows * Dv / W tensor
+  // writes costs bufferization seconds (hq=8 hkv=1 d=128 on 8 lanes: 10 s).
+  Value rowsBuffer = accBuffer;
+  if (!rowsBuffer)
+    rowsBuffer = memref::AllocOp::create(
+        b, loc, MemRefType::get({rows, sdpa.dv}, b.getF32Type()));
   SmallVector<int64_t> interleave;
   for (int64_t i = 0; i < width; ++i)
     interleave.append({i, width + i});
@@ -378,12 +363,13 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
       if (valuesPaired)
         x = vector::ShuffleOp::create(b, loc, x, accVector(state, r, c + 1),
                                       interleave);
-      accRows = vector::TransferWriteOp::create(
-                    b, loc, x, accRows,
-                    ValueRange{kernel.idx(r), kernel.idx(c * width)},
-                    ArrayRef<bool>{true})
-                    .getResult();
+      vector::StoreOp::create(b, loc, x, rowsBuffer,
+                              ValueRange{kernel.idx(r), kernel.idx(c * width)});
     }
+  auto rowsType = RankedTensorType::get({rows, sdpa.dv}, b.getF32Type());
+  // restrict: nothing else reads or writes the buffer from here on.
+  Value accRows = bufferization::ToTensorOp::create(
+      b, loc, rowsType, rowsBuffer, /*restrict=*/true, /*writable=*/false);
   Value accInit = tensor::EmptyOp::create(
       b, loc, ArrayRef<int64_t>{sdpa.dv, rows}, b.getF32Type());
   Value acc = linalg::TransposeOp::create(b, loc, accRows, accInit,
@@ -421,12 +407,12 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
           maxIndex(b, loc, arith::SubIOp::create(b, loc, numFull, one),
                    zeroIdx),
           w));
-  Value tile0 = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{width, rows, width}, b.getF32Type());
+  // The next block's dot products: a buffer, like the accumulators.
+  Value tile = memref::AllocOp::create(
+      b, loc, MemRefType::get({width, rows, width}, b.getF32Type()));
   SmallVector<Value> inits = init.asValues();
   int64_t stateCount = static_cast<int64_t>(inits.size());
   llvm::append_range(inits, first.getResults());
-  inits.push_back(tile0);
   auto loop = scf::ForOp::create(
       b, loc, zeroIdx, numFull, one, inits,
       [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
@@ -442,8 +428,7 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
             minIndex(b, loc, kernel.add(j0, kPrefetchBlocks * width), last);
         keyPrefetchBase = minIndex(
             b, loc, kernel.add(j0, (kPrefetchBlocks + 1) * width), last);
-        NextDots nd{minIndex(b, loc, kernel.add(j0, width), lastFull),
-                    carried.back()};
+        NextDots nd{minIndex(b, loc, kernel.add(j0, width), lastFull), tile};
         SmallVector<Value> given(carried.slice(stateCount, rows).begin(),
                                  carried.slice(stateCount, rows).end());
         DecodeState next =
@@ -452,7 +437,6 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
                   given, &nd);
         SmallVector<Value> yields = next.asValues();
         llvm::append_range(yields, scoresFromTile(nd.tile));
-        yields.push_back(nd.tile);
         scf::YieldOp::create(b, loc, yields);
       });
   return DecodeState::from(loop.getResults().take_front(stateCount), rows);
@@ -465,6 +449,8 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);
   DecodeState init = initialState();
+  probTile = memref::AllocOp::create(
+      b, loc, MemRefType::get({rows, width}, b.getF32Type()));
   auto asBuffer = [&](Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     return bufferization::ToBufferOp::create(

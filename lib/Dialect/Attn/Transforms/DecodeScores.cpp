@@ -214,14 +214,12 @@ DecodeBuilder::foldedScores(function_ref<SmallVector<Value>(int64_t)> rowDots) {
 }
 
 SmallVector<Value> DecodeBuilder::scoresFromTile(Value tile) {
-  Value pad = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   auto rowDots = [&](int64_t j) {
     SmallVector<Value> dots;
     for (int64_t r = 0; r < rows; ++r)
-      dots.push_back(vector::TransferReadOp::create(
+      dots.push_back(vector::LoadOp::create(
           b, loc, kernel.vecType, tile,
-          ValueRange{kernel.idx(j), kernel.idx(r), kernel.idx(0)}, pad,
-          ArrayRef<bool>{true}));
+          ValueRange{kernel.idx(j), kernel.idx(r), kernel.idx(0)}));
     return dots;
   };
   return foldedScores(rowDots);

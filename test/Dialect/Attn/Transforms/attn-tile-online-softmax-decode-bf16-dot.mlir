@@ -34,7 +34,7 @@
 // CHECK-NEXT: %[[KN1:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c32], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[E0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[Q0]], %[[KN0]] : vector<32xbf16> -> vector<16xf32>
 // CHECK-NEXT: %[[E1:.*]] = x86vector.avx512.dot %[[E0]], %[[Q1]], %[[KN1]] : vector<32xbf16> -> vector<16xf32>
-// CHECK-NEXT: vector.transfer_write %[[E1]], %{{.*}}[%[[J]], %c0, %c0] {in_bounds = [true]} : vector<16xf32>, tensor<16x4x16xf32>
+// CHECK-NEXT: vector.store %[[E1]], %{{.*}}[%[[J]], %c0, %c0] : memref<16x4x16xf32>, vector<16xf32>
 // OFF-LABEL: func.func @gqa_bf16
 // OFF-NOT: x86vector.avx512.dot
 // PIPE-LABEL: func.func @gqa_bf16

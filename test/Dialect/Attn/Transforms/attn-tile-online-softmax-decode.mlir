@@ -11,8 +11,10 @@
 // masked (the query rows and the accumulators in the same order, put back
 // in order at the end). The first block's scores are taken before the key
 // loop; then each block's P.V loop also takes the next block's dot products
-// (key j with value row j, into a [16 keys, 4 rows, 16 lanes] tensor carried
-// by the loops, folded into scores after them), and prefetches the V rows
+// (key j with value row j, into a [16 keys, 4 rows, 16 lanes] buffer, folded
+// into scores after them; the probabilities go through a [4 rows, 16 keys]
+// buffer: scratch buffers are not loop-carried tensors, whose many reads and
+// writes would make bufferization slow), and prefetches the V rows
 // of the next block and the K rows of the one after (16 and 32 keys ahead,
 // clamped to the last full block: arith.minsi), every cache line once: one
 // line per bf16 row of 32. The tail block prefetches nothing.
@@ -20,6 +22,7 @@
 // CHECK-SAME: (%{{.*}}: tensor<1x8x1x32xbf16>, %[[K:.*]]: tensor<1x2x100x32xbf16>, %[[V:.*]]: tensor<1x2x100x32xbf16>)
 // CHECK: scf.forall ({{.*}}) in ({{.*}}, 2, 1)
 // CHECK: vector.transfer_read %{{.*}} : tensor<1x8x1x32xbf16>, vector<32xbf16>
+// CHECK: %[[PROBS:.*]] = memref.alloc() : memref<4x16xf32>
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only : tensor<1x2x100x32xbf16> to memref<1x2x100x32xbf16, strided<[?, ?, ?, ?], offset: ?>>
 // CHECK: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: scf.if
@@ -31,8 +34,9 @@
 // CHECK:   vector.fma
 // CHECK-NOT: memref.prefetch
 // CHECK:   vector.shuffle
-// CHECK: %[[TILE0:.*]] = tensor.empty() : tensor<16x4x16xf32>
-// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[TILE:[^ ]*]] = %[[TILE0]]) -> ({{.*}}, tensor<16x4x16xf32>) {
+// CHECK: %[[TILE:.*]] = memref.alloc() : memref<16x4x16xf32>
+// CHECK-NOT: tensor<16x4x16xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}) {
 // CHECK:   %[[C16:.*]] = arith.constant 16 : index
 // CHECK:   %[[VAHEAD:.*]] = arith.addi %{{.*}}, %[[C16]] : index
 // CHECK:   %[[PF:.*]] = arith.minsi %[[VAHEAD]], %{{.*}} : index
@@ -42,19 +46,21 @@
 // CHECK:   %[[NEXT:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
 // CHECK-NOT: memref.prefetch
 // CHECK:   arith.cmpf ogt
-// CHECK:   scf.for %[[J:[^ ]*]] = {{.*}} iter_args({{.*}}, %[[T:[^ ]*]] = %[[TILE]]) -> ({{.*}}, tensor<16x4x16xf32>) {
+// CHECK:   vector.store %{{.*}}, %[[PROBS]][%{{.*}}, %{{.*}}] : memref<4x16xf32>, vector<16xf32>
+// CHECK:   scf.for %[[J:[^ ]*]] = {{.*}} iter_args({{.*}}) -> ({{.*}}) {
 // CHECK:     %[[VROW:.*]] = arith.addi %[[PF]], %[[J]] : index
 // CHECK:     memref.prefetch %[[VB]][%{{.*}}, %{{.*}}, %[[VROW]], %{{.*}}], read, locality<3>, data
 // CHECK:     %[[KROW:.*]] = arith.addi %[[KPF]], %[[J]] : index
 // CHECK:     memref.prefetch %[[KB]][%{{.*}}, %{{.*}}, %[[KROW]], %{{.*}}], read, locality<3>, data
 // CHECK-NOT:   memref.prefetch
+// CHECK:     memref.load %[[PROBS]][%{{.*}}, %[[J]]] : memref<4x16xf32>
 // CHECK:     vector.transfer_read %[[V]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
 // CHECK:     %[[NROW:.*]] = arith.addi %[[NEXT]], %[[J]] : index
 // CHECK:     vector.transfer_read %[[K]][%{{.*}}, %{{.*}}, %[[NROW]], %{{.*}}]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
-// CHECK:     %[[W0:.*]] = vector.transfer_write %{{.*}}, %[[T]][%[[J]], %{{.*}}, %{{.*}}] {in_bounds = [true]} : vector<16xf32>, tensor<16x4x16xf32>
+// CHECK:     vector.store %{{.*}}, %[[TILE]][%[[J]], %{{.*}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
 // CHECK:   scf.yield
 // CHECK:   }
-// CHECK:   vector.transfer_read %{{.*}} : tensor<16x4x16xf32>, vector<16xf32>
+// CHECK:   vector.load %[[TILE]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
 // CHECK:   vector.shuffle
 // The last 4 keys (100 = 6 x 16 + 4): lanes past the end are -inf.
 // CHECK: scf.if
@@ -62,8 +68,13 @@
 // CHECK:   arith.minsi
 // CHECK:   vector.create_mask %{{.*}} : vector<16xi1>
 // CHECK-NOT: memref.prefetch
-// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17,
-// CHECK: linalg.transpose
+// The accumulators' rows (here in registers) in V's column order into a
+// buffer, taken as a tensor.
+// CHECK: %[[ROWS:.*]] = memref.alloc() : memref<4x32xf32>
+// CHECK: %[[PAIR:.*]] = vector.shuffle {{.*}} [0, 16, 1, 17,
+// CHECK: vector.store %[[PAIR]], %[[ROWS]][%{{.*}}, %{{.*}}] : memref<4x32xf32>, vector<32xf32>
+// CHECK: %[[ROWST:.*]] = bufferization.to_tensor %[[ROWS]] restrict : memref<4x32xf32> to tensor<4x32xf32>
+// CHECK: linalg.transpose ins(%[[ROWST]]
 // CHECK: tensor.parallel_insert_slice {{.*}} [1, 4, 1, 32]
 // CHECK-NOT: attn.tile<scores>
 // OFF-LABEL: func.func @gqa_bf16
@@ -160,20 +171,25 @@ func.func @eight_rows(%q: tensor<1x8x1x16xf32>, %k: tensor<1x1x64x16xf32>) -> te
 // -----
 
 // 4 rows of Dv = 64: 16 accumulators, half the vector registers. They live
-// in a [4, 64] f32 tensor carried by the key loop (a buffer once
-// bufferized), each read (times the rescale factor) before P.V and written
-// after it, rather than in 16 loop-carried vectors that LLVM would keep
-// through the scores and spill around them. Fewer (the 4 of @rows_first)
-// stay vectors.
+// in a [4, 64] f32 buffer (zeroed first; not a tensor carried by the key
+// loop, whose rows * Dv / W reads and writes per block made bufferization
+// cubic: 58 s for 8 rows of Dv = 128 on 8 lanes), each read (times the
+// rescale factor) before P.V and written after it, rather than in 16
+// loop-carried vectors that LLVM would keep through the scores and spill
+// around them. The rows go out from the same buffer. Fewer (the 4 of
+// @rows_first) stay vectors.
 // CHECK-LABEL: func.func @acc_in_memory
-// CHECK: %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x64xf32>) -> tensor<4x64xf32>
-// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[ACC:[^ ]*]] = %[[ZERO]], {{.*}}) -> ({{.*}}, tensor<4x64xf32>, {{.*}})
-// CHECK: %[[A0:.*]] = vector.transfer_read %[[ACC]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<4x64xf32>, vector<16xf32>
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<4x64xf32>
+// CHECK: vector.store %{{.*}}, %[[ACC]][%{{.*}}, %{{.*}}] : memref<4x64xf32>, vector<16xf32>
+// CHECK-NOT: tensor<4x64xf32>
+// CHECK: scf.for {{.*}} iter_args(
+// CHECK: %[[A0:.*]] = vector.load %[[ACC]][%{{.*}}, %{{.*}}] : memref<4x64xf32>, vector<16xf32>
 // CHECK: arith.mulf %[[A0]], %{{.*}} : vector<16xf32>
 // CHECK: scf.for
 // CHECK: vector.fma
 // CHECK: scf.yield
-// CHECK: vector.transfer_write %{{.*}}, %{{.*}} {in_bounds = [true]} : vector<16xf32>, tensor<4x64xf32>
+// CHECK: vector.store %{{.*}}, %[[ACC]][%{{.*}}, %{{.*}}] : memref<4x64xf32>, vector<16xf32>
+// CHECK: bufferization.to_tensor %[[ACC]] restrict : memref<4x64xf32> to tensor<4x64xf32>
 func.func @acc_in_memory(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x64x64xf32>) -> tensor<1x8x1x64xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<1x8x1x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32> -> tensor<1x8x1x64xf32>
   return %o : tensor<1x8x1x64xf32>
