@@ -106,6 +106,18 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+/// Without AVX512-BF16, LLVM rounds f32 to bf16 by a call to __truncsfbf2,
+/// which older libgcc lacks (an AOT library would not link: Debian 12's gcc
+/// 12): integer code instead, on the kernels' path (`kernels`, resolved for
+/// this host).
+static void addBf16RoundingInIntegers(OpPassManager &pm, CpuKernels kernels) {
+  if (resolveCpuKernelsForHost(kernels) == CpuKernels::Avx512Bf16)
+    return;
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+}
+
 void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
   // Packed variable-length attention: one attn.sdpa per sequence, the same
   // decomposition as attn-lower-cpu's.
@@ -115,6 +127,7 @@ void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  addBf16RoundingInIntegers(pm, CpuKernels::Auto);
   buildLowerToLLVMPipeline(pm);
 }
 
@@ -192,14 +205,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   }
   // The kernels' scratch buffers: once per thread, not per query block.
   pm.addNestedPass<func::FuncOp>(createAttnHoistThreadScratch());
-  // Without AVX512-BF16, LLVM rounds f32 to bf16 by a call to
-  // __truncsfbf2, which older libgcc lacks (an AOT library would not link):
-  // integer code instead.
-  if (resolveCpuKernelsForHost(options.kernels) != CpuKernels::Avx512Bf16) {
-    arith::ArithExpandOpsPassOptions expand;
-    expand.includeBf16 = true;
-    pm.addPass(arith::createArithExpandOpsPass(expand));
-  }
+  addBf16RoundingInIntegers(pm, options.kernels);
   buildLowerToLLVMPipeline(pm);
 }
 
