@@ -8,13 +8,13 @@
 // RUN: not attn-opt %s --attn-lower-cpu="kv-splits=-1" 2>&1 | FileCheck %s --check-prefix=SPLITS
 // RUN: not attn-opt %s --attn-lower-cpu="kernels=amx" 2>&1 | FileCheck %s --check-prefix=KERNELS
 
-// The row multiple is the host kernels' vector width (16 lanes with AVX-512,
-// 8 with AVX2 only).
+// The row multiple and the kernels' defaults are the host's: 16 lanes,
+// reg-block 6 and 4 row vectors with AVX-512; 8, 4 and 2 with AVX2 only.
 // BLOCKQ: error: attn-tile-online-softmax: block-q (0), block-kv (64) and row-multiple ({{8|16}}) must be positive
 // BLOCKKV: error: attn-tile-online-softmax: block-q (64), block-kv (-1) and row-multiple ({{8|16}}) must be positive
-// WIDTH: error: attn-cpu-microkernels: vector-width (0), reg-block (6) and row-vectors (4) must be positive
-// REGBLOCK: error: attn-cpu-microkernels: vector-width (16), reg-block (0) and row-vectors (4) must be positive
-// ROWVECS: error: attn-cpu-microkernels: vector-width (16), reg-block (6) and row-vectors (-2) must be positive
+// WIDTH: error: attn-cpu-microkernels: vector-width (0), reg-block ({{4|6}}) and row-vectors ({{2|4}}) must be positive
+// REGBLOCK: error: attn-cpu-microkernels: vector-width ({{8|16}}), reg-block (0) and row-vectors ({{2|4}}) must be positive
+// ROWVECS: error: attn-cpu-microkernels: vector-width ({{8|16}}), reg-block ({{4|6}}) and row-vectors (-2) must be positive
 // SPLITS: error: attn-tile-online-softmax: kv-splits (-1) must not be negative
 // KERNELS: for the --kernels option: Cannot find option named 'amx'!
 func.func @f(%q: tensor<1x1x32x16xf32>) -> tensor<1x1x32x16xf32> {
