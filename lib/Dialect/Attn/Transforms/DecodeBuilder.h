@@ -40,8 +40,7 @@ constexpr int64_t kPrefetchBlocks = 1;
 
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
-/// vectors (with DecodeBuilder::accInMemory, `acc` is empty: the
-/// accumulators are in DecodeBuilder::accBuffer).
+/// vectors (empty where DecodeBuilder::accBuffer holds them).
 struct DecodeState {
   SmallVector<Value> m, l, acc;
   SmallVector<Value> asValues() const {
@@ -72,10 +71,6 @@ public:
     };
     keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
               isBf16(sdpa.op.getQuery());
-    // Half the vector registers or more: the scores' live vectors beside
-    // them spill otherwise (bf16 hq=32 hkv=8 d=128, 32 accumulators: 499
-    // -> 221 stack references; one thread, Lk=32k: 6.9-7.6 -> 5.7-6.0 ms).
-    accInMemory = rows * vChunks >= 16;
   }
 
   SoftmaxState build(Value begin, Value end);
@@ -120,12 +115,22 @@ private:
   /// Whether the block's scores are folded rows first
   /// (foldScoresRowsFirst) rather than per row.
   bool foldRowsFirst() const;
-  /// The accumulators live in a [rows, Dv] f32 buffer (`accBuffer`, made
-  /// by initialState), read and written once per block and group, instead
-  /// of rows * Dv / W loop-carried vectors that LLVM would keep in
-  /// registers through the scores and spill around them.
-  bool accInMemory = false;
+  /// From 16 accumulators on (half the vector registers or more; the
+  /// scores' live vectors beside them spill otherwise: bf16 hq=32 hkv=8
+  /// d=128, 32 accumulators, 499 -> 221 stack references; one thread,
+  /// Lk=32k: 6.9-7.6 -> 5.7-6.0 ms) they live in a [rows, Dv] f32 buffer
+  /// made by initialState, read and written once per block and group,
+  /// instead of rows * Dv / W loop-carried vectors that LLVM would keep in
+  /// registers through the scores and spill around them. Null otherwise.
   Value accBuffer;
+  /// A static f32 scratch buffer of `shape`, allocated where the builder
+  /// is (the query block's body: one per thread once
+  /// attn-hoist-thread-scratch has run) and freed by buffer deallocation
+  /// like the tiles. The kernel's scratch is buffers, not tensors carried
+  /// by the loops: bufferization analyses every read of a tensor against
+  /// every write to it, which made grouped decode on 8 lanes take minutes
+  /// to lower (docs/benchmarks.md, round seven).
+  Value scratch(ArrayRef<int64_t> shape);
   /// Accumulator vector (r, c) of `state`, and its update in `state`.
   Value accVector(const DecodeState &state, int64_t r, int64_t c);
   void setAccVector(DecodeState &state, int64_t r, int64_t c, Value v);

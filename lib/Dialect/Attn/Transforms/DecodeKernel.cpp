@@ -311,25 +311,23 @@ Value DecodeBuilder::laneMax(Value s) {
   return s;
 }
 
+Value DecodeBuilder::scratch(ArrayRef<int64_t> shape) {
+  return memref::AllocOp::create(b, loc,
+                                 MemRefType::get(shape, b.getF32Type()));
+}
+
 DecodeState DecodeBuilder::initialState() {
   DecodeState s;
   for (int64_t r = 0; r < rows; ++r) {
     s.m.push_back(kernel.splat(kNegInf));
     s.l.push_back(kernel.splat(0.0f));
   }
-  if (!accInMemory) {
+  if (rows * vChunks < 16) {
     for (int64_t i = 0; i < rows * vChunks; ++i)
       s.acc.push_back(kernel.splat(0.0f));
     return s;
   }
-  // A buffer, not a tensor carried by the loops: bufferization analyses
-  // every read of a tensor against every write to it, and the accumulators'
-  // rows * Dv / W reads and writes per block made that cubic (hq=8 hkv=1
-  // d=128 on 8 lanes: 58 s of bufferization). It is allocated here, in the
-  // query block's body (one per thread once attn-hoist-thread-scratch has
-  // run), and freed by buffer deallocation like the tiles.
-  accBuffer = memref::AllocOp::create(
-      b, loc, MemRefType::get({rows, sdpa.dv}, b.getF32Type()));
+  accBuffer = scratch({rows, sdpa.dv});
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < vChunks; ++c)
       setAccVector(s, r, c, kernel.splat(0.0f));
@@ -350,10 +348,7 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
   // accumulators' own where they are in memory: each pair is read before it
   // is written back), taken as a tensor: a chain of rows * Dv / W tensor
   // writes costs bufferization seconds (hq=8 hkv=1 d=128 on 8 lanes: 10 s).
-  Value rowsBuffer = accBuffer;
-  if (!rowsBuffer)
-    rowsBuffer = memref::AllocOp::create(
-        b, loc, MemRefType::get({rows, sdpa.dv}, b.getF32Type()));
+  Value rowsBuffer = accBuffer ? accBuffer : scratch({rows, sdpa.dv});
   SmallVector<int64_t> interleave;
   for (int64_t i = 0; i < width; ++i)
     interleave.append({i, width + i});
@@ -408,8 +403,7 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
                    zeroIdx),
           w));
   // The next block's dot products: a buffer, like the accumulators.
-  Value tile = memref::AllocOp::create(
-      b, loc, MemRefType::get({width, rows, width}, b.getF32Type()));
+  Value tile = scratch({width, rows, width});
   SmallVector<Value> inits = init.asValues();
   int64_t stateCount = static_cast<int64_t>(inits.size());
   llvm::append_range(inits, first.getResults());
@@ -449,8 +443,7 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);
   DecodeState init = initialState();
-  probTile = memref::AllocOp::create(
-      b, loc, MemRefType::get({rows, width}, b.getF32Type()));
+  probTile = scratch({rows, width});
   auto asBuffer = [&](Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     return bufferization::ToBufferOp::create(
