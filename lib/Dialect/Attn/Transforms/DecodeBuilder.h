@@ -22,8 +22,15 @@
 
 namespace mlir::attn::detail {
 
-/// Accumulators of P.V kept in registers at once (rows x value vectors).
-constexpr int64_t kMaxAccumulators = 16;
+/// Accumulators of P.V kept in registers at once (rows x value vectors):
+/// half the vector registers, which the kernel's width stands for (16
+/// lanes: AVX-512's 32 zmm; 8 lanes: AVX2's 16 ymm), leaving the other
+/// half to the probabilities, the V rows and the next block's dot products.
+/// On a Zen 3 (AVX2), hq=32 hkv=8 Lk=32k d=128, 16 accumulators of 8 lanes
+/// -> 8: 1569 -> 1258 stack references in the f32 library, 1733 -> 1317 in
+/// the bf16 one; the time did not change beyond the noise (f32 is
+/// memory-bound; docs/benchmarks.md, round eight).
+inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 
 /// Bytes per cache line, and how far ahead of the block being computed the
 /// V stream is prefetched (into L1, every line of the rows): whole blocks of
@@ -107,15 +114,15 @@ private:
   /// product if `dot` is null).
   Value dotStep(Value dot, int64_t r, int64_t c, Value k);
   /// Keys whose dot products keyGroupDots builds together: a power of 2
-  /// with rows * keys partial sums at most kMaxAccumulators.
+  /// with rows * keys partial sums at most maxAccumulators(width).
   int64_t keysPerGroup() const {
     return static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(
-        std::clamp<int64_t>(kMaxAccumulators / rows, 1, width))));
+        std::clamp<int64_t>(maxAccumulators(width) / rows, 1, width))));
   }
   /// Whether the block's scores are folded rows first
   /// (foldScoresRowsFirst) rather than per row.
   bool foldRowsFirst() const;
-  /// From 16 accumulators on (half the vector registers or more; the
+  /// From maxAccumulators(width) on (half the vector registers or more; the
   /// scores' live vectors beside them spill otherwise: bf16 hq=32 hkv=8
   /// d=128, 32 accumulators, 499 -> 221 stack references; one thread,
   /// Lk=32k: 6.9-7.6 -> 5.7-6.0 ms) they live in a [rows, Dv] f32 buffer

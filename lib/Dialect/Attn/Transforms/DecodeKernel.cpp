@@ -217,7 +217,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   // P.V: value columns in groups of accumulators that fit the registers;
   // each V row is read once per group (each cache line once in all).
   next.acc.assign(state.acc.begin(), state.acc.end());
-  int64_t group = std::max<int64_t>(1, kMaxAccumulators / rows);
+  int64_t group = std::max<int64_t>(1, maxAccumulators(width) / rows);
   if (valuesPaired)
     group = std::max<int64_t>(2, group / 2 * 2);
   // The probabilities in the [rows, W] buffer probTile, read back one at a
@@ -322,7 +322,7 @@ DecodeState DecodeBuilder::initialState() {
     s.m.push_back(kernel.splat(kNegInf));
     s.l.push_back(kernel.splat(0.0f));
   }
-  if (rows * vChunks < 16) {
+  if (rows * vChunks < maxAccumulators(width)) {
     for (int64_t i = 0; i < rows * vChunks; ++i)
       s.acc.push_back(kernel.splat(0.0f));
     return s;
