@@ -134,10 +134,11 @@ def check_cases():
         c = next(c for c in cases if c["name"] == name)
         cases.append(dict(c, name=name + "-smem",
                           cuda_args=["--shared-memory", "232448"]))
-    # The tensor-core kernel with the score scale folded into exp2's argument
-    # (attn-compile --fold-scale, cuda only): plain, causal both ways with
-    # lse, tails, empty rows, GQA, masks (the float mask keeps the scaled
-    # path), windows, key lengths, dynamic sizes, D = 80 and 256.
+    # The tensor-core kernel without the score scale folded into exp2's
+    # argument (attn-compile --fold-scale=false, cuda only; folding is the
+    # default since run 2): plain, causal both ways with lse, tails, empty
+    # rows, GQA, masks (the float mask is scaled either way), windows, key
+    # lengths, dynamic sizes, D = 80 and 256.
     for name in ("f16-d64", "bf16-d128", "f16-d64-causal-tl-lse",
                  "bf16-d128-causal-br-tails", "bf16-gqa", "f16-bool-mask",
                  "bf16-bool-mask-bcast", "f16-float-mask-bcast",
@@ -145,16 +146,17 @@ def check_cases():
                  "f16-d80", "bf16-d256", "f16-window-causal-br-tails",
                  "bf16-key-lengths-causal-br"):
         c = next(c for c in cases if c["name"] == name)
-        cases.append(dict(c, name=name + "-fold", cuda_args=["--fold-scale"]))
+        cases.append(dict(c, name=name + "-scaled",
+                          cuda_args=["--fold-scale=false"]))
     # The accumulators rescaled only where a row max grew (attn-compile
-    # --lazy-rescale, cuda only; exact), alone and with --fold-scale.
+    # --lazy-rescale, cuda only; exact), with and without the folded scale.
     for name in ("f16-d64", "bf16-d128-causal-br-tails", "f16-d64-causal-tl-lse",
                  "bf16-gqa", "f16-empty-rows", "bf16-bool-mask",
                  "f16-window-causal-br-tails", "f16-d256"):
         c = next(c for c in cases if c["name"] == name)
         cases.append(dict(c, name=name + "-lazy", cuda_args=["--lazy-rescale"]))
-        cases.append(dict(c, name=name + "-fold-lazy",
-                          cuda_args=["--fold-scale", "--lazy-rescale"]))
+        cases.append(dict(c, name=name + "-scaled-lazy",
+                          cuda_args=["--fold-scale=false", "--lazy-rescale"]))
     # Every decode case again with the double-buffered split kernel
     # (attn-compile --decode-stages 2, cuda only: the CPU dry run compiles
     # the case without it).
@@ -209,35 +211,39 @@ def tune_cases():
                           "args": ["--block-q", str(bq), "--block-kv", str(bkv),
                                    "--shared-memory", "232448"],
                           "runs": [{}]})
-    # The score scale folded into exp2 (attn-compile --fold-scale) and the
-    # lazy rescale (--lazy-rescale), alone and together at the default
-    # tiles, and together with the larger shared-memory tiles.
+    # The score scale not folded into exp2 (attn-compile --fold-scale=false:
+    # the default before run 2) and the lazy rescale (--lazy-rescale), alone
+    # and together at the default tiles; d=64 with the larger shared-memory
+    # tiles (run 2 timed them at d=128 only).
     for d, hq, causal in ((128, 16, "none"), (128, 16, "bottom_right"),
                           (64, 32, "none"), (64, 32, "bottom_right")):
         spec = (f"b=4,hq={hq},lq=4096,lk=4096,d={d},dtype=bf16,"
                 f"causal={causal}")
-        for label, extra in (("fold", ["--fold-scale"]),
+        for label, extra in (("scaled", ["--fold-scale=false"]),
                              ("lazy", ["--lazy-rescale"]),
-                             ("fold-lazy", ["--fold-scale", "--lazy-rescale"])):
+                             ("scaled-lazy", ["--fold-scale=false",
+                                              "--lazy-rescale"])):
             cases.append({"name": f"tune-bf16-d{d}-{causal}-{label}",
                           "spec": spec, "kind": "speed", "args": extra,
                           "runs": [{}]})
-        cases.append({"name": f"tune-bf16-d{d}-{causal}-fold-lazy-q64-kv64-smem",
-                      "spec": spec, "kind": "speed",
-                      "args": ["--fold-scale", "--lazy-rescale",
-                               "--block-q", "64",
-                               "--block-kv", "64", "--shared-memory",
-                               "232448"],
-                      "runs": [{}]})
+        if d == 64:
+            for bq, bkv in ((128, 64), (128, 128)):
+                cases.append({"name": f"tune-bf16-d64-{causal}-q{bq}-kv{bkv}-smem",
+                              "spec": spec, "kind": "speed",
+                              "args": ["--block-q", str(bq), "--block-kv",
+                                       str(bkv), "--shared-memory", "232448"],
+                              "runs": [{}]})
         # The default kernel on the same spec: tune_summary's baseline.
         cases.append({"name": f"tune-bf16-d{d}-{causal}-default",
                       "spec": spec, "kind": "speed", "args": [],
                       "runs": [{}]})
     # Decode: fixed key splits against the run-time choice (speed_cases'
-    # bf16-decode), and the tensor-core kernel alone (--decode-rows 0).
+    # bf16-decode: 64 splits at b=1 and b=8 since run 2, 33 and 5 before),
+    # and the tensor-core kernel alone (--decode-rows 0).
     spec = "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,dynamic=1"
     runs = [{"b": b, "lq": 1, "lk": 32768} for b in (1, 8)]
-    for args in (["--kv-splits", "16"], ["--kv-splits", "64"],
+    for args in (["--kv-splits", "5"], ["--kv-splits", "16"],
+                 ["--kv-splits", "33"], ["--kv-splits", "64"],
                  ["--kv-splits", "128"], ["--kv-splits", "256"],
                  ["--decode-rows", "0"], ["--decode-stages", "2"],
                  ["--decode-stages", "2", "--kv-splits", "128"],

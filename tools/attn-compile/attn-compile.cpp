@@ -82,23 +82,23 @@ static cl::opt<int64_t> kvSplits(
 static cl::opt<int64_t> decodeStages(
     "decode-stages",
     cl::desc("cuda, fused: shared-memory stages of the decode kernel: 1 "
-             "(default) or 2 (K and V double-buffered; not yet run on a GPU)"),
+             "(default) or 2 (K and V double-buffered)"),
     cl::init(-1), cl::cat(category));
 static cl::opt<int64_t> sharedMemory(
     "shared-memory",
-    cl::desc("cuda, fused: dynamic shared memory per CTA in bytes (default 0: "
-             "48 KiB without opt-in; up to the chip's limit; larger tiles, "
-             "not yet run on a GPU)"),
+    cl::desc("cuda, fused: dynamic shared memory per CTA in bytes, up to the "
+             "chip's limit: larger tiles (default 0: 48 KiB without opt-in)"),
     cl::init(-1), cl::cat(category));
 static cl::opt<bool> foldScale(
     "fold-scale",
     cl::desc("cuda, fused: the score scale folded into exp2's argument in the "
-             "tensor-core kernel (one FMA per score; not yet run on a GPU)"),
+             "tensor-core kernel (one FMA per score; default on, "
+             "--fold-scale=false for the scaled path)"),
     cl::init(false), cl::cat(category));
 static cl::opt<bool> lazyRescale(
     "lazy-rescale",
     cl::desc("cuda, fused: the tensor-core kernel rescales its accumulators "
-             "only where a row max grew (exact; not yet run on a GPU)"),
+             "only where a row max grew (exact; default off)"),
     cl::init(false), cl::cat(category));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),

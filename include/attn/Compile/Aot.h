@@ -87,10 +87,11 @@ llvm::Expected<FunctionAbi> analyzeAbi(func::FuncOp entry,
 /// convert-attn-to-gpu's options beyond the tile sizes (cuda, fused):
 /// the split-K decode kernels (decode-rows, kv-splits, decode-stages), the
 /// shared memory per CTA and the tensor-core kernel's fold-scale and
-/// lazy-rescale; unset or false: the pass's defaults.
+/// lazy-rescale; unset: the pass's defaults (fold-scale on, lazy-rescale
+/// off).
 struct CudaKernelOptions {
   std::optional<int64_t> decodeRows, kvSplits, decodeStages, sharedMemory;
-  bool foldScale = false, lazyRescale = false;
+  bool foldScale = true, lazyRescale = false;
 };
 
 /// One function to put in the library.

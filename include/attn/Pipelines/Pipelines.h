@@ -177,24 +177,22 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
   PassOptions::Option<int64_t> decodeStages{
       *this, "decode-stages",
       llvm::cl::desc("Shared-memory stages of the split-K decode kernel: 1 "
-                     "or 2 (fused lowering; 2 has not run on a GPU)"),
+                     "or 2 (fused lowering)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.decodeStages)};
   PassOptions::Option<int64_t> sharedMemory{
       *this, "shared-memory",
       llvm::cl::desc("Dynamic shared memory per CTA in bytes; 0: 48 KiB, no "
-                     "opt-in (fused lowering; more has not run on a GPU)"),
+                     "opt-in (fused lowering)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.sharedMemory)};
   PassOptions::Option<bool> foldScale{
       *this, "fold-scale",
       llvm::cl::desc("The score scale folded into exp2's argument in the "
-                     "tensor-core kernel (fused lowering; has not run on a "
-                     "GPU)"),
+                     "tensor-core kernel (fused lowering)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.foldScale)};
   PassOptions::Option<bool> lazyRescale{
       *this, "lazy-rescale",
       llvm::cl::desc("The tensor-core kernel's accumulators rescaled only "
-                     "where a row max grew (fused lowering; has not run on a "
-                     "GPU)"),
+                     "where a row max grew (fused lowering)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.lazyRescale)};
 };
 

@@ -633,15 +633,14 @@ void DecodeBuilder::buildHost() {
   Value one = idx(1);
   Value gridY = mul(rowBlocks, idx(kvHeads));
 
-  // Splits: as asked, or (auto) enough CTAs for two per SM (four with two
-  // stages, whose CTAs keep their copies in flight while they compute), each
+  // Splits: as asked, or (auto) enough CTAs for kSplitCtasPerSm per SM, each
   // split at least kMinSplitKeys keys.
   if (cfg.kvSplits > 0) {
     splits = idx(cfg.kvSplits);
   } else {
     Value ctas = mul(sdpa.batch, gridY);
     Value wanted = arith::CeilDivUIOp::create(
-        b, loc, idx((cfg.stages == 2 ? 4 : 2) * cfg.smCount), ctas);
+        b, loc, idx(kSplitCtasPerSm * cfg.smCount), ctas);
     Value byKeys = arith::MaxUIOp::create(
         b, loc, one,
         arith::CeilDivUIOp::create(b, loc, sdpa.lk, idx(kMinSplitKeys)));

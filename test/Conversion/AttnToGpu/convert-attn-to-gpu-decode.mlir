@@ -3,15 +3,15 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="decode-rows=0" | FileCheck %s --check-prefix=OFF
 
 // Decoding with GQA (Lq * Hq / Hkv = 4 rows): the split-K decode kernels.
-// The split count is chosen at run time, min(ceil(2 * 108 / (B * Hkv)),
-// ceil(Lk / 256)) on sm_80 (4 with kv-splits=4); the splits' outputs and lse
+// The split count is chosen at run time, min(ceil(32 * 108 / (B * Hkv)),
+// ceil(Lk / 512)) on sm_80 (4 with kv-splits=4); the splits' outputs and lse
 // are f32 temporaries; the merge kernel runs only with more than one split.
 
 // CHECK-LABEL: func.func @bf16_gqa_decode
-//   CHECK-DAG:   %[[C216:.*]] = arith.constant 216 : index
-//   CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
-//       CHECK:   %[[WANT:.*]] = arith.ceildivui %[[C216]], %{{.*}} : index
-//       CHECK:   %[[BYKEYS:.*]] = arith.ceildivui %{{.*}}, %[[C256]] : index
+//   CHECK-DAG:   %[[C3456:.*]] = arith.constant 3456 : index
+//   CHECK-DAG:   %[[C512:.*]] = arith.constant 512 : index
+//       CHECK:   %[[WANT:.*]] = arith.ceildivui %[[C3456]], %{{.*}} : index
+//       CHECK:   %[[BYKEYS:.*]] = arith.ceildivui %{{.*}}, %[[C512]] : index
 //       CHECK:   %[[BYKEYS1:.*]] = arith.maxui %[[BYKEYS]], %{{.*}} : index
 //       CHECK:   %[[SPLITS:.*]] = arith.minui %[[WANT]], %[[BYKEYS1]] : index
 //       CHECK:   %[[PO:.*]] = memref.alloc(%{{.*}}, %[[SPLITS]]) : memref<?x32x1x?x128xf32>
