@@ -16,7 +16,7 @@
 // RUN: | attn-opt -gpu-module-to-binary="format=isa toolkit=%cuda_toolkit" > %t.sm80.mlir
 // RUN: %ptx --print < %t.sm80.mlir | FileCheck %s --check-prefix=PTX
 // RUN: FileCheck %s --check-prefix=HOST < %t.sm80.mlir
-// RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefix=PTXAS
+// RUN: %ptx --ptxas %ptxas --arch sm_80 < %t.sm80.mlir | FileCheck %s --check-prefixes=PTXAS,PTXAS80
 //
 // RUN: attn-opt %s -convert-attn-to-gpu="chip=sm_90" \
 // RUN:   -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
@@ -234,3 +234,9 @@ func.func @f32_d256(%q: tensor<1x2x100x256xf32>, %k: tensor<1x2x100x256xf32>, %v
   return %o : tensor<1x2x100x256xf32>
 }
 
+// For sm_80 every kernel of the file, the decode kernels of the dynamic-Lq
+// functions too (their `_N` kernels are not named above), assembles without
+// spills. Not for sm_90: there the split-K decode kernel of
+// f16_d128_float_mask_br_lse_dynamic (`_4`) spills 8 bytes at 96 registers
+// (a known defect, not yet understood; it passes the device check).
+// PTXAS80: 19 kernels assembled for sm_80: at most {{[0-9]+}} registers, 0 bytes spill stores, 0 bytes spill loads
