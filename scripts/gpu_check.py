@@ -160,9 +160,13 @@ def check_cases():
     # Every decode case again with the double-buffered split kernel
     # (attn-compile --decode-stages 2, cuda only: the CPU dry run compiles
     # the case without it).
+    # And with the one-stage kernel's P.V loop unrolled by 4 keys
+    # (attn-compile --decode-unroll 4, cuda only; the default is 2).
     for c in [c for c in cases if c["name"].startswith("decode-")]:
         cases.append(dict(c, name=c["name"] + "-stages2",
                           cuda_args=["--decode-stages", "2"]))
+        cases.append(dict(c, name=c["name"] + "-unroll4",
+                          cuda_args=["--decode-unroll", "4"]))
     return cases
 
 
@@ -245,6 +249,9 @@ def tune_cases():
     for args in (["--kv-splits", "5"], ["--kv-splits", "16"],
                  ["--kv-splits", "33"], ["--kv-splits", "64"],
                  ["--kv-splits", "128"], ["--kv-splits", "256"],
+                 ["--decode-unroll", "1"], ["--decode-unroll", "4"],
+                 ["--decode-unroll", "8"],
+                 ["--decode-unroll", "4", "--kv-splits", "128"],
                  ["--decode-rows", "0"], ["--decode-stages", "2"],
                  ["--decode-stages", "2", "--kv-splits", "128"],
                  ["--decode-stages", "2", "--kv-splits", "256"]):
@@ -866,9 +873,14 @@ def where_wrong(got, ref):
             f"rows={first_rows}")
 
 
-def time_call(dev, fn, iters, budget_ms=300.0):
-    """Median milliseconds of `iters` calls after a warm-up; fewer calls (at
-    least 3) where `iters` of them would take longer than `budget_ms`."""
+def time_call(dev, fn, iters, budget_ms=300.0, batch_ms=2.0):
+    """Median milliseconds per call, after a warm-up. On CUDA each sample
+    is a batch of calls queued back to back between two events (enough for
+    `batch_ms`, at most 50), divided by their number: the kernels' time with
+    the host's launch overhead hidden behind the GPU's work, as a model
+    step that queues its kernels sees it (a sample of one call also counts
+    the GPU idle while the host prepares it). `iters` samples, fewer (at
+    least 3) where they would take longer than `budget_ms`."""
     if dev.name == "cuda":
         torch = dev.torch
         fn()
@@ -880,14 +892,16 @@ def time_call(dev, fn, iters, budget_ms=300.0):
         end.record()
         end.synchronize()
         first = start.elapsed_time(end)
-        iters = max(3, min(iters, int(budget_ms / max(first, 1e-3))))
+        calls = max(1, min(50, math.ceil(batch_ms / max(first, 1e-3))))
+        iters = max(3, min(iters, int(budget_ms / max(first * calls, 1e-3))))
         times = []
         for _ in range(iters):
             start.record()
-            fn()
+            for _ in range(calls):
+                fn()
             end.record()
             end.synchronize()
-            times.append(start.elapsed_time(end))
+            times.append(start.elapsed_time(end) / calls)
         return sorted(times)[len(times) // 2]
     fn()
     times = []

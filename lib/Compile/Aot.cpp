@@ -250,6 +250,7 @@ void mlir::attn::compile::buildCudaPipelineFor(
   set(gpu.decodeRows, kernels.decodeRows);
   set(gpu.kvSplits, kernels.kvSplits);
   set(gpu.decodeStages, kernels.decodeStages);
+  set(gpu.decodeUnroll, kernels.decodeUnroll);
   set(gpu.sharedMemory, kernels.sharedMemory);
   gpu.foldScale = kernels.foldScale;
   gpu.lazyRescale = kernels.lazyRescale;

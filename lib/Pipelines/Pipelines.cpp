@@ -335,6 +335,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.decodeRows = options.decodeRows;
   fused.kvSplits = options.kvSplits;
   fused.decodeStages = options.decodeStages;
+  fused.decodeUnroll = options.decodeUnroll;
   fused.sharedMemory = options.sharedMemory;
   fused.foldScale = options.foldScale;
   fused.lazyRescale = options.lazyRescale;

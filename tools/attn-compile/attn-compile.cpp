@@ -84,6 +84,11 @@ static cl::opt<int64_t> decodeStages(
     cl::desc("cuda, fused: shared-memory stages of the decode kernel: 1 "
              "(default) or 2 (K and V double-buffered)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> decodeUnroll(
+    "decode-unroll",
+    cl::desc("cuda, fused: keys per iteration of the one-stage decode "
+             "kernel's P.V loop: 1, 2 (default), 4 or 8"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<int64_t> sharedMemory(
     "shared-memory",
     cl::desc("cuda, fused: dynamic shared memory per CTA in bytes, up to the "
@@ -166,6 +171,7 @@ int main(int argc, char **argv) {
        {std::tuple{"decode-rows", &decodeRows, &cudaKernels.decodeRows},
         std::tuple{"kv-splits", &kvSplits, &cudaKernels.kvSplits},
         std::tuple{"decode-stages", &decodeStages, &cudaKernels.decodeStages},
+        std::tuple{"decode-unroll", &decodeUnroll, &cudaKernels.decodeUnroll},
         std::tuple{"shared-memory", &sharedMemory,
                    &cudaKernels.sharedMemory}}) {
     if (!value->getNumOccurrences())

@@ -85,12 +85,14 @@ llvm::Expected<FunctionAbi> analyzeAbi(func::FuncOp entry,
                                        llvm::StringRef exportName);
 
 /// convert-attn-to-gpu's options beyond the tile sizes (cuda, fused):
-/// the split-K decode kernels (decode-rows, kv-splits, decode-stages), the
+/// the split-K decode kernels (decode-rows, kv-splits, decode-stages,
+/// decode-unroll), the
 /// shared memory per CTA and the tensor-core kernel's fold-scale and
 /// lazy-rescale; unset: the pass's defaults (fold-scale on, lazy-rescale
 /// off).
 struct CudaKernelOptions {
-  std::optional<int64_t> decodeRows, kvSplits, decodeStages, sharedMemory;
+  std::optional<int64_t> decodeRows, kvSplits, decodeStages, decodeUnroll,
+      sharedMemory;
   bool foldScale = true, lazyRescale = false;
 };
 

@@ -179,6 +179,11 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       llvm::cl::desc("Shared-memory stages of the split-K decode kernel: 1 "
                      "or 2 (fused lowering)"),
       llvm::cl::init(ConvertAttnToGpuOptions{}.decodeStages)};
+  PassOptions::Option<int64_t> decodeUnroll{
+      *this, "decode-unroll",
+      llvm::cl::desc("Keys per iteration of the one-stage split-K decode "
+                     "kernel's P.V loop: 1, 2, 4 or 8 (fused lowering)"),
+      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeUnroll)};
   PassOptions::Option<int64_t> sharedMemory{
       *this, "shared-memory",
       llvm::cl::desc("Dynamic shared memory per CTA in bytes; 0: 48 KiB, no "

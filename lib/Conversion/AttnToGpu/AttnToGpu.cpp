@@ -330,6 +330,7 @@ KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
       std::min<int64_t>(lq * op.getGroupSize(), kMaxDecodeRowsPerCta);
   config.kvSplits = options.kvSplits;
   config.stages = options.decodeStages;
+  config.valueUnroll = options.decodeUnroll;
   config.smCount = options.smCount > 0 ? options.smCount
                    : StringRef(options.chip).starts_with("sm_90") ? 132
                                                                   : 108;
@@ -374,6 +375,10 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: expected kv-splits >= 0 (0: "
                           "chosen at run time), got ")
            << options.kvSplits;
+  if (!llvm::is_contained({1, 2, 4, 8}, options.decodeUnroll))
+    return op.emitOpError("convert-attn-to-gpu: expected decode-unroll 1, "
+                          "2, 4 or 8, got ")
+           << options.decodeUnroll;
   if (options.decodeStages != 1 && options.decodeStages != 2)
     return op.emitOpError(
                "convert-attn-to-gpu: expected decode-stages 1 or 2, got ")
@@ -637,9 +642,10 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{
-        chip,    blockQ,       blockKV,      decodeRows, kvSplits,
-        smCount, decodeStages, sharedMemory, foldScale,  lazyRescale};
+    ConvertAttnToGpuOptions options{chip,         blockQ,       blockKV,
+                                    decodeRows,   kvSplits,     smCount,
+                                    decodeStages, decodeUnroll, sharedMemory,
+                                    foldScale,    lazyRescale};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

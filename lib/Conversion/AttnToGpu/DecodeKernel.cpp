@@ -8,22 +8,19 @@
 // V are read once per group, and the keys are split across CTAs
 // (flash-decoding) when B * Hkv alone would leave the chip idle (at most
 // kMaxDecodeRowsPerCta rows per CTA):
-//  - the split kernel: grid (splits, Hkv * row blocks, B), 128 threads; the
-//    CTA walks its split's keys in chunks of keysPerChunk keys. With one
-//    stage (the default) a chunk's K rows are copied into shared memory by
-//    cp.async (zero-filled past the split) and waited for; thread t scores
-//    key t; V rows are read coalesced from global memory. With two stages
-//    (DecodeConfig::stages) the K and V rows of chunk c + 1 are copied while
-//    chunk c is computed (wait_group 1), threadsPerKey threads share each
-//    key's dot product (a slice of D each, summed by shuffles), and V is read
-//    from shared memory. Either way the scores are 16-byte vector reads of
-//    the K row and of the scaled Q rows in shared memory, the chunk's row
-//    maxima are reduced by warp shuffles and shared memory, the
-//    probabilities go to shared memory, and thread t accumulates value
-//    columns t, t + 128 for every row. The row sums are reduced once at the
-//    end. With one split the
-//    kernel writes out and lse itself; otherwise it writes each row's
-//    normalized f32 output and base-2 lse of the split;
+//  - the split kernel: grid (splits, Hkv * row blocks, B), 128 threads,
+//    walks its split's keys in chunks of keysPerChunk. One stage (default):
+//    a chunk's K rows go to shared memory by cp.async (zero-filled past the
+//    split); thread t scores key t; V rows are read coalesced from global
+//    memory, valueUnroll keys per loop iteration. Two stages: the K and V
+//    rows of chunk c + 1 are copied while chunk c is computed (wait_group
+//    1), threadsPerKey threads share a key's dot product (summed by
+//    shuffles), V is read from shared memory. Either way: 16-byte reads of
+//    the K row and the scaled Q rows, row maxima by shuffles and shared
+//    memory, probabilities in shared memory, thread t accumulates value
+//    columns t, t + 128 of every row, row sums reduced once at the end. One
+//    split writes out and lse itself; more write each row's normalized f32
+//    output and base-2 lse of the split;
 //  - the merge kernel (only with more than one split): grid (Lq, Hq, B),
 //    one thread per value column: lse = log sum_s exp(lse_s), out =
 //    sum_s exp(lse_s - lse) out_s; a split that saw no key weighs 0, a row
@@ -110,16 +107,6 @@ public:
   void buildHost();
 
 private:
-  Value toF32(Value x) {
-    return convertScalarToDtype(b, loc, x, b.getF32Type(), false);
-  }
-  /// Runs `body` under `cond` (no results).
-  void ifThen(Value cond, function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(op.thenBlock()->getTerminator());
-    body();
-  }
   Value warpReduce(Value x, bool isMax);
   Value ctaReduce(Value x, int64_t r, bool isMax);
 
@@ -452,29 +439,47 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
         SmallVector<Value> columns;
         for (int64_t c = 0; c < cols; ++c)
           columns.push_back(clampedCol(c));
-        auto pv = scf::ForOp::create(
-            b, loc, idx(0), chunkKeys, idx(1), acc,
-            [&](OpBuilder &, Location, Value j, ValueRange a) {
-              SmallVector<Value> v;
+        // Keys [j0, j0 + n): their V values first (n loads in flight per
+        // thread), then the FMAs in key order.
+        auto pvKeys = [&](Value j0, int64_t n, ValueRange a) {
+          SmallVector<Value> keys, v, updated(a.begin(), a.end());
+          for (int64_t u = 0; u < n; ++u)
+            keys.push_back(u ? add(j0, idx(u)) : j0);
+          for (Value j : keys)
+            for (Value col : columns)
+              v.push_back(toF32(memref::LoadOp::create(
+                  b, loc, pipelined ? vs : sdpa.value,
+                  pipelined
+                      ? ValueRange{add(stageRow, j), col}
+                      : ValueRange{batch, kvHead, add(chunkStart, j), col})));
+          for (int64_t u = 0; u < n; ++u)
+            for (int64_t r = 0; r < rb; ++r) {
+              Value p = memref::LoadOp::create(b, loc, ps,
+                                               ValueRange{idx(r), keys[u]});
               for (int64_t c = 0; c < cols; ++c)
-                v.push_back(toF32(
-                    pipelined
-                        ? memref::LoadOp::create(
-                              b, loc, vs,
-                              ValueRange{add(stageRow, j), columns[c]})
-                        : memref::LoadOp::create(b, loc, sdpa.value,
-                                                 ValueRange{batch, kvHead,
-                                                            add(chunkStart, j),
-                                                            columns[c]})));
-              SmallVector<Value> updated;
-              for (int64_t r = 0; r < rb; ++r) {
-                Value p =
-                    memref::LoadOp::create(b, loc, ps, ValueRange{idx(r), j});
-                for (int64_t c = 0; c < cols; ++c)
-                  updated.push_back(
-                      math::FmaOp::create(b, loc, p, v[c], a[r * cols + c]));
-              }
-              scf::YieldOp::create(b, loc, updated);
+                updated[r * cols + c] = math::FmaOp::create(
+                    b, loc, p, v[u * cols + c], updated[r * cols + c]);
+            }
+          return updated;
+        };
+        // One stage reads V from global memory: cfg.valueUnroll keys per
+        // iteration, then the chunk's last keys one by one.
+        const int64_t unroll = pipelined ? 1 : cfg.valueUnroll;
+        Value mainEnd = idx(0); // where the one-by-one loop starts
+        if (unroll > 1) {
+          mainEnd = mul(arith::DivUIOp::create(b, loc, chunkKeys, idx(unroll)),
+                        idx(unroll));
+          auto unrolled = scf::ForOp::create(
+              b, loc, idx(0), mainEnd, idx(unroll), acc,
+              [&](OpBuilder &, Location, Value j0, ValueRange a) {
+                scf::YieldOp::create(b, loc, pvKeys(j0, unroll, a));
+              });
+          acc = llvm::to_vector_of<Value>(unrolled.getResults());
+        }
+        auto pv = scf::ForOp::create(
+            b, loc, mainEnd, chunkKeys, idx(1), acc,
+            [&](OpBuilder &, Location, Value j, ValueRange a) {
+              scf::YieldOp::create(b, loc, pvKeys(j, 1, a));
             });
         for (int64_t r = 0; r < rb * cols; ++r)
           next[2 * rb + r] = pv.getResult(r);

@@ -16,7 +16,9 @@
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 #include <cstdint>
@@ -43,6 +45,16 @@ struct GpuIrBuilder {
   }
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value toF32(Value x) {
+    return convertScalarToDtype(b, loc, x, b.getF32Type(), false);
+  }
+  /// Runs `body` under `cond` (no results).
+  void ifThen(Value cond, function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    body();
   }
 
   OpBuilder &b;
@@ -206,6 +218,9 @@ struct DecodeConfig {
   /// (checked on an H200 too, no faster there).
   int64_t stages = 1;
   int64_t threads = 128;
+  /// Keys per iteration of the one-stage kernel's P.V loop, whose V loads
+  /// (from global memory) are issued together.
+  int64_t valueUnroll = 2;
   int64_t kvSplits = 0;  // key splits; 0: chosen at run time
   int64_t smCount = 132; // for the run-time choice
 };

@@ -1,6 +1,8 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu | FileCheck %s
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_90 kv-splits=4" | FileCheck %s --check-prefix=FIXED
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="decode-rows=0" | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="decode-unroll=4" | FileCheck %s --check-prefix=UNROLL
+// RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="decode-unroll=1" | FileCheck %s --check-prefix=ONE
 
 // Decoding with GQA (Lq * Hq / Hkv = 4 rows): the split-K decode kernels.
 // The split count is chosen at run time, min(ceil(32 * 108 / (B * Hkv)),
@@ -25,6 +27,11 @@
 //       CHECK:       gpu.shuffle xor
 //       CHECK:       math.exp2
 //       CHECK:       gpu.barrier
+// P.V over the chunk's keys, V read from global memory: 2 keys per
+// iteration (decode-unroll), then the last key one by one.
+//       CHECK:       scf.for %{{[a-z0-9_]+}} = %c0{{(_[0-9]+)?}} to %[[MAIN:[a-z0-9_]+]] step %c2{{(_[0-9]+)?}} iter_args
+// CHECK-COUNT-2:       memref.load %{{.*}} : memref<?x8x?x128xbf16>
+//       CHECK:       scf.for %{{[a-z0-9_]+}} = %[[MAIN]] to %{{[a-z0-9_]+}} step %c1{{(_[0-9]+)?}} iter_args
 //       CHECK:     memref.store {{.*}}, %[[PO]]
 //       CHECK:     memref.store {{.*}}, %[[PL]]
 //       CHECK:   %[[MANY:.*]] = arith.cmpi ugt, %[[SPLITS]], %c1
@@ -39,6 +46,21 @@
 // FIXED-LABEL: func.func @bf16_gqa_decode
 //   FIXED-NOT:   arith.ceildivui %c264
 //       FIXED:   gpu.launch blocks({{.*}}) in ({{.*}} = %c4,
+
+// decode-unroll=4: the P.V loop takes 4 keys per iteration (their 4 V loads
+// first), then the chunk's last keys one by one, from where it stopped.
+// UNROLL-LABEL: func.func @bf16_gqa_decode
+//       UNROLL:   scf.for %{{[a-z0-9_]+}} = %c0{{(_[0-9]+)?}} to %[[MAIN:[a-z0-9_]+]] step %c4{{(_[0-9]+)?}} iter_args
+// UNROLL-COUNT-4:   memref.load %{{.*}} : memref<?x8x?x128xbf16>
+//       UNROLL:   scf.for %{{[a-z0-9_]+}} = %[[MAIN]] to %{{[a-z0-9_]+}} step %c1{{(_[0-9]+)?}} iter_args
+
+// decode-unroll=1: one loop over all the chunk's keys, from the first.
+// ONE-LABEL: func.func @bf16_gqa_decode
+//       ONE:   gpu.barrier
+//       ONE:   scf.for %{{[a-z0-9_]+}} = %c0{{(_[0-9]+)?}} to %{{[a-z0-9_]+}} step %c1{{(_[0-9]+)?}} iter_args
+//  ONE-NEXT:     arith.addi
+//  ONE-NEXT:     memref.load %{{.*}} : memref<?x8x?x128xbf16>
+//   ONE-NOT:   step %c2
 
 // Without the decode kernels: the tensor-core kernel, one launch.
 // OFF-LABEL: func.func @bf16_gqa_decode

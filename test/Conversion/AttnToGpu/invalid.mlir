@@ -6,6 +6,7 @@
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-kv=256" 2>&1 | FileCheck %s --check-prefix=BLOCKKV
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=128" 2>&1 | FileCheck %s --check-prefix=SHARED
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="kv-splits=-1" 2>&1 | FileCheck %s --check-prefix=SPLITS
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="decode-unroll=3" 2>&1 | FileCheck %s --check-prefix=UNROLL
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="shared-memory=40000" 2>&1 | FileCheck %s --check-prefix=SMEMLOW
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_90 shared-memory=300000" 2>&1 | FileCheck %s --check-prefix=SMEMHIGH
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="shared-memory=50000" 2>&1 | FileCheck %s --check-prefix=SMEMSMALL
@@ -14,6 +15,7 @@
 // CHIP: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'sm_75'
 // NOTSM: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'gfx90a'
 // BLOCKQ: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-q to be a multiple of 16 in [16, 128], got 40
+// UNROLL: error: 'attn.sdpa' op convert-attn-to-gpu: expected decode-unroll 1, 2, 4 or 8, got 3
 // SHARED: error: 'attn.sdpa' op convert-attn-to-gpu: D or Dv = 256 takes block-q <= 64 (two warps per 16 rows: at block-q = 128, 512 threads get at most 128 registers each, and the kernel spills)
 // SMEMLOW: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 166912] bytes for sm_80, got 40000
 // SMEMHIGH: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 232448] bytes for sm_90, got 300000
