@@ -185,7 +185,7 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
            "keys per iteration of the one-stage split kernel's P.V loop: 1, "
            "2, 4 or 8 (each thread issues that many V loads from global "
            "memory before their FMAs; the chunk's last keys go one by one; "
-           "on an H200 2 ran 1.26-1.34x faster than 1, 4 and 8 no faster)">,
+           "on an H200 2 ran 1.17-1.34x faster than 1, 4 and 8 no faster)">,
     Option<"sharedMemory", "shared-memory", "int64_t", /*default=*/"0",
            "dynamic shared memory per CTA the kernels may use, in bytes: 0 "
            "keeps to the 48 KiB a launch gets without opt-in; more (up to "

@@ -445,13 +445,14 @@ void DecodeBuilder::buildSplitKernel(gpu::LaunchOp launch) {
           SmallVector<Value> keys, v, updated(a.begin(), a.end());
           for (int64_t u = 0; u < n; ++u)
             keys.push_back(u ? add(j0, idx(u)) : j0);
-          for (Value j : keys)
+          for (Value j : keys) {
+            Value row = add(pipelined ? stageRow : chunkStart, j);
             for (Value col : columns)
               v.push_back(toF32(memref::LoadOp::create(
                   b, loc, pipelined ? vs : sdpa.value,
-                  pipelined
-                      ? ValueRange{add(stageRow, j), col}
-                      : ValueRange{batch, kvHead, add(chunkStart, j), col})));
+                  pipelined ? ValueRange{row, col}
+                            : ValueRange{batch, kvHead, row, col})));
+          }
           for (int64_t u = 0; u < n; ++u)
             for (int64_t r = 0; r < rb; ++r) {
               Value p = memref::LoadOp::create(b, loc, ps,

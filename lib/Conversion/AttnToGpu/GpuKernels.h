@@ -230,10 +230,11 @@ struct DecodeConfig {
 inline constexpr int64_t kMaxDecodeRowsPerCta = 4;
 
 /// The automatic key splits of the decode kernels: enough CTAs for
-/// kSplitCtasPerSm per SM, each split at least kMinSplitKeys keys. On an H200
-/// (bf16, Hq 32, Hkv 8, Lk 32k, D 128) 64 splits were the fastest of 16, 64,
-/// 128 and 256 at B = 1 and B = 8, and 1.2x and 1.5x faster than the earlier
-/// rule's 33 and 5 (two CTAs per SM, 256 keys): docs/gpu-check.md.
+/// kSplitCtasPerSm per SM, each split at least kMinSplitKeys keys: 64 splits
+/// for Lk = 32k. On an H200 (bf16, Hq 32, Hkv 8, D 128) 64 was the fastest of
+/// 5 to 256 splits at B = 1 in every run, within 3% of 128 at B = 8, and
+/// 1.2x to 1.5x faster than the earlier rule's 33 and 5 (two CTAs per SM, 256
+/// keys): docs/gpu-check.md.
 inline constexpr int64_t kSplitCtasPerSm = 32;
 inline constexpr int64_t kMinSplitKeys = 512;
 
