@@ -296,7 +296,8 @@ void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
                               mOld, kernel.splat(negInf));
     alphaVec = arith::SelectOp::create(kernel.b, kernel.loc, empty,
                                        kernel.splat(0.0f), alphaVec);
-    kernel.store(mNew, m, {i0});
+    // mNew is a select of mOld, loaded from m.
+    kernel.storeBlended(mNew, m, {i0});
     kernel.store(alphaVec, alpha, {i0});
   });
 }
@@ -399,6 +400,20 @@ Value mlir::attn::detail::emitBodyOnVectors(KernelBuilder &kernel, Block &body,
   return result;
 }
 
+void KernelBuilder::storeBlended(Value v, Value mem, ValueRange indices) {
+  if (!blendStores)
+    return store(v, mem, indices);
+  // "v": any vector register (ymm or zmm); "0": the same one in and out.
+  Value opaque =
+      LLVM::InlineAsmOp::create(b, loc, v.getType(), ValueRange{v}, "", "=v,0",
+                                /*has_side_effects=*/false,
+                                /*is_align_stack=*/false,
+                                LLVM::tailcallkind::TailCallKind::None,
+                                LLVM::AsmDialectAttr(), ArrayAttr())
+          .getResult(0);
+  store(opaque, mem, indices);
+}
+
 bool mlir::attn::detail::emitElementwise(KernelBuilder &kernel,
                                          linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 0 || op.getNumLoops() != 2 ||
@@ -432,8 +447,9 @@ bool mlir::attn::detail::emitElementwise(KernelBuilder &kernel,
         }
         map.map(index.getResult(), v);
       }
+      // The element mask is a select of the loaded scores.
       Value result = emitBodyOnVectors(kernel, body, map);
-      kernel.store(result, out, {j, i0});
+      kernel.storeBlended(result, out, {j, i0});
     });
   });
   return true;

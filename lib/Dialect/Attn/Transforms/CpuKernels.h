@@ -47,6 +47,14 @@ public:
   void store(Value v, Value mem, ValueRange indices) {
     vector::StoreOp::create(b, loc, v, mem, indices);
   }
+  /// store() of a value that may be a select of what was loaded from the
+  /// same place (a mask that keeps some lanes). With `blendStores`, through
+  /// an empty inline asm that hides where the value came from: LLVM's DAG
+  /// combiner turns such a store into a masked store (AVX2's vmaskmovps),
+  /// which AMD Zen cores run microcoded, many times slower than the blend
+  /// and plain store this keeps. The asm costs no instruction; it needs a
+  /// vector register of the kernel's width (AVX2 or AVX-512).
+  void storeBlended(Value v, Value mem, ValueRange indices);
   /// The [sizes] window of `mem` at `offsets` (unit strides): a kernel
   /// indexes it with constants, which the backend folds into address
   /// displacements instead of keeping one index register per accumulator.
@@ -138,6 +146,8 @@ public:
   VectorType vecType;
   /// exp2 by vscalefps (attn-cpu-microkernels' avx512-exp).
   bool scalefExp = false;
+  /// storeBlended keeps plain stores (attn-cpu-microkernels' blend-stores).
+  bool blendStores = false;
 };
 
 inline MemRefType memrefOf(Value v) {

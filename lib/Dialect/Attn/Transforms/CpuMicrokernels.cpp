@@ -409,6 +409,7 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, bool bf16Dot, bool scalefExp,
+                   bool blendStores,
                    const NextBlockRows &nextRows,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
@@ -416,6 +417,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     OpBuilder builder(op);
     KernelBuilder kernel(builder, op.getLoc(), width);
     kernel.scalefExp = scalefExp;
+    kernel.blendStores = blendStores;
     if (!emitRowTranspose(kernel, op, *role))
       return false;
     op->erase();
@@ -431,6 +433,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
   OpBuilder builder(op);
   KernelBuilder kernel(builder, op.getLoc(), width);
   kernel.scalefExp = scalefExp;
+  kernel.blendStores = blendStores;
   TileRewrite rewrite{op, kernel, blocking, {}, bf16Dot, &nextRows};
   if (!rewriteByRole(*role, rewrite))
     return false;
@@ -490,7 +493,7 @@ struct AttnCpuMicrokernelsPass
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
         rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, avx512Exp,
-                      nextRows, erased);
+                      blendStores, nextRows, erased);
   }
 };
 

@@ -131,7 +131,7 @@ struct UserMaskKernel {
         add = vector::BroadcastOp::create(b(), loc(), kernel.vecType, add);
       s = arith::AddFOp::create(b(), loc(), s, add);
     }
-    kernel.store(s, st, {j, i0});
+    kernel.storeBlended(s, st, {j, i0});
     return s;
   }
 

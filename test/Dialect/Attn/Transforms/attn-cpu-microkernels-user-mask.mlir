@@ -10,6 +10,10 @@
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="vector-width=8 reg-block=4 row-vectors=2" -canonicalize -cse | FileCheck %s --check-prefix=W8
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="vector-width=8 reg-block=4 row-vectors=2 blend-stores=true" -canonicalize -cse | FileCheck %s --check-prefix=BLEND
 
 // The user-mask tile op becomes vector code along the query rows (no
 // scalar loop over the tile is left), and the row max after it is folded in.
@@ -113,6 +117,21 @@ func.func @full_float(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x96x16xf32>, %m: 
 // W8:   scf.for
 // W8-COUNT-8: llvm.intr.masked.load %{{.*}}, %{{.*}}, %{{.*}} {alignment = 1 : i32} : (!llvm.ptr, vector<8xi1>, vector<8xi8>) -> vector<8xi8>
 // W8-NOT: #attn.tile<user_mask>
+// With blend-stores (the avx2 path's): the masked scores reach their
+// stores through an empty inline asm, so that LLVM cannot turn the store of
+// a select of the loaded tile into vmaskmovps: the Lk tail's element mask,
+// then the user mask's 8 x 8 blocks.
+// BLEND-LABEL: func.func @full_bool_tail
+// BLEND: %[[S:.*]] = vector.load %[[ST:.*]][%{{.*}}, %{{.*}}] : memref<32x32xf32>, vector<8xf32>
+// BLEND-NEXT: %[[SEL:.*]] = arith.select %{{.*}}, %[[S]], %{{.*}} : vector<8xi1>, vector<8xf32>
+// BLEND-NEXT: %[[OPAQUE:.*]] = llvm.inline_asm "", "=v,0" %[[SEL]] : (vector<8xf32>) -> vector<8xf32>
+// BLEND-NEXT: vector.store %[[OPAQUE]], %[[ST]]
+// BLEND: arith.cmpf une
+// BLEND-NEXT: %[[M:.*]] = vector.load %[[ST]][%{{.*}}, %{{.*}}] : memref<32x32xf32>, vector<8xf32>
+// BLEND-NEXT: %[[MSEL:.*]] = arith.select %{{.*}}, %[[M]], %{{.*}} : vector<8xi1>, vector<8xf32>
+// BLEND-NEXT: %[[MOPAQUE:.*]] = llvm.inline_asm "", "=v,0" %[[MSEL]] : (vector<8xf32>) -> vector<8xf32>
+// BLEND-NEXT: vector.store %[[MOPAQUE]], %[[ST]]
+// W8-NOT: llvm.inline_asm
 func.func @full_bool_tail(%q: tensor<1x2x50x16xf32>, %k: tensor<1x2x77x16xf32>, %m: tensor<1x1x50x77xi1>) -> tensor<1x2x50x16xf32> {
   %o = attn.sdpa %q, %k, %k mask(%m) : tensor<1x2x50x16xf32>, tensor<1x2x77x16xf32>, tensor<1x2x77x16xf32>, tensor<1x1x50x77xi1> -> tensor<1x2x50x16xf32>
   return %o : tensor<1x2x50x16xf32>
