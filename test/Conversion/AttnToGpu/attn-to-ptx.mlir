@@ -238,7 +238,13 @@ func.func @f32_d256(%q: tensor<1x2x100x256xf32>, %k: tensor<1x2x100x256xf32>, %v
 // functions too (their `_N` kernels are not named above), assembles without
 // spills. Not for sm_90: there the split-K decode kernel of
 // f16_d128_float_mask_br_lse_dynamic (`_4`) spills 16 bytes at 96
-// registers (8 with decode-unroll=1; a known defect, not yet understood: the
-// register count is far from the limit; the kernel passes the device
-// check).
+// registers (8 with decode-unroll=1; the kernel passes the device check).
+// The cause is ptxas's occupancy heuristic, not a limit: under `.maxntid
+// 128` alone, ptxas -O2/-O3 for sm_90 holds the kernel at 96 registers (5
+// CTAs of 128 threads per SM) and spills 16 bytes; -O1 fits the same 96
+// without spills, and without `.maxntid` (106 registers) or with
+// `.minnctapersm 1` beside it (114) -O3 spills nothing either, at 4 CTAs
+// per SM by registers; sm_80 takes 95 registers without spills. Which one
+// is faster is for the device check to say: the split kernel is limited to
+// 5 CTAs per SM by shared memory anyway (ncu, H200 run 5).
 // PTXAS80: 19 kernels assembled for sm_80: at most {{[0-9]+}} registers, 0 bytes spill stores, 0 bytes spill loads
