@@ -156,8 +156,12 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
       (path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16) &&
       kernels.vectorWidth == 16;
   kernels.targetFeatures = disabledTargetFeatures(path).str();
-  // AVX-512's masked stores (k registers) are fast: only AVX2's are not.
-  kernels.blendStores = path == CpuKernels::Avx2 && kernels.vectorWidth == 8;
+  // AVX2's masked stores are microcoded on AMD Zen; AVX-512's (k
+  // registers) are left to LLVM unless asked.
+  kernels.blendStores =
+      options.blendStores.hasValue()
+          ? options.blendStores
+          : path == CpuKernels::Avx2 && kernels.vectorWidth == 8;
   return kernels;
 }
 

@@ -21,3 +21,22 @@ func.func @bf16(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
   %o = attn.sdpa %q, %q, %q : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
   return %o : tensor<1x2x64x64xbf16>
 }
+
+// blend-stores: on by default on the avx2 path (the masked scores and row
+// maxima stored through an empty inline asm, never as vmaskmovps: see
+// test/Tools/attn-compile/cpu-no-masked-stores.test), off on AVX-512;
+// either way when given.
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" | FileCheck %s --check-prefix=BLEND
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2 blend-stores=false" | FileCheck %s --check-prefix=NOBLEND
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" | FileCheck %s --check-prefix=NOBLEND
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 blend-stores=true" | FileCheck %s --check-prefix=BLEND16
+// BLEND-LABEL: llvm.func @causal
+// BLEND: llvm.inline_asm "", "=v,0" {{.*}} : (vector<8xf32>) -> vector<8xf32>
+// NOBLEND-LABEL: llvm.func @causal
+// NOBLEND-NOT: llvm.inline_asm
+// BLEND16-LABEL: llvm.func @causal
+// BLEND16: llvm.inline_asm "", "=v,0" {{.*}} : (vector<16xf32>) -> vector<16xf32>
+func.func @causal(%q: tensor<1x2x64x64xf32>) -> tensor<1x2x64x64xf32> {
+  %o = attn.sdpa %q, %q, %q {causal = #attn.causal<top_left>} : tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32>, tensor<1x2x64x64xf32> -> tensor<1x2x64x64xf32>
+  return %o : tensor<1x2x64x64xf32>
+}

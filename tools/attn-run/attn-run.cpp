@@ -101,6 +101,11 @@ static auto kvSplits = opt<std::string>(
 static auto decodeRows = opt<std::string>(
     "decode-rows",
     "Query rows up to which a block uses the decode kernel (0: never)", "");
+static auto blendStores = opt<std::string>(
+    "blend-stores",
+    "true|false: masked score tiles stored through an empty inline asm "
+    "rather than as masked stores (default: true on the avx2 kernels)",
+    "");
 static auto kernels = opt<std::string>(
     "kernels",
     "CPU kernels: auto (the best this CPU has), avx512-bf16, avx512, avx2", "");
@@ -179,7 +184,7 @@ int main(int argc, char **argv) {
     installGuardFaultHandler("attn-run: error: ", 1);
   for (cl::opt<std::string> *flag :
        {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV,
-        &kernels, &kvSplits, &decodeRows, &narrowBlockQ})
+        &kernels, &kvSplits, &decodeRows, &narrowBlockQ, &blendStores})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

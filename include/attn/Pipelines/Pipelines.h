@@ -76,6 +76,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "row-vectors",
       llvm::cl::desc("Row vectors per register block in the microkernels"),
       llvm::cl::init(AttnCpuMicrokernelsOptions{}.rowVectors)};
+  PassOptions::Option<bool> blendStores{
+      *this, "blend-stores",
+      llvm::cl::desc("attn-cpu-microkernels' blend-stores (masked tiles "
+                     "stored through an empty inline asm, never as masked "
+                     "stores); default: on for the avx2 kernels, off for "
+                     "the AVX-512 ones"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> gradBlockQ{
       *this, "grad-block-q",
       llvm::cl::desc("Query rows per tile of the fused backward "
