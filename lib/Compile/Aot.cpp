@@ -49,6 +49,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <algorithm>
 
@@ -285,8 +286,9 @@ static llvm::Error wrapInDestinationPassingEntry(ModuleOp module,
 
 /// The kernels of the fused cpu lowering: --kernels, with auto resolved from
 /// the features of --cpu (this machine's for native); a forced path --cpu
-/// cannot run is an error.
-static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options) {
+/// cannot run is an error. `hasAvx`: whether --cpu has AVX.
+static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options,
+                                                bool &hasAvx) {
   std::optional<CpuKernels> kernels = parseCpuKernels(options.kernels);
   if (!kernels)
     return makeError("--kernels must be auto, avx512-bf16, avx512 or avx2, "
@@ -309,6 +311,8 @@ static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options) {
       return hostFeatures.lookup(name);
     return info->checkFeatures(("+" + name).str());
   };
+  hasAvx = llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() &&
+           hasFeature("avx");
   if (!canRunCpuKernels(*kernels, hasFeature))
     return makeError("--kernels " + options.kernels + " needs CPU features " +
                      "that --cpu " + options.cpu + " does not have");
@@ -344,10 +348,14 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       buildNaiveCpuPipeline(pm);
     } else {
       CpuPipelineOptions cpu;
-      llvm::Expected<CpuKernels> kernels = cpuKernelsFor(options);
+      bool hasAvx = false;
+      llvm::Expected<CpuKernels> kernels = cpuKernelsFor(options, hasAvx);
       if (!kernels)
         return kernels.takeError();
       cpu.kernels = *kernels;
+      // blend-stores' asm needs a ymm register: --cpu's AVX, not the host's.
+      if (*kernels == CpuKernels::Avx2)
+        cpu.blendStores = hasAvx;
       cpu.openmp = options.openmp;
       if (options.blockQ)
         cpu.blockQ = *options.blockQ;

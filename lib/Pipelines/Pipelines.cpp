@@ -27,6 +27,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -157,11 +159,14 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
       kernels.vectorWidth == 16;
   kernels.targetFeatures = disabledTargetFeatures(path).str();
   // AVX2's masked stores are microcoded on AMD Zen; AVX-512's (k
-  // registers) are left to LLVM unless asked.
+  // registers) are left to LLVM unless asked. The asm needs a ymm register:
+  // an x86 target with AVX (attn-compile sets the option from --cpu).
   kernels.blendStores =
       options.blendStores.hasValue()
           ? options.blendStores
-          : path == CpuKernels::Avx2 && kernels.vectorWidth == 8;
+          : path == CpuKernels::Avx2 && kernels.vectorWidth == 8 &&
+                llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() &&
+                llvm::sys::getHostCPUFeatures().lookup("avx");
   return kernels;
 }
 

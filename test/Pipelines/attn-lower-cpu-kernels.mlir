@@ -22,11 +22,11 @@ func.func @bf16(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
   return %o : tensor<1x2x64x64xbf16>
 }
 
-// blend-stores: on by default on the avx2 path (the masked scores and row
-// maxima stored through an empty inline asm, never as vmaskmovps: see
-// test/Tools/attn-compile/cpu-no-masked-stores.test), off on AVX-512;
-// either way when given.
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" | FileCheck %s --check-prefix=BLEND
+// blend-stores: off by default on AVX-512, and as given on any path (the
+// masked scores and row maxima stored through an empty inline asm, never as
+// vmaskmovps). Its default on the avx2 path depends on the host's AVX:
+// test/Tools/attn-compile/cpu-no-masked-stores.test checks it.
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2 blend-stores=true" | FileCheck %s --check-prefix=BLEND
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx2 blend-stores=false" | FileCheck %s --check-prefix=NOBLEND
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" | FileCheck %s --check-prefix=NOBLEND
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 blend-stores=true" | FileCheck %s --check-prefix=BLEND16

@@ -104,7 +104,8 @@ static auto decodeRows = opt<std::string>(
 static auto blendStores = opt<std::string>(
     "blend-stores",
     "true|false: masked score tiles stored through an empty inline asm "
-    "rather than as masked stores (default: true on the avx2 kernels)",
+    "rather than as masked stores (default: true on the avx2 kernels on a host "
+    "with AVX)",
     "");
 static auto kernels = opt<std::string>(
     "kernels",

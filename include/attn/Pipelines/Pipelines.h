@@ -80,8 +80,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "blend-stores",
       llvm::cl::desc("attn-cpu-microkernels' blend-stores (masked tiles "
                      "stored through an empty inline asm, never as masked "
-                     "stores); default: on for the avx2 kernels, off for "
-                     "the AVX-512 ones"),
+                     "stores); default: on for the avx2 kernels at vector "
+                     "width 8 on an x86 host with AVX, else off"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> gradBlockQ{
       *this, "grad-block-q",

@@ -191,7 +191,8 @@ static void storeAccumulators(KernelBuilder &kernel,
       for (int64_t c = 0; c < count; ++c)
         blockMax = kernel.max(blockMax, acc[c * blocking.rowVecs + r]);
     }
-    kernel.store(blockMax, extras.rowMax, {block.rows[r]});
+    // With one key column, a select of the loaded row max.
+    kernel.storeBlended(blockMax, extras.rowMax, {block.rows[r]});
   }
 }
 
@@ -447,7 +448,8 @@ bool mlir::attn::detail::emitElementwise(KernelBuilder &kernel,
         }
         map.map(index.getResult(), v);
       }
-      // The element mask is a select of the loaded scores.
+      // The element mask is a select of the loaded scores (softcap and
+      // ALiBi, also elementwise, are not; the asm costs them nothing).
       Value result = emitBodyOnVectors(kernel, body, map);
       kernel.storeBlended(result, out, {j, i0});
     });

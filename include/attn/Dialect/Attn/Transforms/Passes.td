@@ -247,12 +247,14 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "of a clamp, a rounding and exponent bits built in the integer "
            "unit; needs vector-width=16 and a CPU with avx512f and avx512dq">,
     Option<"blendStores", "blend-stores", "bool", /*default=*/"false",
-           "store the tiles that a mask or a max update selects lanes of "
-           "(user_mask, element_mask, max_update) through an empty inline "
-           "asm, so that LLVM keeps a blend and a plain store instead of "
-           "forming a masked store (AVX2's vmaskmovps, microcoded and many "
-           "times slower on AMD Zen cores); needs vector registers of "
-           "vector-width f32 (AVX2 at 8, AVX-512 at 16)">,
+           "store the tiles that a mask or a max selects lanes of "
+           "(user_mask, element_mask and the elementwise tile ops, "
+           "max_update, the scores kernel's row max) through an empty "
+           "inline asm, so that LLVM keeps a blend and a plain store "
+           "instead of forming a masked store (AVX2's vmaskmovps, "
+           "microcoded and many times slower on AMD Zen cores); x86 only, "
+           "and the target needs vector registers of vector-width f32 "
+           "(AVX at 8, AVX-512 at 16), else LLVM fails to compile the asm">,
     Option<"targetFeatures", "target-features", "std::string",
            /*default=*/"\"\"",
            "LLVM target features to compile the function with, set as its "
