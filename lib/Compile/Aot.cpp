@@ -49,7 +49,6 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
-#include "llvm/TargetParser/Triple.h"
 
 #include <algorithm>
 
@@ -286,9 +285,10 @@ static llvm::Error wrapInDestinationPassingEntry(ModuleOp module,
 
 /// The kernels of the fused cpu lowering: --kernels, with auto resolved from
 /// the features of --cpu (this machine's for native); a forced path --cpu
-/// cannot run is an error. `hasAvx`: whether --cpu has AVX.
+/// cannot run is an error. `blendStores`: blend-stores' default for them on
+/// --cpu.
 static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options,
-                                                bool &hasAvx) {
+                                                bool &blendStores) {
   std::optional<CpuKernels> kernels = parseCpuKernels(options.kernels);
   if (!kernels)
     return makeError("--kernels must be auto, avx512-bf16, avx512 or avx2, "
@@ -311,12 +311,12 @@ static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options,
       return hostFeatures.lookup(name);
     return info->checkFeatures(("+" + name).str());
   };
-  hasAvx = llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() &&
-           hasFeature("avx");
   if (!canRunCpuKernels(*kernels, hasFeature))
     return makeError("--kernels " + options.kernels + " needs CPU features " +
                      "that --cpu " + options.cpu + " does not have");
-  return resolveCpuKernels(*kernels, hasFeature);
+  CpuKernels resolved = resolveCpuKernels(*kernels, hasFeature);
+  blendStores = blendStoresByDefault(resolved, hasFeature);
+  return resolved;
 }
 
 /// Clones the function's module, gives its entry the internal name and
@@ -348,14 +348,13 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       buildNaiveCpuPipeline(pm);
     } else {
       CpuPipelineOptions cpu;
-      bool hasAvx = false;
-      llvm::Expected<CpuKernels> kernels = cpuKernelsFor(options, hasAvx);
+      bool blendStores = false;
+      llvm::Expected<CpuKernels> kernels = cpuKernelsFor(options, blendStores);
       if (!kernels)
         return kernels.takeError();
       cpu.kernels = *kernels;
-      // blend-stores' asm needs a ymm register: --cpu's AVX, not the host's.
-      if (*kernels == CpuKernels::Avx2)
-        cpu.blendStores = hasAvx;
+      cpu.blendStores = blendStores; // --cpu's, not the host's
+
       cpu.openmp = options.openmp;
       if (options.blockQ)
         cpu.blockQ = *options.blockQ;

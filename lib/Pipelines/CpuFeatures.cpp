@@ -77,6 +77,19 @@ bool mlir::attn::hostCanRun(CpuKernels kernels) {
       kernels, [&](llvm::StringRef name) { return features.lookup(name); });
 }
 
+bool mlir::attn::blendStoresByDefault(
+    CpuKernels kernels, llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  return kernels == CpuKernels::Avx2 &&
+         llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() &&
+         hasFeature("avx");
+}
+
+bool mlir::attn::hostBlendsStores(CpuKernels kernels) {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return blendStoresByDefault(
+      kernels, [&](llvm::StringRef name) { return features.lookup(name); });
+}
+
 llvm::StringRef mlir::attn::disabledTargetFeatures(CpuKernels kernels) {
   // Only x86 knows the feature (the 8-lane kernels also serve other hosts).
   if (kernels != CpuKernels::Avx2 ||

@@ -27,8 +27,6 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -158,15 +156,11 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
       (path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16) &&
       kernels.vectorWidth == 16;
   kernels.targetFeatures = disabledTargetFeatures(path).str();
-  // AVX2's masked stores are microcoded on AMD Zen; AVX-512's (k
-  // registers) are left to LLVM unless asked. The asm needs a ymm register:
-  // an x86 target with AVX (attn-compile sets the option from --cpu).
+  // The host's default (attn-compile sets the option from --cpu's).
   kernels.blendStores =
       options.blendStores.hasValue()
           ? options.blendStores
-          : path == CpuKernels::Avx2 && kernels.vectorWidth == 8 &&
-                llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86() &&
-                llvm::sys::getHostCPUFeatures().lookup("avx");
+          : kernels.vectorWidth == 8 && hostBlendsStores(path);
   return kernels;
 }
 

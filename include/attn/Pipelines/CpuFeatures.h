@@ -54,6 +54,17 @@ bool canRunCpuKernels(CpuKernels kernels,
 /// Whether this machine's CPU can run `kernels`.
 bool hostCanRun(CpuKernels kernels);
 
+/// Whether attn-cpu-microkernels' blend-stores is on by default for the
+/// resolved `kernels` on a target with these features: the avx2 kernels
+/// (AVX2's masked stores are microcoded on AMD Zen) on an x86 target with
+/// AVX (the blend's empty asm needs a ymm register). AVX-512's k-masked
+/// stores are left to LLVM.
+bool blendStoresByDefault(CpuKernels kernels,
+                          llvm::function_ref<bool(llvm::StringRef)> hasFeature);
+
+/// blendStoresByDefault for this machine's CPU.
+bool hostBlendsStores(CpuKernels kernels);
+
 /// The LLVM target features a function compiled for `kernels` must not use
 /// ("-avx512f" for Avx2 on x86: LLVM then drops every AVX-512 extension),
 /// or "".

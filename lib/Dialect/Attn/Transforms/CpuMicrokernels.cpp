@@ -409,8 +409,7 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, bool bf16Dot, bool scalefExp,
-                   bool blendStores,
-                   const NextBlockRows &nextRows,
+                   bool blendStores, const NextBlockRows &nextRows,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
   if (role == TileRole::ScaleQuery || role == TileRole::Output) {
