@@ -165,9 +165,19 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
 }
 
 int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
-  return options.blockQ.hasValue() && !options.narrowBlockQ.hasValue()
-             ? 0
-             : int64_t(options.narrowBlockQ);
+  if (options.narrowBlockQ.hasValue())
+    return options.narrowBlockQ;
+  if (options.blockQ.hasValue())
+    return 0;
+  // The avx2 kernels: 64 rows. A 128-row block of d = 64 holds a 32 KiB
+  // transposed query tile and a 32 KiB score tile, twice the L1 of the
+  // AVX2-only hosts measured (Zen 3: 32 KiB). On a Zen 3, one thread, CPU
+  // time per call, 128 -> 64 rows (bench/ab-aot.py, best of 16 calls): f32
+  // L4096 d64 0.97-0.99x the time, bf16 0.98x, f16 0.99x, BERT-base 1.00x
+  // (docs/benchmarks.md, round ten).
+  if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2)
+    return 64;
+  return options.narrowBlockQ;
 }
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,

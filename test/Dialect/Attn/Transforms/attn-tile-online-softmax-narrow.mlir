@@ -3,8 +3,11 @@
 // short static sequence is cut down to one block as with block-q.
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128" -canonicalize | FileCheck %s
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16" -canonicalize | FileCheck %s --check-prefix=OFF
-// The CPU pipeline sets narrow-block-q=128 unless block-q is given.
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
+// The CPU pipeline sets narrow-block-q=128 (64 on the avx2 kernels) unless
+// block-q is given.
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU-BQ
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2 narrow-block-q=128" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="block-q=64" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU-BQ
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="block-q=64 narrow-block-q=128" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
 // RUN: not attn-opt %s -split-input-file --attn-tile-online-softmax="narrow-block-q=-1" 2>&1 | FileCheck %s --check-prefix=NEG
