@@ -233,14 +233,20 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       for (int64_t c = c0; c < c1; ++c)
         inits.push_back(
             arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
-    // Group g of `groups` takes its share of the K rows: chunks [n0, n1) of
-    // the next block's dot products, and their columns of the K rows it
-    // prefetches.
+    // Group g of `groups` prefetches its share of the next K rows' columns,
+    // [n0, n1) in chunks; every (groups / dotGroups)-th group also takes a
+    // share of the next block's dot products, chunks [d0, d1).
     int64_t groups = llvm::divideCeil(vChunks, group);
     int64_t g = c0 / group;
     int64_t n0 = keyChunks() * g / groups, n1 = keyChunks() * (g + 1) / groups;
     int64_t chunkWidths = keyDots ? 2 : 1;
-    bool dotsHere = nextDots && n1 > n0;
+    int64_t dotGroups = dotGroupsFor(groups, width);
+    int64_t every = groups / dotGroups, d0 = 0, d1 = 0;
+    if (g % every == 0 && g / every < dotGroups) {
+      d0 = keyChunks() * (g / every) / dotGroups;
+      d1 = keyChunks() * (g / every + 1) / dotGroups;
+    }
+    bool dotsHere = nextDots && d1 > d0;
     SmallVector<Value> accs = kernel.loopCarrying(
         0, width, 1, inits, [&](Value j, ValueRange carried) {
           Value vRow = arith::AddIOp::create(b, loc, j0, j);
@@ -278,17 +284,17 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           if (dotsHere) {
             // The next block's key j: this group's share of its chunks.
             Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
-            SmallVector<Value> kc = readKeyChunks(kRow, n0, n1);
+            SmallVector<Value> kc = readKeyChunks(kRow, d0, d1);
             for (int64_t r = 0; r < rows; ++r) {
-              // The first group's chunks start the sums, the others add to
+              // The first share's chunks start the sums, the others add to
               // the tile row.
               ValueRange at{j, kernel.idx(r), kernel.idx(0)};
               Value dot;
-              if (n0 > 0)
+              if (d0 > 0)
                 dot = vector::LoadOp::create(b, loc, kernel.vecType,
                                              nextDots->tile, at);
-              for (int64_t c = n0; c < n1; ++c)
-                dot = dotStep(dot, r, c, kc[c - n0]);
+              for (int64_t c = d0; c < d1; ++c)
+                dot = dotStep(dot, r, c, kc[c - d0]);
               vector::StoreOp::create(b, loc, dot, nextDots->tile, at);
             }
           }

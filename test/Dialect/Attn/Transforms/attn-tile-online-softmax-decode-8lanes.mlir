@@ -47,3 +47,30 @@ func.func @rows1_in_registers(%q: tensor<1x2x1x24xf32>, %k: tensor<1x2x40x24xf32
   %o = attn.sdpa %q, %k, %k : tensor<1x2x1x24xf32>, tensor<1x2x40x24xf32>, tensor<1x2x40x24xf32> -> tensor<1x2x1x24xf32>
   return %o : tensor<1x2x1x24xf32>
 }
+
+// -----
+
+// On 8 lanes half the P.V groups take the next block's dot products, each
+// twice the K chunks (the group loops are bound by the FP load/store pipes,
+// which every group's read-modify-write of the dot-product buffer loads);
+// every group still prefetches its share of the next K rows. 4 rows x 4
+// value vectors: two groups; the first reads all 4 K chunks of the next
+// block's key and stores the 4 rows' sums, the second neither.
+// CHECK-LABEL: func.func @dots_in_half_the_groups
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x2x40x32xf32>
+// CHECK: scf.for {{.*}} -> ({{(vector<8xf32>, ){7}vector<8xf32>}}) {
+// CHECK:   memref.prefetch
+// CHECK:   memref.prefetch
+// CHECK-COUNT-4: vector.transfer_read %[[K]][{{.*}} : tensor<1x2x40x32xf32>, vector<8xf32>
+// CHECK-COUNT-4: vector.store %{{.*}} : memref<8x4x8xf32>, vector<8xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} -> ({{(vector<8xf32>, ){7}vector<8xf32>}}) {
+// CHECK:   memref.prefetch
+// CHECK:   memref.prefetch
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<8x4x8xf32>
+// CHECK:   scf.yield
+func.func @dots_in_half_the_groups(%q: tensor<1x8x1x32xf32>, %k: tensor<1x2x40x32xf32>, %v: tensor<1x2x40x32xf32>) -> tensor<1x8x1x32xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x32xf32>, tensor<1x2x40x32xf32>, tensor<1x2x40x32xf32> -> tensor<1x8x1x32xf32>
+  return %o : tensor<1x8x1x32xf32>
+}
