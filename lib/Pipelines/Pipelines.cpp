@@ -171,10 +171,11 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
     return 0;
   // The avx2 kernels: 64 rows. A 128-row block of d = 64 holds a 32 KiB
   // transposed query tile and a 32 KiB score tile, twice the L1 of the
-  // AVX2-only hosts measured (Zen 3: 32 KiB). On a Zen 3, one thread, CPU
-  // time per call, 128 -> 64 rows (bench/ab-aot.py, best of 16 calls): f32
-  // L4096 d64 0.97-0.99x the time, bf16 0.98x, f16 0.99x, BERT-base 1.00x
-  // (docs/benchmarks.md, round ten).
+  // AVX2-only host measured (Zen 3: 32 KiB). There, one thread, CPU time
+  // per call, 128 -> 64 rows (bench/ab-aot.py, best of 20 calls a side):
+  // f32 L4096 d64 0.959x the time, bf16 0.992x, f16 0.988x, BERT-base
+  // 0.978x (docs/benchmarks.md, round ten). With the default block-q (64)
+  // this is the same as narrow blocks off.
   if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2)
     return 64;
   return options.narrowBlockQ;

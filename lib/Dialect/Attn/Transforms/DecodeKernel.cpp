@@ -234,8 +234,12 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
         inits.push_back(
             arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
     // Group g of `groups` prefetches its share of the next K rows' columns,
-    // [n0, n1) in chunks; every (groups / dotGroups)-th group also takes a
-    // share of the next block's dot products, chunks [d0, d1).
+    // [n0, n1) in chunks. dotGroups of the groups (g = 0, every, 2 * every,
+    // ...) also take a share of the next block's dot products, chunks
+    // [d0, d1), in order from chunk 0: the first stores the sums, the
+    // later ones (in later group loops) load and add to them. With
+    // `groups` not a multiple of dotGroups the groups past the last share
+    // take none (5 groups, 2 shares: groups 0 and 2).
     int64_t groups = llvm::divideCeil(vChunks, group);
     int64_t g = c0 / group;
     int64_t n0 = keyChunks() * g / groups, n1 = keyChunks() * (g + 1) / groups;
