@@ -38,11 +38,11 @@ inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 /// buffer once per key and row for its share, and on 8 lanes (AVX2) the
 /// loops are bound by the FP load/store pipes, not the FMAs (llvm-mca
 /// znver3: 21 memory operations for 16 FMAs per key): half the groups (at
-/// least one), each with a larger share. On a Zen 3, 1 thread, CPU time per call against
-/// all groups (bench/ab-aot.py, best of 50 calls), hq=32 hkv=8 Lk=32k
-/// d=128: f32 0.894 of the time, bf16 0.939; hq=8 hkv=8: 0.852 and 0.909;
-/// a quarter of the groups: f32 1.031 (docs/benchmarks.md, round ten). On
-/// 16 lanes all of them, as tuned on a Zen 5.
+/// least one), each with a larger share. On a Zen 3, 1 thread, CPU time per
+/// call against all groups (bench/ab-aot.py, best of 50 calls), hq=32 hkv=8
+/// Lk=32k d=128: f32 0.894 of the time, bf16 0.939; hq=8 hkv=8: 0.852 and
+/// 0.909; a quarter of the groups: f32 1.031 (docs/benchmarks.md, round ten).
+/// On 16 lanes all of them, as tuned on a Zen 5.
 inline int64_t dotGroupsFor(int64_t groups, int64_t width) {
   return width == 8 ? std::max<int64_t>(1, groups / 2) : groups;
 }
