@@ -354,7 +354,6 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
         return kernels.takeError();
       cpu.kernels = *kernels;
       cpu.blendStores = blendStores; // --cpu's, not the host's
-
       cpu.openmp = options.openmp;
       if (options.blockQ)
         cpu.blockQ = *options.blockQ;

@@ -169,15 +169,15 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
     return options.narrowBlockQ;
   if (options.blockQ.hasValue())
     return 0;
-  // The avx2 kernels: 64 rows. A 128-row block of d = 64 holds a 32 KiB
-  // transposed query tile and a 32 KiB score tile, twice the L1 of the
-  // AVX2-only host measured (Zen 3: 32 KiB). There, one thread, CPU time
-  // per call, 128 -> 64 rows (bench/ab-aot.py, best of 20 calls a side):
-  // f32 L4096 d64 0.959x the time, bf16 0.992x, f16 0.988x, BERT-base
-  // 0.978x (docs/benchmarks.md, round ten). With the default block-q (64)
-  // this is the same as narrow blocks off.
+  // The avx2 kernels: off, so every op runs block-q's rows (64 by default).
+  // A 128-row block of d = 64 holds a 32 KiB transposed query tile and a
+  // 32 KiB score tile, twice the L1 of the AVX2-only host measured (Zen 3:
+  // 32 KiB). There, one thread, CPU time per call, 128 -> 64 rows
+  // (bench/ab-aot.py, best of 20 calls a side): f32 L4096 d64 0.959x the
+  // time, bf16 0.992x, f16 0.988x, BERT-base 0.978x (docs/benchmarks.md,
+  // round ten).
   if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2)
-    return 64;
+    return 0;
   return options.narrowBlockQ;
 }
 

@@ -57,7 +57,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "narrow-block-q",
       llvm::cl::desc("Query rows per block for ops whose D and Dv are at most "
                      "64, without a causal or window band; 0: block-q. "
-                     "Default 128 (64 with the avx2 kernels), or 0 where "
+                     "Default 128 (0 with the avx2 kernels), or 0 where "
                      "block-q is given"),
       llvm::cl::init(128)};
   PassOptions::Option<bool> microkernels{
@@ -122,8 +122,9 @@ microkernelOptionsFor(const CpuPipelineOptions &options);
 
 /// narrow-block-q as attn-lower-cpu applies it: 0 where block-q is given and
 /// narrow-block-q is not (an explicit block-q is taken as asked for); where
-/// neither is given, 64 on the avx2 kernels path (`kernels`, resolved for
-/// this host) and the option's 128 on the others.
+/// neither is given, 0 on the avx2 kernels path (`kernels`, resolved for
+/// this host: block-q's rows for every op) and the option's 128 on the
+/// others.
 int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
 /// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,

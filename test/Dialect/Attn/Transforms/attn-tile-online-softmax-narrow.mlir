@@ -3,10 +3,8 @@
 // short static sequence is cut down to one block as with block-q.
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128" -canonicalize | FileCheck %s
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16" -canonicalize | FileCheck %s --check-prefix=OFF
-// The CPU pipeline sets narrow-block-q=128 (64 on the avx2 kernels) unless
-// block-q is given. With the default block-q of 64, the avx2 run's 64 rows
-// look the same here as narrow blocks off (CPU-BQ); the value itself is
-// checked by test/Tools/attn-run/json-blocks*.test.
+// The CPU pipeline sets narrow-block-q=128 unless block-q is given, or the
+// kernels are avx2: off there, block-q's 64 rows for every op (CPU-BQ).
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU-BQ
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2 narrow-block-q=128" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
