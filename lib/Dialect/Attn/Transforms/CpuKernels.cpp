@@ -17,6 +17,7 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <cassert>
 #include <limits>
 
 using namespace mlir;
@@ -38,20 +39,29 @@ SmallVector<Value> KernelBuilder::loopCarrying(
 Value KernelBuilder::reduceChained(int64_t numElements, Value init,
                                    Value identity,
                                    function_ref<Value(Value)> element,
-                                   function_ref<Value(Value, Value)> combine) {
-  constexpr int64_t kChains = 4;
-  SmallVector<Value> inits(kChains, identity);
+                                   function_ref<Value(Value, Value)> combine,
+                                   int64_t chains) {
+  assert(chains >= 1 && "reduceChained needs a chain");
+  SmallVector<Value> inits(chains, identity);
   inits[0] = init;
-  int64_t full = numElements / kChains * kChains;
+  int64_t full = numElements / chains * chains;
   SmallVector<Value> partial =
-      loopCarrying(0, full, kChains, inits, [&](Value j, ValueRange carried) {
+      loopCarrying(0, full, chains, inits, [&](Value j, ValueRange carried) {
         SmallVector<Value> next;
-        for (int64_t c = 0; c < kChains; ++c)
+        for (int64_t c = 0; c < chains; ++c)
           next.push_back(combine(carried[c], element(add(j, c))));
         return next;
       });
-  Value total =
-      combine(combine(partial[0], partial[1]), combine(partial[2], partial[3]));
+  // Pairwise: with 4 chains, (0 + 1) + (2 + 3).
+  while (partial.size() > 1) {
+    SmallVector<Value> pairs;
+    for (size_t c = 0; c + 1 < partial.size(); c += 2)
+      pairs.push_back(combine(partial[c], partial[c + 1]));
+    if (partial.size() % 2)
+      pairs.push_back(partial.back());
+    partial = std::move(pairs);
+  }
+  Value total = partial[0];
   for (int64_t j = full; j < numElements; ++j)
     total = combine(total, element(idx(j)));
   return total;
@@ -337,11 +347,19 @@ void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
       kernel.loop(0, bk, 1, [&](Value j) { prob(j); });
       return;
     }
-    Value total = kernel.reduceChained(bk, kernel.load(rowSum, {i0}), zero,
-                                       prob, [&](Value x, Value y) -> Value {
-                                         return arith::AddFOp::create(
-                                             kernel.b, kernel.loc, x, y);
-                                       });
+    // Two sum chains where exp2's degree-6 form runs on 16 registers (8
+    // lanes, no vscalefps): with four, its seven coefficients, m and the
+    // chains do not fit, and LLVM spills the chains (a store and a reload
+    // on every key's dependence path) and reloads the coefficients on every
+    // iteration. llvm-mca -mcpu=znver3 on the loop LLVM builds for d=64:
+    // 36 cycles per 4 keys with four chains, 22 with two.
+    int64_t chains = kernel.width == 8 && !forBf16 ? 2 : 4;
+    Value total = kernel.reduceChained(
+        bk, kernel.load(rowSum, {i0}), zero, prob,
+        [&](Value x, Value y) -> Value {
+          return arith::AddFOp::create(kernel.b, kernel.loc, x, y);
+        },
+        chains);
     kernel.store(total, rowSum, {i0});
   });
 }

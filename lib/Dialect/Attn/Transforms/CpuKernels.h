@@ -101,13 +101,14 @@ public:
     });
   }
 
-  /// combine(init, element(0), ..., element(numElements - 1)), with four
-  /// partial
-  /// results carried through the loop so the combines do not wait on each
-  /// other; `identity` starts the three extra ones.
+  /// combine(init, element(0), ..., element(numElements - 1)), with
+  /// `chains` partial results carried through the loop so the combines do
+  /// not wait on each other (`identity` starts all but the first), combined
+  /// pairwise at the end.
   Value reduceChained(int64_t numElements, Value init, Value identity,
                       function_ref<Value(Value)> element,
-                      function_ref<Value(Value, Value)> combine);
+                      function_ref<Value(Value, Value)> combine,
+                      int64_t chains = 4);
 
   /// Covers [0, total) with blocks of `block` (a loop) and one last block of
   /// total % block, each handed to body(start, count) with a static count.
@@ -281,7 +282,8 @@ void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
 
 /// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]). With `rowSum`,
 /// also rowSum[i] += sum_j St[j, i] on the new values, four partial sums per
-/// row vector. `forBf16`: the probabilities weigh bf16 values (V), so
+/// row vector (two on 8 lanes with the degree-6 exp2, where four spill).
+/// `forBf16`: the probabilities weigh bf16 values (V), so
 /// exp2's degree-4 polynomial is used; its error is far below bf16's rounding.
 /// With `scoreScale` (not 1), St holds unscaled scores: exp2(St[j, i] *
 /// scoreScale - m[i]), one FMA.
