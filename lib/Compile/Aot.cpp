@@ -222,6 +222,10 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
   } else {
     lib["cpu"] = options.cpu;
     lib["openmp"] = options.openmp;
+    if (options.openmp)
+      lib["omp_schedule"] = options.ompSchedule.empty()
+                                ? CpuPipelineOptions().ompSchedule.getValue()
+                                : options.ompSchedule;
   }
   return lib;
 }
@@ -355,6 +359,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       cpu.kernels = *kernels;
       cpu.blendStores = blendStores; // --cpu's, not the host's
       cpu.openmp = options.openmp;
+      if (!options.ompSchedule.empty())
+        cpu.ompSchedule = options.ompSchedule;
       if (options.blockQ)
         cpu.blockQ = *options.blockQ;
       if (options.blockKV)

@@ -111,6 +111,10 @@ static llvm::Error checkOptions(const RunOptions &options,
                      StringRef(options.pipelineOptions).trim() + "'" +
                      (why.empty() ? StringRef(" (see above)") : ": " + why));
   }
+  if (!llvm::is_contained({"static", "dynamic", "guided"},
+                          StringRef(pipeline.ompSchedule)))
+    return makeError("--omp-schedule must be static, dynamic or guided, got '" +
+                     pipeline.ompSchedule + "'");
   if (!hostCanRun(pipeline.kernels))
     return makeError("kernels=" + stringifyCpuKernels(pipeline.kernels) +
                      " needs CPU features this machine does not have");
@@ -471,6 +475,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.blockQ = pipeline.blockQ;
   report.blockKV = pipeline.blockKV;
   report.narrowBlockQ = narrowBlockQFor(pipeline);
+  report.ompSchedule = pipeline.ompSchedule;
   if (options.cuda) {
     if (options.peak)
       return makeError("--peak measures the CPU; not with --target cuda");
@@ -479,6 +484,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
                        "are options of the CPU pipeline");
     report.target = "cuda";
     report.blockQ = report.blockKV = report.narrowBlockQ = 0;
+    report.ompSchedule.clear();
     // No driver or no GPU: one line, before anything is compiled.
     llvm::Expected<std::string> chip = probeCudaDevice();
     if (!chip)

@@ -155,6 +155,7 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       {"block_q", report.blockQ},
       {"block_kv", report.blockKV},
       {"narrow_block_q", report.narrowBlockQ},
+      {"omp_schedule", report.ompSchedule},
       {"naive_skipped", report.naiveSkipped},
       {"f64_skipped", report.refSkipped},
       {"f64_row_stride", report.refRowStride},

@@ -222,6 +222,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   if (options.openmp) {
     pm.addPass(createConvertSCFToOpenMPPass());
     pm.addPass(createCanonicalizerPass());
+    AttnOmpScheduleOptions schedule;
+    schedule.kind = options.ompSchedule;
+    pm.addNestedPass<func::FuncOp>(createAttnOmpSchedule(schedule));
   }
   // The kernels' scratch buffers: once per thread, not per query block.
   pm.addNestedPass<func::FuncOp>(createAttnHoistThreadScratch());

@@ -62,6 +62,11 @@ static cl::opt<bool>
     openmp("openmp",
            cl::desc("cpu: run query blocks on OpenMP threads (links libomp)"),
            cl::init(false), cl::cat(category));
+static cl::opt<std::string> ompSchedule(
+    "omp-schedule",
+    cl::desc("cpu, with --openmp: the query-block loops' schedule: guided "
+             "(default), dynamic or static"),
+    cl::init("guided"), cl::cat(category));
 static cl::opt<int64_t>
     blockQ("block-q",
            cl::desc("fused: query rows per block (cpu) or CTA (cuda)"),
@@ -146,6 +151,12 @@ int main(int argc, char **argv) {
   if (options.target == compile::Target::Cuda &&
       (openmp || cpu.getNumOccurrences() || kernels.getNumOccurrences()))
     return fail("--openmp, --cpu and --kernels are for --target cpu");
+  if (ompSchedule.getNumOccurrences() && !openmp)
+    return fail("--omp-schedule is an option of --openmp");
+  if (ompSchedule != "static" && ompSchedule != "dynamic" &&
+      ompSchedule != "guided")
+    return fail("--omp-schedule must be static, dynamic or guided, got '" +
+                ompSchedule + "'");
   if (lowering == "fused")
     options.lowering = compile::Lowering::Fused;
   else if (lowering == "naive")
@@ -195,6 +206,8 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.kernels = kernels;
   options.openmp = openmp;
+  if (ompSchedule.getNumOccurrences())
+    options.ompSchedule = ompSchedule;
   if (blockQ)
     options.blockQ = blockQ;
   if (blockKV)

@@ -82,6 +82,11 @@ static auto narrowBlockQ = opt<std::string>(
     "Query rows per block where D and Dv are at most 64, without a causal or "
     "window band (0: block-q)",
     "");
+static auto ompSchedule = opt<std::string>(
+    "omp-schedule",
+    "The query-block loops' OpenMP schedule: guided (default), dynamic or "
+    "static",
+    "");
 static auto gradBlockQ = opt<std::string>(
     "grad-block-q", "Query rows per tile of the fused backward (--grad)", "");
 static auto gradBlockKV = opt<std::string>(
@@ -185,7 +190,8 @@ int main(int argc, char **argv) {
     installGuardFaultHandler("attn-run: error: ", 1);
   for (cl::opt<std::string> *flag :
        {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV,
-        &kernels, &kvSplits, &decodeRows, &narrowBlockQ, &blendStores})
+        &kernels, &kvSplits, &decodeRows, &narrowBlockQ, &blendStores,
+        &ompSchedule})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

@@ -122,6 +122,9 @@ struct AotOptions {
   /// cpu: run the query blocks on OpenMP threads (the library then needs
   /// libomp.so).
   bool openmp = false;
+  /// cpu, with openmp: the query-block loops' schedule (attn-omp-schedule's
+  /// kind: static, dynamic or guided); empty: attn-lower-cpu's default.
+  std::string ompSchedule;
   /// Tile sizes of the fused lowering (cpu: attn-tile-online-softmax; cuda:
   /// convert-attn-to-gpu's block-q/block-kv); unset: the pass's defaults.
   std::optional<int64_t> blockQ, blockKV;

@@ -115,6 +115,8 @@ struct RunReport {
   /// The pipeline's block-q, block-kv and narrow-block-q (the rows per
   /// block of ops with D, Dv <= 64 and no band; 0: block-q).
   int64_t blockQ = 0, blockKV = 0, narrowBlockQ = 0;
+  /// The pipeline's omp-schedule (the query-block loops' OpenMP schedule).
+  std::string ompSchedule;
   /// "cpu" or "cuda", and the SM the cuda run compiled for.
   std::string target = "cpu", chip;
   std::vector<TensorSpec> inputs;

@@ -97,11 +97,17 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
   PassOptions::Option<bool> openmp{
       *this, "openmp", llvm::cl::desc("Run the query blocks on OpenMP threads"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> ompSchedule{
+      *this, "omp-schedule",
+      llvm::cl::desc("With openmp: the query-block loops' schedule "
+                     "(attn-omp-schedule): static, dynamic or guided"),
+      llvm::cl::init(AttnOmpScheduleOptions{}.kind)};
   PassOptions::Option<CpuKernels> kernels{
       *this, "kernels",
-      llvm::cl::desc("Which CPU kernels (docs/passes.md): auto picks the "
-                     "best this machine has; vector-width, reg-block and "
-                     "row-vectors, when given, override the kernels' own"),
+      llvm::cl::desc(
+          "Which CPU kernels (README, Passes and pipelines): auto picks the "
+          "best this machine has; vector-width, reg-block and "
+          "row-vectors, when given, override the kernels' own"),
       llvm::cl::init(CpuKernels::Auto),
       llvm::cl::values(
           clEnumValN(CpuKernels::Auto, "auto",
