@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Two attn-compile libraries compared call by call, for a machine whose
+speed drifts from one second to the next: SPEC is compiled by COMPILER_A
+(with --a-args) and COMPILER_B (with --b-args); both libraries are loaded
+into this process and called alternately on the same seeded inputs (A then
+B, then B then A, ...), PAIRS pairs, each call timed by this process's CPU
+time (default) or by the wall clock (--wall: the one to use with --openmp,
+where a thread that waits for another still counts). Each pair's B/A is
+taken while the machine is in one state, so the median of the pairs' ratios
+is steadier than best or median times taken apart; a 95% interval of that
+median is bootstrapped from the pairs. Prints the best of each side, the
+best's ratio, the paired median B/A with its interval and quartiles, and
+whether the two outputs are bit for bit the same.
+
+  python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
+      [--wall] [--a-args "..."] [--b-args "..."] [-- common attn-compile args]
+e.g. OMP_NUM_THREADS=2 python3 bench/ab-paired.py b=32,hq=12,lq=128,d=64 \\
+       100 build/bin/attn-compile build/bin/attn-compile --wall \\
+       --a-args=--omp-schedule=static -- --openmp
+
+Inputs as bench/ab-aot.py's (normals, masks true with probability 0.8).
+Static shapes only. Needs numpy.
+"""
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import random
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location(
+    "ab_aot", os.path.join(_here, "ab-aot.py"))
+ab_aot = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ab_aot)
+
+NP_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
+
+
+def build(compiler, spec, args, path):
+    subprocess.run([compiler, "--sdpa", spec, "--target", "cpu", "-o", path]
+                   + args, check=True)
+    fn = json.load(open(path[:-3] + ".json"))["functions"][0]
+    return getattr(ctypes.CDLL(path), fn["name"]), fn
+
+
+def main():
+    argv = sys.argv[1:]
+    common = []
+    if "--" in argv:
+        common = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("spec")
+    parser.add_argument("pairs", type=int)
+    parser.add_argument("compiler_a")
+    parser.add_argument("compiler_b")
+    parser.add_argument("--wall", action="store_true")
+    parser.add_argument("--a-args", default="")
+    parser.add_argument("--b-args", default="")
+    parser.add_argument("--seed", type=int, default=0)
+    opts = parser.parse_args(argv)
+    if opts.pairs < 2:
+        sys.exit("ab-paired: PAIRS must be at least 2")
+    clock = time.perf_counter if opts.wall else time.process_time
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = []
+        for name, compiler, extra in (("a", opts.compiler_a, opts.a_args),
+                                      ("b", opts.compiler_b, opts.b_args)):
+            sides.append(build(compiler, opts.spec,
+                               shlex.split(extra) + common,
+                               os.path.join(tmp, f"lib{name}.so")))
+        if sides[0][1]["args"] != sides[1][1]["args"]:
+            sys.exit("ab-paired: the two libraries take different arguments")
+        rng = np.random.default_rng(opts.seed)
+        args = [ab_aot.make_input(rng, a) for a in sides[0][1]["args"]]
+        calls = []
+        for entry, fn in sides:
+            results = [np.zeros(r["shape"], NP_TYPES[r["dtype"]])
+                       for r in fn["results"]]
+            buffers = (ctypes.c_void_p * (len(args) + len(results)))(
+                *[x.ctypes.data for x in args + results])
+            calls.append((entry, buffers, results))
+
+        def timed(side):
+            entry, buffers, _ = calls[side]
+            start = clock()
+            status = entry(buffers, None, None)
+            elapsed = clock() - start
+            if status != 0:
+                sys.exit(f"ab-paired: library {'ab'[side]} returned {status}")
+            return elapsed
+
+        timed(0)
+        timed(1)
+        ta, tb, ratios = [], [], []
+        for k in range(opts.pairs):
+            if k % 2:
+                b = timed(1)
+                a = timed(0)
+            else:
+                a = timed(0)
+                b = timed(1)
+            ta.append(a)
+            tb.append(b)
+            ratios.append(b / a)
+        same = all(np.array_equal(x.view(np.uint8), y.view(np.uint8))
+                   for x, y in zip(calls[0][2], calls[1][2]))
+
+    ratios.sort()
+    boot = random.Random(opts.seed)
+    medians = sorted(
+        statistics.median(boot.choices(ratios, k=len(ratios)))
+        for _ in range(400))
+    q = len(ratios) // 4
+    print(f"{opts.spec}: {'wall' if opts.wall else 'CPU'} time, "
+          f"{opts.pairs} pairs: A best {min(ta) * 1e3:.2f} ms, "
+          f"B best {min(tb) * 1e3:.2f} ms, best B/A {min(tb) / min(ta):.3f}; "
+          f"paired median B/A {statistics.median(ratios):.3f} "
+          f"(95% {medians[10]:.3f}-{medians[389]:.3f}; "
+          f"quartiles {ratios[q]:.3f}-{ratios[-1 - q]:.3f}); "
+          f"outputs {'identical' if same else 'DIFFER'}")
+
+
+if __name__ == "__main__":
+    main()
