@@ -18,7 +18,7 @@ from . import _kernel
 
 def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
             cpu="native", block_q=None, block_kv=None, chip=None,
-            cuda_toolkit=None):
+            cuda_toolkit=None, omp_schedule=None):
     """Compiles one attention into a callable attn.Kernel (cached).
 
     source: a spec string as attn-run's --sdpa takes it
@@ -26,7 +26,9 @@ def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
         docs/attn-run.md), a dict of the same keys, or the text of a .mlir
         file (``entry`` picks its function).
     target: "cpu" or "cuda". Options: openmp, cpu, block_q, block_kv (cpu);
-        chip, cuda_toolkit (cuda); name: the exported symbol.
+        omp_schedule ("guided", attn-compile's default, "dynamic" or
+        "static"; with openmp only); chip, cuda_toolkit (cuda); name: the
+        exported symbol.
     The kernel is cached in memory and on disk (attn.cache_info()).
     """
     if isinstance(source, dict):
@@ -36,7 +38,8 @@ def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
                         f"text, got {type(source).__name__}")
     flags = _kernel.compile_options(target, openmp=openmp, cpu=cpu,
                                     block_q=block_q, block_kv=block_kv,
-                                    chip=chip, cuda_toolkit=cuda_toolkit)
+                                    chip=chip, cuda_toolkit=cuda_toolkit,
+                                    omp_schedule=omp_schedule)
     return _kernel.get_kernel(source, flags, name=name, entry=entry)
 
 

@@ -99,6 +99,8 @@ class Kernel:
         self.path = path
         self.target = desc["target"]
         self.openmp = bool(desc.get("openmp", False))
+        # The query-block loops' OpenMP schedule; None without OpenMP.
+        self.omp_schedule = desc.get("omp_schedule")
         self.name = fn["name"]
         self.spec = fn.get("spec")
         # attn-compile writes "i1" (the mask) and "i32" (the key lengths):
@@ -204,7 +206,8 @@ def _find_loaded(stem):
 
 
 def compile_options(target="cpu", openmp=False, cpu="native", block_q=None,
-                    block_kv=None, chip=None, cuda_toolkit=None):
+                    block_kv=None, chip=None, cuda_toolkit=None,
+                    omp_schedule=None):
     """attn-compile's flags for these options (validated), as a tuple."""
     if target not in ("cpu", "cuda"):
         raise ValueError(f"attn: target must be 'cpu' or 'cuda', got {target!r}")
@@ -214,14 +217,22 @@ def compile_options(target="cpu", openmp=False, cpu="native", block_q=None,
             flags += ["--cpu", str(cpu)]
         if openmp:
             flags.append("--openmp")
+        if omp_schedule is not None:
+            if not openmp:
+                raise ValueError("attn: omp_schedule goes with openmp=True")
+            if omp_schedule not in ("static", "dynamic", "guided"):
+                raise ValueError("attn: omp_schedule must be 'static', "
+                                 f"'dynamic' or 'guided', got {omp_schedule!r}")
+            flags += ["--omp-schedule", omp_schedule]
         for flag, v in (("--block-q", block_q), ("--block-kv", block_kv)):
             if v is not None:
                 if int(v) <= 0:
                     raise ValueError(f"attn: {flag[2:]} must be positive, got {v}")
                 flags += [flag, str(int(v))]
     else:
-        if openmp or block_q or block_kv or cpu != "native":
-            raise ValueError("attn: openmp, cpu, block_q and block_kv are for "
+        if openmp or block_q or block_kv or cpu != "native" or omp_schedule:
+            raise ValueError("attn: openmp, omp_schedule, cpu, block_q and "
+                             "block_kv are for "
                              "target='cpu'")
         if chip:
             flags += ["--chip", chip]

@@ -129,3 +129,23 @@ def test_cuda_target_compiles():
 def test_cuda_target_rejects_cpu_options():
     with pytest.raises(ValueError, match="are for target='cpu'"):
         attn.compile("b=1,hq=2,lq=8,d=16", target="cuda", openmp=True)
+    with pytest.raises(ValueError, match="are for target='cpu'"):
+        attn.compile("b=1,hq=2,lq=8,d=16", target="cuda",
+                     omp_schedule="static")
+
+
+def test_omp_schedule():
+    # The query-block loops' OpenMP schedule: attn-compile's guided unless
+    # asked otherwise, recorded in the library's JSON; only with openmp.
+    spec = "b=1,hq=2,lq=64,d=16"
+    assert attn.compile(spec).omp_schedule is None
+    assert attn.compile(spec, openmp=True).omp_schedule == "guided"
+    k = attn.compile(spec, openmp=True, omp_schedule="static")
+    assert k.omp_schedule == "static"
+    q = np.random.default_rng(0).standard_normal((1, 2, 64, 16)).astype(np.float32)
+    ref = attn.compile(spec)(q, q, q)
+    np.testing.assert_array_equal(k(q, q, q), ref)
+    with pytest.raises(ValueError, match="goes with openmp=True"):
+        attn.compile(spec, omp_schedule="static")
+    with pytest.raises(ValueError, match="must be 'static', 'dynamic' or 'guided'"):
+        attn.compile(spec, openmp=True, omp_schedule="auto")
