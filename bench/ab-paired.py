@@ -13,7 +13,8 @@ best's ratio, the paired median B/A with its interval and quartiles, and
 whether the two outputs are bit for bit the same.
 
   python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
-      [--wall] [--a-args "..."] [--b-args "..."] [-- common attn-compile args]
+      [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [-- common attn-compile args]
+(FLAGS after `=`: argparse takes a value that starts with - only so.)
 e.g. OMP_NUM_THREADS=2 python3 bench/ab-paired.py b=32,hq=12,lq=128,d=64 \\
        100 build/bin/attn-compile build/bin/attn-compile --wall \\
        --a-args=--omp-schedule=static -- --openmp
@@ -46,8 +47,9 @@ NP_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
 
 
 def build(compiler, spec, args, path):
-    subprocess.run([compiler, "--sdpa", spec, "--target", "cpu", "-o", path]
-                   + args, check=True)
+    command = [compiler, "--sdpa", spec, "--target", "cpu", "-o", path] + args
+    if subprocess.run(command).returncode != 0:
+        sys.exit(f"ab-paired: {shlex.join(command)} failed")
     fn = json.load(open(path[:-3] + ".json"))["functions"][0]
     return getattr(ctypes.CDLL(path), fn["name"]), fn
 

@@ -224,7 +224,7 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
     lib["openmp"] = options.openmp;
     if (options.openmp)
       lib["omp_schedule"] = options.ompSchedule.empty()
-                                ? CpuPipelineOptions().ompSchedule.getValue()
+                                ? AttnOmpScheduleOptions{}.kind
                                 : options.ompSchedule;
   }
   return lib;

@@ -111,8 +111,7 @@ static llvm::Error checkOptions(const RunOptions &options,
                      StringRef(options.pipelineOptions).trim() + "'" +
                      (why.empty() ? StringRef(" (see above)") : ": " + why));
   }
-  if (!llvm::is_contained({"static", "dynamic", "guided"},
-                          StringRef(pipeline.ompSchedule)))
+  if (!isOmpScheduleKind(pipeline.ompSchedule))
     return makeError("--omp-schedule must be static, dynamic or guided, got '" +
                      pipeline.ompSchedule + "'");
   if (!hostCanRun(pipeline.kernels))
@@ -480,7 +479,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     if (options.peak)
       return makeError("--peak measures the CPU; not with --target cuda");
     if (!StringRef(options.pipelineOptions).trim().empty())
-      return makeError("--block-q, --block-kv, --reg-block and --row-vectors "
+      return makeError("--block-q, --block-kv, --reg-block, --row-vectors, "
+                       "--omp-schedule and the other fused-pipeline options "
                        "are options of the CPU pipeline");
     report.target = "cuda";
     report.blockQ = report.blockKV = report.narrowBlockQ = 0;

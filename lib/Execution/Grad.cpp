@@ -106,6 +106,9 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   if (failed(pipeline.parseFromString(options.pipelineOptions, errorStream)))
     return makeError("bad pipeline options '" +
                      StringRef(options.pipelineOptions).trim() + "'");
+  if (!isOmpScheduleKind(pipeline.ompSchedule))
+    return makeError("--omp-schedule must be static, dynamic or guided, got '" +
+                     pipeline.ompSchedule + "'");
 
   SdpaSpec spec = options.spec->withDefaults();
   spec.lse = true;
@@ -113,6 +116,7 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   report.grad = true;
   report.seed = options.seed;
   report.threads = options.threads;
+  report.ompSchedule = pipeline.ompSchedule;
   report.usedThreads =
       options.threads > 0
           ? options.threads

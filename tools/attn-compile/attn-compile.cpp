@@ -10,6 +10,7 @@
 
 #include "attn/Compile/Aot.h"
 #include "attn/Execution/Engine.h"
+#include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
@@ -149,12 +150,13 @@ int main(int argc, char **argv) {
   if (!sdpa.empty() && !entry.empty())
     return fail("--entry names a function of FILE.mlir, not of --sdpa");
   if (options.target == compile::Target::Cuda &&
-      (openmp || cpu.getNumOccurrences() || kernels.getNumOccurrences()))
-    return fail("--openmp, --cpu and --kernels are for --target cpu");
+      (openmp || ompSchedule.getNumOccurrences() || cpu.getNumOccurrences() ||
+       kernels.getNumOccurrences()))
+    return fail("--openmp, --omp-schedule, --cpu and --kernels are for "
+                "--target cpu");
   if (ompSchedule.getNumOccurrences() && !openmp)
     return fail("--omp-schedule is an option of --openmp");
-  if (ompSchedule != "static" && ompSchedule != "dynamic" &&
-      ompSchedule != "guided")
+  if (!isOmpScheduleKind(ompSchedule))
     return fail("--omp-schedule must be static, dynamic or guided, got '" +
                 ompSchedule + "'");
   if (lowering == "fused")
@@ -164,8 +166,10 @@ int main(int argc, char **argv) {
   else
     return fail("--lowering must be fused or naive, got '" + lowering + "'");
   if (options.lowering == compile::Lowering::Naive &&
-      (blockQ.getNumOccurrences() || blockKV.getNumOccurrences()))
-    return fail("--block-q and --block-kv are options of the fused lowering");
+      (blockQ.getNumOccurrences() || blockKV.getNumOccurrences() ||
+       ompSchedule.getNumOccurrences()))
+    return fail("--block-q, --block-kv and --omp-schedule are options of the "
+                "fused lowering");
   for (auto [flag, value] :
        {std::pair{"block-q", &blockQ}, std::pair{"block-kv", &blockKV}})
     if (value->getNumOccurrences() && *value <= 0)

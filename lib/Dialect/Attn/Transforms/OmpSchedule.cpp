@@ -3,9 +3,9 @@
 // Part of the attn project.
 //
 // convert-scf-to-openmp gives each omp.wsloop no schedule clause, which the
-// OpenMP runtime runs as `static`: equal contiguous shares handed out up
-// front. On a machine shared with other work, a thread that loses its core
-// for a while then holds up the whole call. This pass sets the schedule
+// translation to LLVM IR lowers as `static`: equal contiguous shares handed
+// out up front. On a machine shared with other work, a thread that loses its
+// core for a while then holds up the whole call. This pass sets the schedule
 // (`guided` in attn-lower-cpu, so threads that fall behind take smaller
 // chunks) on every omp.wsloop of a function that has none.
 //
@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "llvm/ADT/StringSwitch.h"
+
+#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_ATTNOMPSCHEDULE
@@ -46,10 +48,10 @@ struct AttnOmpSchedulePass
              << "attn-omp-schedule: kind must be static, dynamic or guided, "
                 "not '"
              << kind << "'";
-    if (chunk < 0)
+    if (chunk < 0 || chunk > std::numeric_limits<int32_t>::max())
       return emitError(UnknownLoc::get(context))
              << "attn-omp-schedule: chunk must be 0 (the runtime's default) "
-                "or more, not "
+                "or a positive 32-bit count, not "
              << static_cast<int64_t>(chunk);
     scheduleKind = *parsed;
     return success();

@@ -1,7 +1,7 @@
 // attn-omp-schedule sets the schedule of every omp.wsloop without one:
 // guided by default; a chunk, when given, as an i32 constant in front of the
-// loop; a loop that already has a schedule keeps it. Bad options are one
-// error before any function.
+// loop; a loop that already has a schedule keeps it. Bad options are an
+// error before any function is printed.
 // RUN: attn-opt %s -split-input-file --convert-scf-to-openmp --attn-omp-schedule | FileCheck %s --check-prefix=GUIDED
 // RUN: attn-opt %s -split-input-file --convert-scf-to-openmp --attn-omp-schedule="kind=dynamic chunk=4" | FileCheck %s --check-prefix=DYN
 // RUN: attn-opt %s -split-input-file --convert-scf-to-openmp --attn-omp-schedule="kind=static" | FileCheck %s --check-prefix=STATIC
@@ -19,7 +19,7 @@
 // STATIC: omp.wsloop schedule(static) {
 // BADKIND: error: attn-omp-schedule: kind must be static, dynamic or guided, not 'auto'
 // BADKIND-NOT: func.func
-// BADCHUNK: error: attn-omp-schedule: chunk must be 0 (the runtime's default) or more, not -2
+// BADCHUNK: error: attn-omp-schedule: chunk must be 0 (the runtime's default) or a positive 32-bit count, not -2
 func.func @loop(%buf: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -547,23 +547,25 @@ def AttnOmpSchedule : Pass<"attn-omp-schedule", "func::FuncOp"> {
   let summary = "Set the schedule of the query-block OpenMP loops";
   let description = [{
     `convert-scf-to-openmp` leaves `omp.wsloop` without a schedule clause,
-    which the OpenMP runtime takes as `static`: each thread gets one equal,
-    contiguous share of the query blocks up front. On a machine that other
-    work shares, a thread that loses its core for a while holds up the whole
-    call, since the other threads, done with their shares, wait at the
-    loop's end. This pass, run after `convert-scf-to-openmp`, sets
-    `schedule(kind[, chunk])` on every `omp.wsloop` of the function that has
-    none (a schedule already there is left alone). `guided` (the
-    `attn-lower-cpu` default) hands out chunks that start at the remaining
-    blocks over the threads and shrink as the loop ends, so a thread that
-    falls behind takes fewer; `dynamic` hands them out one chunk (default 1)
-    at a time; `static` spells out the runtime's default.
+    which the translation to LLVM IR lowers as `static`: each thread gets
+    one equal, contiguous share of the iterations up front. On a machine
+    that other work shares, a thread that loses its core for a while holds
+    up the whole call, since the other threads, done with their shares,
+    wait at the loop's end. This pass, run after `convert-scf-to-openmp`,
+    sets `schedule(kind[, chunk])` on every `omp.wsloop` of the function
+    that has none (a schedule already there is left alone): in
+    `attn-lower-cpu`, the query blocks' loop, the split-K decode's and the
+    backward's. `guided` (the `attn-lower-cpu` default) hands out chunks
+    that start at the remaining iterations over the threads and shrink as
+    the loop ends, so a thread that falls behind takes fewer; `dynamic`
+    hands them out one chunk (default 1) at a time; `static` spells out the
+    translation's default.
 
-    Measured on a 2-core Zen 3 (docs/benchmarks.md, round eleven): with a
-    busy loop on one core, b=32 hq=12 L=128 d=64 on 2 threads took a median
-    0.84x the time of `static` with `guided`; on the quiet machine `guided`
-    was within 1% of `static` (0.99-1.02) on the prefill, causal and decode
-    shapes, `dynamic` 4% slower on the short-sequence one.
+    Measured on a 2-core Zen 3, 2 threads (docs/benchmarks.md, round
+    eleven; paired medians of guided over static): with a busy loop on one
+    core 0.72-0.84x the time on four shapes (short sequences, L=2048 with
+    and without causal, decode); without it 0.87-1.00x on a noisy machine,
+    0.99-1.01x in a quiet minute; `dynamic` cost 4% on the short sequences.
 
     ```mlir
     omp.wsloop {
