@@ -99,10 +99,9 @@ static llvm::Error measureBf16Peak(MLIRContext &context, RunReport &report) {
   return llvm::Error::success();
 }
 
-static llvm::Error checkOptions(const RunOptions &options,
-                                CpuPipelineOptions &pipeline) {
-  if (options.threads < 0 || options.benchRuns < 0)
-    return makeError("--bench and --threads must not be negative");
+llvm::Error
+mlir::attn::exec::detail::parsePipelineOptions(const RunOptions &options,
+                                               CpuPipelineOptions &pipeline) {
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
   if (failed(pipeline.parseFromString(options.pipelineOptions, errorStream))) {
@@ -114,6 +113,15 @@ static llvm::Error checkOptions(const RunOptions &options,
   if (!isOmpScheduleKind(pipeline.ompSchedule))
     return makeError("--omp-schedule must be static, dynamic or guided, got '" +
                      pipeline.ompSchedule + "'");
+  return llvm::Error::success();
+}
+
+static llvm::Error checkOptions(const RunOptions &options,
+                                CpuPipelineOptions &pipeline) {
+  if (options.threads < 0 || options.benchRuns < 0)
+    return makeError("--bench and --threads must not be negative");
+  if (llvm::Error e = exec::detail::parsePipelineOptions(options, pipeline))
+    return e;
   if (!hostCanRun(pipeline.kernels))
     return makeError("kernels=" + stringifyCpuKernels(pipeline.kernels) +
                      " needs CPU features this machine does not have");

@@ -101,14 +101,8 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   if (options.threads < 0 || options.benchRuns < 0)
     return makeError("--bench and --threads must not be negative");
   CpuPipelineOptions pipeline;
-  std::string parseErrors;
-  llvm::raw_string_ostream errorStream(parseErrors);
-  if (failed(pipeline.parseFromString(options.pipelineOptions, errorStream)))
-    return makeError("bad pipeline options '" +
-                     StringRef(options.pipelineOptions).trim() + "'");
-  if (!isOmpScheduleKind(pipeline.ompSchedule))
-    return makeError("--omp-schedule must be static, dynamic or guided, got '" +
-                     pipeline.ompSchedule + "'");
+  if (llvm::Error e = parsePipelineOptions(options, pipeline))
+    return e;
 
   SdpaSpec spec = options.spec->withDefaults();
   spec.lse = true;

@@ -8,8 +8,15 @@
 #define ATTN_LIB_EXECUTION_GRAD_H
 
 #include "attn/Execution/Engine.h"
+#include "attn/Pipelines/Pipelines.h"
 
 namespace mlir::attn::exec::detail {
+
+/// options.pipelineOptions parsed into `pipeline` (attn-lower-cpu's
+/// options), with the values the pipeline would only refuse deep inside a
+/// pass (omp-schedule's kind) refused here, in one line.
+llvm::Error parsePipelineOptions(const RunOptions &options,
+                                 CpuPipelineOptions &pipeline);
 
 /// runAttn() for RunOptions::grad (docs/attn-run.md, "--grad").
 llvm::Expected<RunReport> runAttnGrad(MLIRContext &context,

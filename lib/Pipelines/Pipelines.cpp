@@ -181,10 +181,6 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
   return options.narrowBlockQ;
 }
 
-bool mlir::attn::isOmpScheduleKind(llvm::StringRef kind) {
-  return kind == "static" || kind == "dynamic" || kind == "guided";
-}
-
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   AttnTileOnlineSoftmaxOptions tiling;

@@ -67,7 +67,7 @@ static cl::opt<std::string> ompSchedule(
     "omp-schedule",
     cl::desc("cpu, with --openmp: the query-block loops' schedule: guided "
              "(default), dynamic or static"),
-    cl::init("guided"), cl::cat(category));
+    cl::init(AttnOmpScheduleOptions{}.kind), cl::cat(category));
 static cl::opt<int64_t>
     blockQ("block-q",
            cl::desc("fused: query rows per block (cpu) or CTA (cuda)"),

@@ -133,10 +133,6 @@ microkernelOptionsFor(const CpuPipelineOptions &options);
 /// others.
 int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
-/// True for the OpenMP schedules attn-omp-schedule (and attn-lower-cpu's
-/// omp-schedule) take: static, dynamic, guided.
-bool isOmpScheduleKind(llvm::StringRef kind);
-
 /// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
 /// OpenMP, LLVM. The fused lowering for the CPU.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);

@@ -30,6 +30,14 @@ using namespace mlir::attn;
 
 namespace {
 
+std::optional<omp::ClauseScheduleKind> parseKind(StringRef kind) {
+  return llvm::StringSwitch<std::optional<omp::ClauseScheduleKind>>(kind)
+      .Case("static", omp::ClauseScheduleKind::Static)
+      .Case("dynamic", omp::ClauseScheduleKind::Dynamic)
+      .Case("guided", omp::ClauseScheduleKind::Guided)
+      .Default(std::nullopt);
+}
+
 struct AttnOmpSchedulePass
     : public attn::impl::AttnOmpScheduleBase<AttnOmpSchedulePass> {
   using Base::Base;
@@ -37,12 +45,7 @@ struct AttnOmpSchedulePass
   /// The options, checked once before any function is visited (a bad
   /// value is one error, not one per function).
   LogicalResult initialize(MLIRContext *context) override {
-    std::optional<omp::ClauseScheduleKind> parsed =
-        llvm::StringSwitch<std::optional<omp::ClauseScheduleKind>>(kind)
-            .Case("static", omp::ClauseScheduleKind::Static)
-            .Case("dynamic", omp::ClauseScheduleKind::Dynamic)
-            .Case("guided", omp::ClauseScheduleKind::Guided)
-            .Default(std::nullopt);
+    std::optional<omp::ClauseScheduleKind> parsed = parseKind(kind);
     if (!parsed)
       return emitError(UnknownLoc::get(context))
              << "attn-omp-schedule: kind must be static, dynamic or guided, "
@@ -77,3 +80,7 @@ private:
 };
 
 } // namespace
+
+bool mlir::attn::isOmpScheduleKind(StringRef kind) {
+  return parseKind(kind).has_value();
+}

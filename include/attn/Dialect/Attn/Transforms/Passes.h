@@ -15,6 +15,10 @@ namespace mlir::attn {
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
 
+/// True for the kinds attn-omp-schedule takes (static, dynamic, guided), so
+/// that the tools refuse another in one line before any pass runs.
+bool isOmpScheduleKind(llvm::StringRef kind);
+
 } // namespace mlir::attn
 
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_H
