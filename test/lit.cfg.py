@@ -64,7 +64,9 @@ config.substitutions.append(
 )
 
 # Tests that force a CPU kernel path (attn-run --kernels) need the CPU
-# features it uses: cpu-avx512f, cpu-avx512bf16, cpu-avx2 (from Linux's flags).
+# features it uses: cpu-avx512f, cpu-avx512bf16, cpu-avx2, cpu-amx (amx_tile
+# and amx_bf16; Linux grants the tile state to attn's runtimes on request)
+# from Linux's flags.
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         cpu_flags = set(
@@ -76,6 +78,8 @@ for flag, feature in [("avx512f", "cpu-avx512f"), ("avx512_bf16", "cpu-avx512bf1
                       ("avx2", "cpu-avx2")]:
     if flag in cpu_flags:
         config.available_features.add(feature)
+if {"amx_tile", "amx_bf16", "avx512_bf16"} <= cpu_flags:
+    config.available_features.add("cpu-amx")
 
 # GPU integration tests need a CUDA device; the machines CI runs on have none.
 if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):

@@ -295,9 +295,10 @@ static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options,
                                                 bool &blendStores) {
   std::optional<CpuKernels> kernels = parseCpuKernels(options.kernels);
   if (!kernels)
-    return makeError("--kernels must be auto, avx512-bf16, avx512 or avx2, "
-                     "got '" +
-                     options.kernels + "'");
+    return makeError(
+        "--kernels must be auto, amx, avx512-bf16, avx512 or avx2, "
+        "got '" +
+        options.kernels + "'");
   llvm::StringMap<bool> hostFeatures;
   std::unique_ptr<llvm::MCSubtargetInfo> info;
   if (options.cpu == "native") {
@@ -321,6 +322,18 @@ static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options,
   CpuKernels resolved = resolveCpuKernels(*kernels, hasFeature);
   blendStores = blendStoresByDefault(resolved, hasFeature);
   return resolved;
+}
+
+/// Whether the lowered `module` calls AMX tile intrinsics (the amx kernels'
+/// products): its library must then ask the OS for the AMX state.
+static bool runsAmxTiles(ModuleOp module) {
+  WalkResult found = module.walk([](LLVM::CallIntrinsicOp call) {
+    StringRef name = call.getIntrin();
+    return name.starts_with("llvm.x86.tile") || name.starts_with("llvm.x86.tdp")
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return found.wasInterrupted();
 }
 
 /// Clones the function's module, gives its entry the internal name and
@@ -576,10 +589,12 @@ llvm::Error mlir::attn::compile::compileLibrary(
   std::vector<std::string> linkArgs = {
       *cc,          "-shared", "-fPIC",         "-O2", "-fvisibility=hidden",
       "-std=gnu11", "-o",      outputPath.str()};
+  bool amx = false;
   for (auto [i, f] : llvm::enumerate(functions)) {
     auto lowered = lowerFunction(f, options);
     if (!lowered)
       return lowered.takeError();
+    amx |= runsAmxTiles(**lowered);
     std::string object = (tmpDir + "/f" + Twine(i) + ".o").str();
     if (llvm::Error e = emitObject(**lowered, f, **tm, object))
       return e;
@@ -591,7 +606,7 @@ llvm::Error mlir::attn::compile::compileLibrary(
     llvm::raw_fd_ostream os(shim, ec);
     if (ec)
       return makeError("cannot write " + shim + ": " + ec.message());
-    os << generateShim(abis, options.target);
+    os << generateShim(abis, options.target, amx);
   }
   linkArgs.push_back(shim);
   if (options.target == Target::Cuda) {

@@ -138,6 +138,10 @@ __attribute__((visibility("hidden"))) void _mlir_memref_to_llvm_free(void *p) {
 #define ATTN_BEGIN_CALL(stream)                                              \
   jmp_buf attn_jump;                                                         \
   (void)(stream);                                                            \
+  if (!attn_amx_ready())                                                     \
+    return attn_fail(1, "this library runs AMX tiles and the OS did not "    \
+                        "grant the AMX state (arch_prctl "                   \
+                        "ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)");         \
   if (setjmp(attn_jump)) {                                                   \
     attn_oom_jump = NULL;                                                    \
     return 3;                                                                \
@@ -290,12 +294,39 @@ static void emitEntry(llvm::raw_ostream &os, const FunctionAbi &f) {
   os << ");\n  ATTN_END_CALL();\n}\n";
 }
 
+/// attn_amx_ready(), which ATTN_BEGIN_CALL checks on the cpu: with `amx`
+/// (the generated code runs AMX tiles), Linux's permission for the AMX tile
+/// state, asked once per process (without it the first tile instruction
+/// raises SIGILL); otherwise true.
+static const char *kAmxPermission = R"C(
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int attn_amx_ready(void) {
+  static int state; /* 0: not asked yet, 1: granted, 2: refused */
+  int seen = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+  if (seen == 0) {
+    seen = syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+                   18 /* XFEATURE_XTILEDATA */) == 0 ? 1 : 2;
+    __atomic_store_n(&state, seen, __ATOMIC_RELEASE);
+  }
+  return seen == 1;
+}
+)C";
+static const char *kNoAmx = R"C(
+static int attn_amx_ready(void) { return 1; }
+)C";
+
 std::string
 mlir::attn::compile::generateShim(const std::vector<FunctionAbi> &functions,
-                                  Target target) {
+                                  Target target, bool amx) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << kPrelude << (target == Target::Cpu ? kCpuRuntime : kCudaRuntime);
+  os << kPrelude;
+  if (target == Target::Cpu)
+    os << (amx ? kAmxPermission : kNoAmx) << kCpuRuntime;
+  else
+    os << kCudaRuntime;
   for (const FunctionAbi &f : functions)
     emitEntry(os, f);
   return text;

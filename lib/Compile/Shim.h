@@ -25,9 +25,11 @@ std::string implName(llvm::StringRef name);
 /// plus attn_status_string() and attn_last_error(). For the cpu target it
 /// also defines the runner-utils function the generated code may call
 /// (memrefCopy); for cuda it brackets the call with AttnCudaRuntime's
-/// attnCudaBeginCall/attnCudaEndCall.
+/// attnCudaBeginCall/attnCudaEndCall. With `amx` (cpu: the generated code
+/// runs AMX tiles), each entry first asks the OS for the AMX tile state,
+/// once per process, and returns ATTN_ERROR_NO_DEVICE if it is refused.
 std::string generateShim(const std::vector<FunctionAbi> &functions,
-                         Target target);
+                         Target target, bool amx = false);
 
 } // namespace mlir::attn::compile
 

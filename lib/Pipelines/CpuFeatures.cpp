@@ -10,12 +10,19 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 using namespace mlir::attn;
 
 llvm::StringRef mlir::attn::stringifyCpuKernels(CpuKernels kernels) {
   switch (kernels) {
   case CpuKernels::Auto:
     return "auto";
+  case CpuKernels::Amx:
+    return "amx";
   case CpuKernels::Avx512Bf16:
     return "avx512-bf16";
   case CpuKernels::Avx512:
@@ -32,10 +39,43 @@ static bool hasAvx512(llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
   return hasFeature("avx512f") && hasFeature("avx512dq");
 }
 
+/// The amx kernels' features: avx512-bf16's, and AMX tiles with bf16
+/// products.
+static bool hasAmx(llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
+  return hasAvx512(hasFeature) && hasFeature("avx512bf16") &&
+         hasFeature("amx-tile") && hasFeature("amx-bf16");
+}
+
+bool mlir::attn::hostGrantsAmx() {
+#if defined(__linux__) && defined(__x86_64__)
+  // Asked once: the grant is for the whole process and cannot be taken back.
+  static const bool granted = [] {
+    constexpr long kArchReqXcompPerm = 0x1023;
+    constexpr long kXfeatureXtiledata = 18;
+    if (!llvm::sys::getHostCPUFeatures().lookup("amx-tile"))
+      return false;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return granted;
+#else
+  return false;
+#endif
+}
+
+/// This machine's CPU features, with AMX's only where the OS grants them.
+static bool hostHasFeature(const llvm::StringMap<bool> &features,
+                           llvm::StringRef name) {
+  if (name.starts_with("amx-") && !hostGrantsAmx())
+    return false;
+  return features.lookup(name);
+}
+
 CpuKernels mlir::attn::resolveCpuKernels(
     CpuKernels kernels, llvm::function_ref<bool(llvm::StringRef)> hasFeature) {
   if (kernels != CpuKernels::Auto)
     return kernels;
+  if (hasAmx(hasFeature))
+    return CpuKernels::Amx;
   if (hasAvx512(hasFeature) && hasFeature("avx512bf16"))
     return CpuKernels::Avx512Bf16;
   if (hasAvx512(hasFeature))
@@ -45,13 +85,15 @@ CpuKernels mlir::attn::resolveCpuKernels(
 
 CpuKernels mlir::attn::resolveCpuKernelsForHost(CpuKernels kernels) {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  return resolveCpuKernels(
-      kernels, [&](llvm::StringRef name) { return features.lookup(name); });
+  return resolveCpuKernels(kernels, [&](llvm::StringRef name) {
+    return hostHasFeature(features, name);
+  });
 }
 
 std::optional<CpuKernels> mlir::attn::parseCpuKernels(llvm::StringRef text) {
-  for (CpuKernels k : {CpuKernels::Auto, CpuKernels::Avx512Bf16,
-                       CpuKernels::Avx512, CpuKernels::Avx2})
+  for (CpuKernels k :
+       {CpuKernels::Auto, CpuKernels::Amx, CpuKernels::Avx512Bf16,
+        CpuKernels::Avx512, CpuKernels::Avx2})
     if (text == stringifyCpuKernels(k))
       return k;
   return std::nullopt;
@@ -63,6 +105,8 @@ bool mlir::attn::canRunCpuKernels(
   case CpuKernels::Auto:
   case CpuKernels::Avx2:
     return true;
+  case CpuKernels::Amx:
+    return hasAmx(hasFeature);
   case CpuKernels::Avx512Bf16:
     return hasAvx512(hasFeature) && hasFeature("avx512bf16");
   case CpuKernels::Avx512:
@@ -73,8 +117,9 @@ bool mlir::attn::canRunCpuKernels(
 
 bool mlir::attn::hostCanRun(CpuKernels kernels) {
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  return canRunCpuKernels(
-      kernels, [&](llvm::StringRef name) { return features.lookup(name); });
+  return canRunCpuKernels(kernels, [&](llvm::StringRef name) {
+    return hostHasFeature(features, name);
+  });
 }
 
 bool mlir::attn::blendStoresByDefault(

@@ -88,6 +88,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   // x86vector ops (avx512.dot of the bf16 kernels) become LLVM intrinsics.
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.x86Vector = true;
+  // amx ops (the amx kernels' tile products) too.
+  vectorToLLVM.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // memref.alloc calls _mlir_memref_to_llvm_alloc/_free, which attn's hosts
   // define to check for allocation failure (attn-run's JIT, the AOT shim,
@@ -111,7 +113,8 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
 /// 12): integer code instead, on the kernels' path (`kernels`, resolved for
 /// this host).
 static void addBf16RoundingInIntegers(OpPassManager &pm, CpuKernels kernels) {
-  if (resolveCpuKernelsForHost(kernels) == CpuKernels::Avx512Bf16)
+  CpuKernels path = resolveCpuKernelsForHost(kernels);
+  if (path == CpuKernels::Avx512Bf16 || path == CpuKernels::Amx)
     return;
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
@@ -151,10 +154,11 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
     kernels.regBlock = options.regBlock;
   if (options.rowVectors.hasValue())
     kernels.rowVectors = options.rowVectors;
-  kernels.bf16Dot = path == CpuKernels::Avx512Bf16 && kernels.vectorWidth == 16;
-  kernels.avx512Exp =
-      (path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16) &&
-      kernels.vectorWidth == 16;
+  bool wide = kernels.vectorWidth == 16;
+  kernels.bf16Dot =
+      (path == CpuKernels::Avx512Bf16 || path == CpuKernels::Amx) && wide;
+  kernels.amx = path == CpuKernels::Amx && wide;
+  kernels.avx512Exp = path != CpuKernels::Avx2 && wide;
   kernels.targetFeatures = disabledTargetFeatures(path).str();
   // The host's default (attn-compile sets the option from --cpu's).
   kernels.blendStores =
@@ -202,6 +206,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     tiling.decodeWidth = kernels.vectorWidth;
     tiling.decodeBf16Dot = kernels.bf16Dot;
   }
+  // The AMX kernels' P.V reads V transposed: made once per call.
+  tiling.transposeValues = options.microkernels && kernels.amx;
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.

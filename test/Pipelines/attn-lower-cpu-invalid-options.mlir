@@ -6,7 +6,7 @@
 // RUN: not attn-opt %s --attn-lower-cpu="reg-block=0" 2>&1 | FileCheck %s --check-prefix=REGBLOCK
 // RUN: not attn-opt %s --attn-lower-cpu="row-vectors=-2" 2>&1 | FileCheck %s --check-prefix=ROWVECS
 // RUN: not attn-opt %s --attn-lower-cpu="kv-splits=-1" 2>&1 | FileCheck %s --check-prefix=SPLITS
-// RUN: not attn-opt %s --attn-lower-cpu="kernels=amx" 2>&1 | FileCheck %s --check-prefix=KERNELS
+// RUN: not attn-opt %s --attn-lower-cpu="kernels=sve" 2>&1 | FileCheck %s --check-prefix=KERNELS
 // RUN: not attn-opt %s --attn-lower-cpu="kernels=avx2 row-vectors=-2" 2>&1 | FileCheck %s --check-prefix=AVX2
 // RUN: not attn-opt %s --attn-lower-cpu="kernels=avx512 row-vectors=-2" 2>&1 | FileCheck %s --check-prefix=AVX512
 
@@ -19,7 +19,7 @@
 // REGBLOCK: error: attn-cpu-microkernels: vector-width ({{8|16}}), reg-block (0) and row-vectors ({{2|4}}) must be positive
 // ROWVECS: error: attn-cpu-microkernels: vector-width ({{8|16}}), reg-block (6) and row-vectors (-2) must be positive
 // SPLITS: error: attn-tile-online-softmax: kv-splits (-1) must not be negative
-// KERNELS: for the --kernels option: Cannot find option named 'amx'!
+// KERNELS: for the --kernels option: Cannot find option named 'sve'!
 // AVX2: error: attn-cpu-microkernels: vector-width (8), reg-block (6) and row-vectors (-2) must be positive
 // AVX512: error: attn-cpu-microkernels: vector-width (16), reg-block (6) and row-vectors (-2) must be positive
 func.func @f(%q: tensor<1x1x32x16xf32>) -> tensor<1x1x32x16xf32> {

@@ -57,7 +57,7 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     kernels("kernels",
             cl::desc("cpu, fused: auto (default: the best --cpu has), "
-                     "avx512-bf16, avx512 or avx2"),
+                     "amx, avx512-bf16, avx512 or avx2"),
             cl::init("auto"), cl::cat(category));
 static cl::opt<bool>
     openmp("openmp",

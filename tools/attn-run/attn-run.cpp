@@ -114,7 +114,9 @@ static auto blendStores = opt<std::string>(
     "");
 static auto kernels = opt<std::string>(
     "kernels",
-    "CPU kernels: auto (the best this CPU has), avx512-bf16, avx512, avx2", "");
+    "CPU kernels: auto (the best this CPU has), amx, avx512-bf16, avx512, "
+    "avx2",
+    "");
 
 static int badInput(const llvm::Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";

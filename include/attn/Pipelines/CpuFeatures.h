@@ -20,8 +20,11 @@
 namespace mlir::attn {
 
 enum class CpuKernels {
-  /// The best the CPU has: avx512-bf16, else avx512, else avx2.
+  /// The best the CPU has: amx, else avx512-bf16, else avx512, else avx2.
   Auto,
+  /// avx512-bf16's kernels, with the bf16 products on AMX tiles (amx_tile,
+  /// amx_bf16) where the tiles are multiples of 16.
+  Amx,
   /// 16-lane f32 kernels; bf16 products on vdpbf16ps (AVX512-BF16).
   Avx512Bf16,
   /// 16-lane f32 kernels; bf16 and f16 widened to f32 (AVX-512F, DQ).
@@ -51,8 +54,15 @@ std::optional<CpuKernels> parseCpuKernels(llvm::StringRef text);
 bool canRunCpuKernels(CpuKernels kernels,
                       llvm::function_ref<bool(llvm::StringRef)> hasFeature);
 
-/// Whether this machine's CPU can run `kernels`.
+/// Whether this machine's CPU can run `kernels`. For amx this asks the OS
+/// for the AMX tile state (hostGrantsAmx).
 bool hostCanRun(CpuKernels kernels);
+
+/// Whether this process may use AMX tiles: the CPU has amx_tile and the OS
+/// grants the tile data state (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM,
+/// XFEATURE_XTILEDATA), asked once per process; code that uses AMX without
+/// it dies of SIGILL). False on other systems.
+bool hostGrantsAmx();
 
 /// Whether attn-cpu-microkernels' blend-stores is on by default for the
 /// resolved `kernels` on a target with these features: the avx2 kernels

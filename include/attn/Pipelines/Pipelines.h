@@ -111,7 +111,10 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::init(CpuKernels::Auto),
       llvm::cl::values(
           clEnumValN(CpuKernels::Auto, "auto",
-                     "avx512-bf16, avx512 or avx2, by the host's features"),
+                     "amx, avx512-bf16, avx512 or avx2, by the host's "
+                     "features"),
+          clEnumValN(CpuKernels::Amx, "amx",
+                     "avx512-bf16, with the bf16 products on AMX tiles"),
           clEnumValN(CpuKernels::Avx512Bf16, "avx512-bf16",
                      "AVX-512, bf16 products on vdpbf16ps"),
           clEnumValN(CpuKernels::Avx512, "avx512",

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "CpuKernelsBf16.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -18,6 +19,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <cassert>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -294,12 +296,22 @@ void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,
 }
 
 void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
-                                          Value m, Value alpha) {
+                                          Value m, Value alpha, float slack) {
   int64_t bq = memrefOf(m).getDimSize(0);
   float negInf = -std::numeric_limits<float>::infinity();
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
     Value mOld = kernel.load(m, {i0});
-    Value mNew = kernel.max(mOld, kernel.load(blockMax, {i0}));
+    Value rowMax = kernel.load(blockMax, {i0});
+    Value mNew = kernel.max(mOld, rowMax);
+    if (slack > 0.0f) {
+      // Kept where the block's max is within the slack (false for NaN, which
+      // goes on into mNew; true for -inf over -inf, where mNew is mOld).
+      Value within = arith::CmpFOp::create(
+          kernel.b, kernel.loc, arith::CmpFPredicate::OLE, rowMax,
+          arith::AddFOp::create(kernel.b, kernel.loc, mOld,
+                                kernel.splat(slack)));
+      mNew = arith::SelectOp::create(kernel.b, kernel.loc, within, mOld, mNew);
+    }
     Value alphaVec =
         kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, mOld, mNew));
     Value empty =
@@ -315,7 +327,7 @@ void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
 
 void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
                                            Value st, Value rowSum, bool forBf16,
-                                           float scoreScale) {
+                                           float scoreScale, Value pairs) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   float negInf = -std::numeric_limits<float>::infinity();
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
@@ -331,20 +343,39 @@ void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
     Value scale = scoreScale != 1.0f ? kernel.splat(scoreScale) : Value();
     Value negM =
         scale ? arith::NegFOp::create(kernel.b, kernel.loc, mv) : Value();
-    // One probability: loaded, exponentiated, stored, returned.
-    auto prob = [&](Value j) {
+    // One probability: loaded, exponentiated, returned.
+    auto exp = [&](Value j) {
       Value s = kernel.load(st, {j, i0});
       Value x =
           scale
               ? vector::FMAOp::create(kernel.b, kernel.loc, s, scale, negM)
                     .getResult()
               : arith::SubFOp::create(kernel.b, kernel.loc, s, mv).getResult();
-      Value p = kernel.exp2(x, forBf16);
+      return kernel.exp2(x, forBf16);
+    };
+    // Stored in place, or with `pairs` two keys at a time into their pair
+    // (one element of the row sum: the two keys' sum).
+    std::function<Value(Value)> prob = [&](Value j) {
+      Value p = exp(j);
       kernel.store(p, st, {j, i0});
       return p;
     };
+    int64_t elements = bk;
+    Value pairCol;
+    if (pairs) {
+      elements = bk / 2;
+      pairCol = arith::MulIOp::create(kernel.b, kernel.loc, i0, kernel.idx(2));
+      prob = [&](Value t) {
+        Value j = arith::MulIOp::create(kernel.b, kernel.loc, t, kernel.idx(2));
+        Value p0 = exp(j), p1 = exp(kernel.add(j, 1));
+        vector::StoreOp::create(kernel.b, kernel.loc,
+                                emitPairF32(kernel, p0, p1), pairs,
+                                ValueRange{t, pairCol});
+        return arith::AddFOp::create(kernel.b, kernel.loc, p0, p1).getResult();
+      };
+    }
     if (!rowSum) {
-      kernel.loop(0, bk, 1, [&](Value j) { prob(j); });
+      kernel.loop(0, elements, 1, [&](Value j) { prob(j); });
       return;
     }
     // Two sum chains where exp2's degree-6 form runs on 16 registers (8
@@ -355,7 +386,7 @@ void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
     // 36 cycles per 4 keys with four chains, 22 with two.
     int64_t chains = kernel.width == 8 && !forBf16 ? 2 : 4;
     Value total = kernel.reduceChained(
-        bk, kernel.load(rowSum, {i0}), zero, prob,
+        elements, kernel.load(rowSum, {i0}), zero, prob,
         [&](Value x, Value y) -> Value {
           return arith::AddFOp::create(kernel.b, kernel.loc, x, y);
         },

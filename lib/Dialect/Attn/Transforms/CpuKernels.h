@@ -276,9 +276,13 @@ void emitKeyReduction(KernelBuilder &kernel, Value st, Value rowStat,
                       bool isMax);
 
 /// m_new[i] = max(m[i], blockMax[i]); alpha[i] = m[i] == -inf ? 0 :
-/// exp2(m[i] - m_new[i]). Operands: ins(blockMax), outs(m, alpha).
+/// exp2(m[i] - m_new[i]). Operands: ins(blockMax), outs(m, alpha). With
+/// `slack` > 0 (log2 units), m[i] stays where blockMax[i] <= m[i] + slack
+/// (alpha[i] = 1): the probabilities exp2(s - m) then reach up to 2^slack,
+/// the same softmax once divided by the row sum that they make, and a
+/// rescale that skips factors of 1 mostly has nothing to do.
 void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
-                      Value alpha);
+                      Value alpha, float slack = 0.0f);
 
 /// St[j, i] = St[j, i] == -inf ? 0 : exp2(St[j, i] - m[i]). With `rowSum`,
 /// also rowSum[i] += sum_j St[j, i] on the new values, four partial sums per
@@ -286,9 +290,13 @@ void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
 /// `forBf16`: the probabilities weigh bf16 values (V), so
 /// exp2's degree-4 polynomial is used; its error is far below bf16's rounding.
 /// With `scoreScale` (not 1), St holds unscaled scores: exp2(St[j, i] *
-/// scoreScale - m[i]), one FMA.
+/// scoreScale - m[i]), one FMA. With `pairs` ([bk / 2, 2 * bq] bf16; bk
+/// even), the probabilities are not stored into St but rounded to bf16 into
+/// key pairs (emitPackRowPairsF32's layout), for the P.V that reads them
+/// there.
 void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum,
-                       bool forBf16 = false, float scoreScale = 1.0f);
+                       bool forBf16 = false, float scoreScale = 1.0f,
+                       Value pairs = {});
 
 /// x[..., i] *= alpha[i] for x of rank 1 or 2.
 void emitRescale(KernelBuilder &kernel, Value alpha, Value x);

@@ -54,31 +54,33 @@ void mlir::attn::detail::emitPackRowPairsF32(KernelBuilder &kernel, Value src,
     Value x = kernel.load(src, {r, i0});
     return factor ? arith::MulFOp::create(b, loc, x, factor).getResult() : x;
   };
-  SmallVector<int64_t> interleave;
-  for (int64_t i = 0; i < kernel.width; ++i)
-    interleave.append({i, i + kernel.width});
-  packRowPairs(
-      kernel, type.getDimSize(0), type.getDimSize(1), dst,
-      [&](Value r0, Value r1, Value i0) -> Value {
-        if (kernel.width == 16) {
-          // Both rows rounded by one vcvtne2ps2bf16 ([row r0 | row r1] as
-          // 32 bf16; the AVX512-BF16 path), then interleaved by one word
-          // shuffle.
-          Value both =
-              LLVM::CallIntrinsicOp::create(
-                  b, loc, bf16Vector(kernel, 32),
-                  b.getStringAttr("llvm.x86.avx512bf16.cvtne2ps2bf16.512"),
-                  ValueRange{row(r1, i0), row(r0, i0)})
-                  .getResult(0);
-          return vector::ShuffleOp::create(b, loc, both, both, interleave);
-        }
-        auto round = [&](Value x) -> Value {
-          return arith::TruncFOp::create(b, loc,
-                                         bf16Vector(kernel, kernel.width), x);
-        };
-        return vector::InterleaveOp::create(b, loc, round(row(r0, i0)),
-                                            round(row(r1, i0)));
-      });
+  packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
+               [&](Value r0, Value r1, Value i0) -> Value {
+                 return emitPairF32(kernel, row(r0, i0), row(r1, i0));
+               });
+}
+
+Value mlir::attn::detail::emitPairF32(KernelBuilder &kernel, Value x0,
+                                      Value x1) {
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
+  if (kernel.width == 16) {
+    // Both rounded by one vcvtne2ps2bf16 ([x0 | x1] as 32 bf16; the
+    // AVX512-BF16 path), then interleaved by one word shuffle.
+    SmallVector<int64_t> interleave;
+    for (int64_t i = 0; i < kernel.width; ++i)
+      interleave.append({i, i + kernel.width});
+    Value both = LLVM::CallIntrinsicOp::create(
+                     b, loc, bf16Vector(kernel, 32),
+                     b.getStringAttr("llvm.x86.avx512bf16.cvtne2ps2bf16.512"),
+                     ValueRange{x1, x0})
+                     .getResult(0);
+    return vector::ShuffleOp::create(b, loc, both, both, interleave);
+  }
+  auto round = [&](Value x) -> Value {
+    return arith::TruncFOp::create(b, loc, bf16Vector(kernel, kernel.width), x);
+  };
+  return vector::InterleaveOp::create(b, loc, round(x0), round(x1));
 }
 
 void mlir::attn::detail::emitPackRowPairsBf16(KernelBuilder &kernel, Value src,

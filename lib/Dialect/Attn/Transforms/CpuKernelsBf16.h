@@ -27,6 +27,11 @@ namespace mlir::attn::detail {
 void emitPackRowPairsF32(KernelBuilder &kernel, Value src, Value dst,
                          std::optional<float> scale);
 
+/// Two f32 vectors of W lanes as 2W bf16 values, lane i of each side by
+/// side: [bf16(x0[0]), bf16(x1[0]), bf16(x0[1]), ...] (one vcvtne2ps2bf16
+/// and one word shuffle at W = 16).
+Value emitPairF32(KernelBuilder &kernel, Value x0, Value x1);
+
 /// The same for a bf16 tile (V [bk, dv]): no rounding.
 void emitPackRowPairsBf16(KernelBuilder &kernel, Value src, Value dst);
 
@@ -41,6 +46,22 @@ void emitBf16Contraction(
     KernelBuilder &kernel, const RegisterBlocking &blocking, Value aPairs,
     Value bMat, function_ref<SmallVector<Value>(Value c, Value t)> bPair,
     Value out, const ContractionExtras &extras, float outScale);
+
+/// A [rows, cols] bf16 scratch buffer of the query block around `op`, of
+/// its own (a packed query lives through the key loop): CpuScratch.h's,
+/// tagged "bf16-pairs".
+Value bf16Scratch(Operation *op, int64_t rows, int64_t cols);
+
+/// Whether the `scores` tile op `op` can read its query tile packed into
+/// bf16 dim pairs: bf16 keys, an even d, a score scale, inside a query
+/// block (scf.forall) whose query tile is complete before the key loop.
+bool scoresTakePackedQuery(linalg::GenericOp op);
+
+/// The query tile of `op` (scoresTakePackedQuery must hold) packed into
+/// pairs of adjacent dims [d / 2, 2 * bq] (emitPackRowPairsF32, with the
+/// score scale divided back out: the bf16 query that was given), built in
+/// front of the key loop, once per query block.
+Value emitQueryPairs(KernelBuilder &kernel, linalg::GenericOp op);
 
 /// The `scores` tile op `op` (St [bk, bq] += K [bk, d] . Qt [d, bq]) on
 /// vdpbf16ps, for bf16 keys and an even d: the query tile is packed into

@@ -15,12 +15,14 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "CpuKernels.h"
+#include "CpuKernelsAmx.h"
 #include "CpuKernelsBf16.h"
 #include "CpuKernelsWiden.h"
 #include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -96,6 +98,12 @@ struct TileRewrite {
   SmallVector<Operation *> folded;
   /// bf16 products on vdpbf16ps where the operands allow (bf16-dot).
   bool bf16Dot = false;
+  /// bf16 products on AMX tiles where the operands allow (amx), before
+  /// bf16Dot.
+  bool amx = false;
+  /// The P.V ops (amx) whose probabilities their probs kernel wrote
+  /// packed into key pairs, and the buffer it wrote them to.
+  DenseMap<Operation *, Value> *probPairs = nullptr;
   /// This query block's query rows (the scale_query tile's input) and
   /// output rows (the output tile's init), for the products to prefetch the
   /// next block's (NextBlockRows).
@@ -214,6 +222,22 @@ bool rewriteScores(TileRewrite &rewrite) {
   if (rewrite.nextRows)
     extras.nextRows = NextBlockRows::viewAt(
         rewrite.nextRows->queryOf.lookup(rewrite.input(0)), rewrite.op);
+  if (rewrite.amx && amxTakesScores(rewrite.op)) {
+    // As with bf16-dot below: the probabilities take the scale where they
+    // can; the row max is taken from the stored tile.
+    auto scale = rewrite.op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
+    linalg::GenericOp probs =
+        rowMax && scale.getValueAsDouble() > 0.0
+            ? probsAfter(rowMax, out, rewrite.kernel.width)
+            : linalg::GenericOp();
+    emitScoresAmx(rewrite.kernel, rewrite.op, extras.rowMax,
+                  /*unscaled=*/bool(probs), extras.fromZero);
+    if (probs)
+      probs->setAttr(kProbsScoreScaleAttrName,
+                     rewrite.kernel.b.getF32FloatAttr(
+                         static_cast<float>(scale.getValueAsDouble())));
+    return true;
+  }
   if (rewrite.bf16Dot) {
     // The probabilities take the scale (in the FMA they start with) instead
     // of a multiply per score, where nothing between reads scaled scores;
@@ -261,6 +285,15 @@ bool rewritePV(TileRewrite &rewrite) {
         rewrite.nextRows->outputOf.lookup(out), rewrite.op);
     extras.nextRowsForWrite = true;
   }
+  if (rewrite.amx && amxTakesPV(rewrite.op)) {
+    emitPVAmx(rewrite.kernel, rewrite.op, extras.rowScale,
+              rewrite.probPairs ? rewrite.probPairs->lookup(rewrite.op)
+                                : Value());
+    return true;
+  }
+  // Every other kernel reads V [bk, dv]: Vt stays a generic (loops).
+  if (readsTransposedValues(rewrite.op))
+    return false;
   if (rewrite.bf16Dot &&
       emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
     return true;
@@ -285,9 +318,26 @@ bool rewriteRowSum(TileRewrite &rewrite) {
   return true;
 }
 
+/// The P.V op that comes after `op` in its block (the key loop's body),
+/// or null.
+linalg::GenericOp pvAfter(Operation *op) {
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+    if (linalg::GenericOp pv = asTile(next, TileRole::PV))
+      return pv;
+  return {};
+}
+
+/// Where the accumulator's rescale is a pass of its own (the P.V on AMX
+/// tiles, which skips factors of 1), the running max moves only when a
+/// block's max passes it by more than 2^8: probabilities up to 256, as
+/// exact once normalized, and most blocks need no rescale.
+constexpr float kAmxMaxSlack = 8.0f;
+
 bool rewriteMaxUpdate(TileRewrite &rewrite) {
+  linalg::GenericOp pv = pvAfter(rewrite.op);
+  bool lazy = rewrite.amx && pv && amxTakesPV(pv);
   emitRowMaxUpdate(rewrite.kernel, rewrite.input(0), rewrite.output(0),
-                   rewrite.output(1));
+                   rewrite.output(1), lazy ? kAmxMaxSlack : 0.0f);
   return true;
 }
 
@@ -303,17 +353,26 @@ bool rewriteProbs(TileRewrite &rewrite) {
   // values the result is bf16 and, on the dot products, P itself is rounded
   // to bf16, so exp2's degree-4 polynomial is enough.
   bool forBf16 = false;
+  linalg::GenericOp pv;
   for (Operation *next = rewrite.op->getNextNode(); next;
        next = next->getNextNode())
-    if (linalg::GenericOp pv = asTile(next, TileRole::PV)) {
+    if ((pv = asTile(next, TileRole::PV))) {
       forBf16 = pv.getDpsInputs()[0] == out &&
                 memrefOf(pv.getDpsInputs()[1]).getElementType().isBF16();
       break;
     }
+  // A P.V on AMX tiles reads P rounded to bf16 in key pairs: written so
+  // here rather than stored in f32 and packed again.
+  Value pairs;
+  if (rewrite.amx && rewrite.probPairs && forBf16 && amxTakesPV(pv)) {
+    MemRefType type = memrefOf(out);
+    pairs = bf16Scratch(pv, type.getDimSize(0) / 2, 2 * type.getDimSize(1));
+    (*rewrite.probPairs)[pv] = pairs;
+  }
   auto scale = rewrite.op->getAttrOfType<FloatAttr>(kProbsScoreScaleAttrName);
   emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum, forBf16,
-                    scale ? static_cast<float>(scale.getValueAsDouble())
-                          : 1.0f);
+                    scale ? static_cast<float>(scale.getValueAsDouble()) : 1.0f,
+                    pairs);
   return true;
 }
 
@@ -374,6 +433,8 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
   // them to emitRowTranspose before the static checks.
   case TileRole::ScaleQuery:
   case TileRole::Output:
+  // Its output is bf16: rewriteTileOp hands it to emitTransposeBf16.
+  case TileRole::TransposeValues:
     return false;
   // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
   case TileRole::InitQuery:
@@ -408,10 +469,25 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// the probabilities, the rescale before P.V) are erased too and added to
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
-                   int64_t rowVectors, bool bf16Dot, bool scalefExp,
+                   int64_t rowVectors, bool bf16Dot, bool amx, bool scalefExp,
                    bool blendStores, const NextBlockRows &nextRows,
+                   DenseMap<Operation *, Value> &probPairs,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
+  if (role == TileRole::TransposeValues) {
+    // [bk, dv] -> [dv, bk], bf16, both multiples of the width.
+    if (!asTile(op, *role) || op.getNumDpsInputs() != 1)
+      return false;
+    MemRefType src = memrefOf(op.getDpsInputs()[0]);
+    if (!src.getElementType().isBF16() || src.getDimSize(0) % width != 0 ||
+        src.getDimSize(1) % width != 0)
+      return false;
+    OpBuilder builder(op);
+    KernelBuilder kernel(builder, op.getLoc(), width);
+    emitTransposeBf16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0]);
+    op->erase();
+    return true;
+  }
   if (role == TileRole::ScaleQuery || role == TileRole::Output) {
     OpBuilder builder(op);
     KernelBuilder kernel(builder, op.getLoc(), width);
@@ -433,7 +509,8 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
   KernelBuilder kernel(builder, op.getLoc(), width);
   kernel.scalefExp = scalefExp;
   kernel.blendStores = blendStores;
-  TileRewrite rewrite{op, kernel, blocking, {}, bf16Dot, &nextRows};
+  TileRewrite rewrite{op,      kernel, blocking,   {},
+                      bf16Dot, amx,    &probPairs, &nextRows};
   if (!rewriteByRole(*role, rewrite))
     return false;
   for (Operation *folded : rewrite.folded) {
@@ -489,10 +566,11 @@ struct AttnCpuMicrokernelsPass
     warnOffWidth(tiles);
     NextBlockRows nextRows(tiles);
     DenseSet<Operation *> erased;
+    DenseMap<Operation *, Value> probPairs;
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
-        rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, avx512Exp,
-                      blendStores, nextRows, erased);
+        rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, amx,
+                      avx512Exp, blendStores, nextRows, probPairs, erased);
   }
 };
 

@@ -19,15 +19,6 @@ using namespace mlir::attn::detail;
 
 namespace {
 
-/// A [rows, cols] bf16 scratch buffer of the query block around `op`, of
-/// its own (the packed query lives through the key loop), or null if `op` is
-/// not inside an scf.forall.
-Value queryBlockBuffer(Operation *op, int64_t rows, int64_t cols) {
-  Builder b(op->getContext());
-  return queryBlockScratch(op, MemRefType::get({rows, cols}, b.getBF16Type()),
-                           "bf16-pairs", /*shared=*/false);
-}
-
 /// The ancestor of `op` right inside its scf.forall: the key loop (or tail
 /// branch) it is in.
 Operation *keyLoopOf(Operation *op) {
@@ -42,31 +33,50 @@ bool isBf16(Value v) { return memrefOf(v).getElementType().isBF16(); }
 
 } // namespace
 
+Value mlir::attn::detail::bf16Scratch(Operation *op, int64_t rows,
+                                      int64_t cols) {
+  Builder b(op->getContext());
+  return queryBlockScratch(op, MemRefType::get({rows, cols}, b.getBF16Type()),
+                           "bf16-pairs", /*shared=*/false);
+}
+
+bool mlir::attn::detail::scoresTakePackedQuery(linalg::GenericOp op) {
+  Value qt = op.getDpsInputs()[0], k = op.getDpsInputs()[1];
+  auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
+  int64_t d = memrefOf(qt).getDimSize(0);
+  if (!isBf16(k) || !scale || scale.getValueAsDouble() == 0.0 || d % 2 != 0 ||
+      !op->getParentOfType<scf::ForallOp>())
+    return false;
+  // The query tile must be complete before the key loop starts.
+  Operation *qtDef = qt.getDefiningOp();
+  return qtDef && !keyLoopOf(op)->isAncestor(qtDef);
+}
+
+Value mlir::attn::detail::emitQueryPairs(KernelBuilder &kernel,
+                                         linalg::GenericOp op) {
+  Value qt = op.getDpsInputs()[0];
+  auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
+  int64_t d = memrefOf(qt).getDimSize(0), bq = memrefOf(qt).getDimSize(1);
+  Value qPairs = bf16Scratch(op, d / 2, 2 * bq);
+  OpBuilder::InsertionGuard guard(kernel.b);
+  kernel.b.setInsertionPoint(keyLoopOf(op));
+  emitPackRowPairsF32(kernel, qt, qPairs,
+                      1.0f / static_cast<float>(scale.getValueAsDouble()));
+  return qPairs;
+}
+
 bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
                                         const RegisterBlocking &blocking,
                                         linalg::GenericOp op,
                                         const ContractionExtras &extras,
                                         bool unscaled) {
-  Value qt = op.getDpsInputs()[0], k = op.getDpsInputs()[1];
+  if (!scoresTakePackedQuery(op))
+    return false;
   auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
-  int64_t d = memrefOf(qt).getDimSize(0), bq = memrefOf(qt).getDimSize(1);
-  if (!isBf16(k) || !scale || scale.getValueAsDouble() == 0.0 || d % 2 != 0 ||
-      !op->getParentOfType<scf::ForallOp>())
-    return false;
-  // The query tile must be complete before the key loop starts.
-  Operation *keyLoop = keyLoopOf(op);
-  Operation *qtDef = qt.getDefiningOp();
-  if (!qtDef || keyLoop->isAncestor(qtDef))
-    return false;
   float qScale = static_cast<float>(scale.getValueAsDouble());
-  Value qPairs = queryBlockBuffer(op, d / 2, 2 * bq);
-  {
-    OpBuilder::InsertionGuard guard(kernel.b);
-    kernel.b.setInsertionPoint(keyLoop);
-    emitPackRowPairsF32(kernel, qt, qPairs, 1.0f / qScale);
-  }
+  Value qPairs = emitQueryPairs(kernel, op);
   emitBf16Contraction(
-      kernel, blocking, qPairs, k,
+      kernel, blocking, qPairs, op.getDpsInputs()[1],
       [&](Value j, Value t) -> SmallVector<Value> {
         return {j,
                 arith::MulIOp::create(kernel.b, kernel.loc, t, kernel.idx(2))};
@@ -85,8 +95,8 @@ bool mlir::attn::detail::emitPVBf16(KernelBuilder &kernel,
   if (!isBf16(v) || !memrefOf(pt).getElementType().isF32() || bk % 2 != 0 ||
       dv % kernel.width != 0 || !op->getParentOfType<scf::ForallOp>())
     return false;
-  Value pPairs = queryBlockBuffer(op, bk / 2, 2 * bq);
-  Value vPairs = queryBlockBuffer(op, bk / 2, 2 * dv);
+  Value pPairs = bf16Scratch(op, bk / 2, 2 * bq);
+  Value vPairs = bf16Scratch(op, bk / 2, 2 * dv);
   emitPackRowPairsF32(kernel, pt, pPairs, std::nullopt);
   emitPackRowPairsBf16(kernel, v, vPairs);
   emitBf16Contraction(

@@ -97,8 +97,10 @@ SoftmaxState emitKvLoop(OpBuilder &b, const TiledSdpa &sdpa,
         OpFoldResult len = nb.getIndexAttr(sdpa.bk);
         Value kTile = sliceRows(nb, nloc, sdpa.op.getKey(), qb.batch, qb.kvHead,
                                 kStart, len);
-        Value vTile = sliceRows(nb, nloc, sdpa.op.getValue(), qb.batch,
-                                qb.kvHead, kStart, len);
+        Value vTile = sdpa.valuesT
+                          ? transposedValueTile(nb, sdpa, qb, kStart)
+                          : sliceRows(nb, nloc, sdpa.op.getValue(), qb.batch,
+                                      qb.kvHead, kStart, len);
         SoftmaxState next = emitKvBlock(
             nb, sdpa, qb, qTile, kStart, kTile, vTile,
             /*validKeys=*/Value(), banded, SoftmaxState::from(iterArgs));
@@ -123,8 +125,11 @@ SoftmaxState emitKvTail(OpBuilder &b, const TiledSdpa &sdpa,
     b.setInsertionPointToStart(ifOp.thenBlock());
     Value kTile = paddedRows(b, loc, sdpa.op.getKey(), qb.batch, qb.kvHead,
                              kStart, len, sdpa.bk);
-    Value vTile = paddedRows(b, loc, sdpa.op.getValue(), qb.batch, qb.kvHead,
-                             kStart, len, sdpa.bk);
+    // The transposed copy is zero past Lk already.
+    Value vTile = sdpa.valuesT
+                      ? transposedValueTile(b, sdpa, qb, kStart)
+                      : paddedRows(b, loc, sdpa.op.getValue(), qb.batch,
+                                   qb.kvHead, kStart, len, sdpa.bk);
     SoftmaxState next = emitKvBlock(b, sdpa, qb, qTile, kStart, kTile, vTile,
                                     len, sdpa.band.has_value(), state);
     scf::YieldOp::create(b, loc, next.asValues());
@@ -514,6 +519,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
       sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, sdpa.lk)
                 : indexConstant(b, loc, 0);
   planKeySplits(sdpa, tiling.kvSplits);
+  sdpa.transposeValues = tiling.transposeValues && takesTransposedValues(sdpa);
   return sdpa;
 }
 
@@ -555,6 +561,8 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     if (failed(checkTileSizes(op, opTiling)))
       return failure();
     TiledSdpa sdpa = planTiling(rewriter, op, opTiling);
+    if (sdpa.transposeValues)
+      sdpa.valuesT = emitTransposedValues(rewriter, sdpa);
     scf::ForallOp forall = sdpa.kvSplits > 1
                                ? createSplitQueryBlockLoop(rewriter, sdpa)
                                : createQueryBlockLoop(rewriter, sdpa);
@@ -601,7 +609,7 @@ struct AttnTileOnlineSoftmaxPass
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
         patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
-                   decodeWidth, decodeBf16Dot, narrowBlockQ});
+                   decodeWidth, decodeBf16Dot, narrowBlockQ, transposeValues});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

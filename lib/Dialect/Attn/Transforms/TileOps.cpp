@@ -408,8 +408,11 @@ Value mlir::attn::detail::accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa,
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i].
 Value mlir::attn::detail::accumulateValues(OpBuilder &b, const TiledSdpa &sdpa,
                                            Value p, Value vTile, Value acc) {
-  return emitTileContraction(
-      b, sdpa, p, vTile, mapOf(b.getContext(), 3, {2, 0}), acc, TileRole::PV);
+  return emitTileContraction(b, sdpa, p, vTile,
+                             mapOf(b.getContext(), 3,
+                                   sdpa.valuesT ? SmallVector<unsigned>{0, 2}
+                                                : SmallVector<unsigned>{2, 0}),
+                             acc, TileRole::PV);
 }
 
 /// out[i, e] = l[i] == 0 ? 0 : acct[e, i] * (1 / l[i]) for the block's

@@ -57,6 +57,10 @@ struct TiledSdpa {
   int64_t decodeWidth = 0;
   /// The decode kernel's Q.K on bf16 dot products (decode-bf16-dot).
   bool decodeBf16Dot = false;
+  /// transpose-values: V transposed once per call into valuesT [B, Hkv, Dv,
+  /// Lk rounded up to bk] (TileTransposedValues.cpp); P.V reads its tiles.
+  bool transposeValues = false;
+  Value valuesT;
 };
 
 /// The indices that identify one query block inside the scf.forall. Rows
@@ -165,9 +169,25 @@ Value rescaleRows(OpBuilder &b, const TiledSdpa &sdpa, Value x, Value alpha);
 /// l[i] += sum_j Pt[j, i].
 Value accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa, Value p, Value l);
 
-/// acct[e, i] += sum_j V[j, e] * Pt[j, i].
+/// acct[e, i] += sum_j V[j, e] * Pt[j, i]; with sdpa.valuesT, vTile is the
+/// [dv, bk] tile of the transposed values: acct[e, i] += sum_j Vt[e, j] *
+/// Pt[j, i].
 Value accumulateValues(OpBuilder &b, const TiledSdpa &sdpa, Value p,
                        Value vTile, Value acc);
+
+/// Whether transpose-values applies to `sdpa`: bf16 values, Dv and bk
+/// multiples of 16, not the decode kernel.
+bool takesTransposedValues(const TiledSdpa &sdpa);
+
+/// V transposed into a [B, Hkv, Dv, ceil(Lk / bk) * bk] tensor, zero past
+/// Lk: an scf.forall over (batch, key/value head, full key block) of
+/// `transpose_values` tile ops, then one over (batch, key/value head) for
+/// the partial last block, if any.
+Value emitTransposedValues(OpBuilder &b, const TiledSdpa &sdpa);
+
+/// The [dv, bk] tile of sdpa.valuesT for the keys from kStart.
+Value transposedValueTile(OpBuilder &b, const TiledSdpa &sdpa,
+                          const QueryBlock &qb, Value kStart);
 
 /// The normalized output of the block's `rows` valid rows, [rows, dv] in
 /// the element type, written into `dest`.

@@ -56,7 +56,9 @@ def Attn_TileRole : I32EnumAttr<"TileRole",
       I32EnumAttrCase<"UserMask", 16, "user_mask">,       // keep / -inf or + M
       // Once per query block: the query rows in, the output rows out.
       I32EnumAttrCase<"ScaleQuery", 17, "scale_query">,   // Qt = Q^T * scale
-      I32EnumAttrCase<"Output", 18, "output">             // O = (acct / l)^T
+      I32EnumAttrCase<"Output", 18, "output">,            // O = (acct / l)^T
+      // Once per call (transpose-values): V transposed for P.V.
+      I32EnumAttrCase<"TransposeValues", 19, "transpose_values"> // Vt = V^T
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;

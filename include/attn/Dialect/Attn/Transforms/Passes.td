@@ -51,7 +51,9 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     (the query tile's transpose and scale) and `output` (the normalize and
     transpose into the result); fills
     `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
-    `init_acc`), so that a target pass can swap in its own kernel for it.
+    `init_acc`; with `transpose-values`, `transpose_values` once per key
+    block and call), so that a target pass can swap in its own kernel for
+    it.
 
     Before:
 
@@ -111,6 +113,14 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "blocks would compute more of what the band skips) and not both "
            "a user mask and grouped-query heads (more grouped rows, whose "
            "mask tile the CPU kernels do not take); 0: block-q everywhere">,
+    Option<"transposeValues", "transpose-values", "bool", /*default=*/"false",
+           "For bf16 values with Dv and the key blocks multiples of 16 (not "
+           "the decode kernel): V is transposed once per call, before the "
+           "query blocks, into a [B, Hkv, Dv, Lk rounded up to block-kv] "
+           "copy (zero past Lk; one `transpose_values` tile op per key "
+           "block, in an scf.forall of its own), and `pv` reads its [Dv, "
+           "block-kv] tiles from there: what the AMX kernels' P.V needs as "
+           "its A operand, made once rather than in every query block">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -241,6 +251,15 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "bf16 scores and P.V on AVX512-BF16 dot products "
            "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16); needs "
            "vector-width=16 and a CPU with avx512_bf16">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "bf16 scores and P.V on AMX tiles (amx.tile_mulf, tdpbf16ps) "
+           "where the tiles are multiples of 16 (D, Dv, the key and query "
+           "blocks): the query tile packed into dim pairs once per query "
+           "block, K read in place, V transposed and P rounded to bf16 and "
+           "packed into key pairs per key block; needs a CPU with amx_tile "
+           "and amx_bf16 and the OS's permission for the AMX state "
+           "(attn's runtimes ask for it); ops it does not take keep "
+           "bf16-dot's kernels or the widening ones">,
     Option<"avx512Exp", "avx512-exp", "bool", /*default=*/"false",
            "exp2 as x - floor(x) by vreduceps, a polynomial and "
            "2^floor(x) by vscalefps (x86vector.avx512.mask.scalef) instead "
@@ -268,6 +287,7 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
     "::mlir::x86vector::X86VectorDialect",
+    "::mlir::amx::AMXDialect",
     "::mlir::LLVM::LLVMDialect"
   ];
 }

@@ -1,0 +1,63 @@
+//===- CpuKernelsAmx.h - the bf16 products on AMX tiles ---------*- C++ -*-===//
+//
+// Part of the attn project.
+//
+// The scores and P.V tile ops of bf16 inputs on Intel AMX (amx.tile_mulf,
+// tdpbf16ps): C [16, 16] f32 += A [16, 32] bf16 . B, where B holds the
+// reduction dim in adjacent pairs (16 rows of 16 pairs). Both products have
+// that form with the tiling's transposed layouts:
+//   scores: St [bk, bq] += K [bk, d] . Qt     (A: K as it is, B: the query
+//           tile packed into dim pairs once per query block)
+//   pv:     acct [dv, bq] += Vt [dv, bk] . Pt (A: V transposed, B: P
+//           rounded to bf16 and packed into key pairs)
+// Private to the attn transforms library; CpuMicrokernels.cpp decides when
+// to use them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELSAMX_H
+#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELSAMX_H
+
+#include "CpuKernels.h"
+
+namespace mlir::attn::detail {
+
+/// dst [C, R] = src [R, C]^T for bf16 tiles (R, C multiples of the vector
+/// width): W x W blocks transposed in registers. The `transpose_values`
+/// tile op's kernel, and P.V's where V is not transposed already.
+void emitTransposeBf16(KernelBuilder &kernel, Value src, Value dst);
+
+/// Whether the `pv` tile op `op` reads the transposed values Vt [dv, bk]
+/// (attn-tile-online-softmax's transpose-values) rather than V [bk, dv].
+bool readsTransposedValues(linalg::GenericOp op);
+
+/// Whether the AMX kernels take the `scores` tile op `op`: bf16 keys, D a
+/// multiple of 16, 16-row blocks of keys and queries, a score scale, inside
+/// a query block (scf.forall) whose query tile is complete before the key
+/// loop.
+bool amxTakesScores(linalg::GenericOp op);
+
+/// Whether they take the `pv` tile op `op`: bf16 values, f32 probabilities,
+/// keys a multiple of 16, Dv and the query rows multiples of 16.
+bool amxTakesPV(linalg::GenericOp op);
+
+/// St (+)= K . Qt on AMX tiles (amxTakesScores must hold; from zero with
+/// `fromZero`, else onto what St holds), stored unscaled
+/// when `unscaled` (for a softmax that applies the score scale itself),
+/// else times the score scale. With `rowMax` ([bq] f32), also rowMax[i] =
+/// max(rowMax[i], max_j scale * St[j, i]).
+void emitScoresAmx(KernelBuilder &kernel, linalg::GenericOp op, Value rowMax,
+                   bool unscaled, bool fromZero);
+
+/// acct (*= rowScale, if set) += Vt . Pt on AMX tiles (amxTakesPV must
+/// hold): V transposed and P packed into key pairs in buffers of the query
+/// block; with `probPairs`, P is read from there, packed already (by
+/// emitProbabilities). The rescale is skipped when every factor is 1 (the
+/// running max did not move: the common case once a row has seen its
+/// largest scores), exactly what multiplying by 1 would give.
+void emitPVAmx(KernelBuilder &kernel, linalg::GenericOp op, Value rowScale,
+               Value probPairs);
+
+} // namespace mlir::attn::detail
+
+#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELSAMX_H
