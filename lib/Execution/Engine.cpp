@@ -88,7 +88,8 @@ struct LoadedModule {
 
 } // namespace
 
-/// The bf16 dot-product peak beside the f32 one, where the CPU has it.
+/// The bf16 dot-product peak beside the f32 one, where the CPU has it, and
+/// the AMX tile peak where it runs AMX.
 static llvm::Error measureBf16Peak(MLIRContext &context, RunReport &report) {
   if (!hostHasBf16Dot())
     return llvm::Error::success();
@@ -96,6 +97,12 @@ static llvm::Error measureBf16Peak(MLIRContext &context, RunReport &report) {
   if (!peak)
     return makeError("bf16 peak probe: " + toString(peak.takeError()));
   report.bf16PeakGflops = *peak;
+  if (!hostGrantsAmx())
+    return llvm::Error::success();
+  llvm::Expected<double> amx = measureAmxPeakGflops(context, 1.0);
+  if (!amx)
+    return makeError("AMX peak probe: " + toString(amx.takeError()));
+  report.amxPeakGflops = *amx;
   return llvm::Error::success();
 }
 

@@ -8,6 +8,7 @@
 
 #include "attn/Execution/Error.h"
 #include "attn/Execution/Jit.h"
+#include "attn/Pipelines/CpuFeatures.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -79,6 +80,61 @@ std::string mlir::attn::exec::peakKernelText(const PeakShape &shape,
   return s;
 }
 
+std::string mlir::attn::exec::amxPeakKernelText() {
+  // amx.tile values cannot be loop-carried (they are not types the loop
+  // conversion knows): the C tiles go through memory once per 32 products,
+  // as in the kernels' blocks.
+  std::string s =
+      "func.func @peak(%n: index, %out: memref<16xf32>) "
+      "attributes {llvm.emit_c_interface} {\n"
+      "  %c0 = arith.constant 0 : index\n"
+      "  %c1 = arith.constant 1 : index\n"
+      "  %c16 = arith.constant 16 : index\n"
+      "  %c32 = arith.constant 32 : index\n"
+      "  %c48 = arith.constant 48 : index\n"
+      "  %c64 = arith.constant 64 : index\n"
+      "  %a = memref.alloca() {alignment = 64 : i64} : memref<32x32xbf16>\n"
+      "  %c = memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>\n"
+      "  %av = arith.constant dense<0.01> : vector<32xbf16>\n"
+      "  %zv = arith.constant dense<0.0> : vector<16xf32>\n"
+      "  scf.for %r = %c0 to %c32 step %c1 {\n"
+      "    vector.store %av, %a[%r, %c0] : memref<32x32xbf16>, "
+      "vector<32xbf16>\n"
+      "  }\n"
+      "  scf.for %r = %c0 to %c64 step %c1 {\n"
+      "    vector.store %zv, %c[%r, %c0] : memref<64x16xf32>, "
+      "vector<16xf32>\n"
+      "  }\n"
+      "  scf.for %it = %c0 to %n step %c1 {\n";
+  const char *rows[] = {"%c0", "%c16", "%c32", "%c48"};
+  for (int t = 0; t < 4; ++t)
+    s += "    %x" + std::to_string(t) + "_0 = amx.tile_load %c[" + rows[t] +
+         ", %c0] : memref<64x16xf32> into !amx.tile<16x16xf32>\n";
+  for (int t = 0; t < 2; ++t) {
+    s += "    %a" + std::to_string(t) + " = amx.tile_load %a[" + rows[t] +
+         ", %c0] : memref<32x32xbf16> into !amx.tile<16x32xbf16>\n";
+    s += "    %b" + std::to_string(t) + " = amx.tile_load %a[" + rows[1 - t] +
+         ", %c0] : memref<32x32xbf16> into !amx.tile<16x32xbf16>\n";
+  }
+  for (int k = 0; k < 8; ++k)
+    for (int t = 0; t < 4; ++t) {
+      std::string x = "%x" + std::to_string(t) + "_";
+      s += "    " + x + std::to_string(k + 1) + " = amx.tile_mulf %a" +
+           std::to_string(t / 2) + ", %b" + std::to_string(t % 2) + ", " + x +
+           std::to_string(k) +
+           " : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, "
+           "!amx.tile<16x16xf32>\n";
+    }
+  for (int t = 0; t < 4; ++t)
+    s += std::string("    amx.tile_store %c[") + rows[t] + ", %c0], %x" +
+         std::to_string(t) + "_8 : memref<64x16xf32>, !amx.tile<16x16xf32>\n";
+  s += "  }\n"
+       "  %v = vector.load %c[%c0, %c0] : memref<64x16xf32>, vector<16xf32>\n"
+       "  vector.store %v, %out[%c0] : memref<16xf32>, vector<16xf32>\n"
+       "  return\n}\n";
+  return s;
+}
+
 PeakShape mlir::attn::exec::peakShapeFor(bool avx512) {
   // 32 zmm registers: 16 chains and the two operands. 16 ymm registers
   // (AVX2, and every other host): 12 chains, still enough to cover a 4-cycle
@@ -94,8 +150,16 @@ PeakShape mlir::attn::exec::hostPeakShape() {
 llvm::Expected<std::unique_ptr<PeakKernel>>
 PeakKernel::compile(MLIRContext &context, const PeakShape &shape,
                     bool bf16Dot) {
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      peakKernelText(shape, bf16Dot), &context, "peak");
+  return compileText(context, peakKernelText(shape, bf16Dot), shape,
+                     double(shape.chains) * shape.lanes *
+                         (bf16Dot ? 4.0 : 2.0));
+}
+
+llvm::Expected<std::unique_ptr<PeakKernel>>
+PeakKernel::compileText(MLIRContext &context, llvm::StringRef text,
+                        const PeakShape &shape, double flopPerIteration) {
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, &context, "peak");
   if (!module)
     return makeError("the peak kernel does not parse");
   PassManager pm(&context);
@@ -108,8 +172,7 @@ PeakKernel::compile(MLIRContext &context, const PeakShape &shape,
   std::unique_ptr<PeakKernel> kernel(new PeakKernel());
   kernel->engine = std::move(*engine);
   kernel->shape = shape;
-  kernel->flopPerIteration =
-      double(shape.chains) * shape.lanes * (bf16Dot ? 4.0 : 2.0);
+  kernel->flopPerIteration = flopPerIteration;
   return kernel;
 }
 
@@ -127,6 +190,9 @@ llvm::Expected<double> PeakKernel::run(int64_t iterations) {
   return std::chrono::duration<double>(t1 - t0).count();
 }
 
+/// The best rate of `kernel` over five runs of about seconds/5 each.
+static llvm::Expected<double> bestRate(PeakKernel &kernel, double seconds);
+
 static llvm::Expected<double> measurePeak(MLIRContext &context, double seconds,
                                           bool bf16Dot) {
   auto kernel = PeakKernel::compile(
@@ -134,19 +200,42 @@ static llvm::Expected<double> measurePeak(MLIRContext &context, double seconds,
       bf16Dot);
   if (!kernel)
     return kernel.takeError();
-  // Calibrate, then take the best of five runs of about seconds/5 each.
-  int64_t iters = 1 << 20;
-  llvm::Expected<double> t = (*kernel)->run(iters);
-  if (!t)
-    return t.takeError();
-  iters = std::max<int64_t>(
-      iters, static_cast<int64_t>(iters * (seconds / 5) / std::max(*t, 1e-6)));
-  double best = 0;
-  for (int k = 0; k < 5; ++k) {
-    llvm::Expected<double> dt = (*kernel)->run(iters);
+  return bestRate(**kernel, seconds);
+}
+
+llvm::Expected<double>
+mlir::attn::exec::measureAmxPeakGflops(MLIRContext &context, double seconds) {
+  if (!attn::hostGrantsAmx())
+    return makeError("this CPU or OS does not run AMX tiles");
+  auto kernel = PeakKernel::compileText(
+      context, amxPeakKernelText(), PeakShape{16, 4}, 32.0 * 16 * 16 * 32 * 2);
+  if (!kernel)
+    return kernel.takeError();
+  return bestRate(**kernel, seconds);
+}
+
+static llvm::Expected<double> bestRate(PeakKernel &kernel, double seconds) {
+  // Calibrate (double the iterations until a run takes 20 ms), then take
+  // the best of five runs of about seconds/5 each.
+  int64_t iters = 1 << 12;
+  double t = 0;
+  for (;;) {
+    llvm::Expected<double> dt = kernel.run(iters);
     if (!dt)
       return dt.takeError();
-    best = std::max(best, (*kernel)->flopPerIteration * iters / *dt / 1e9);
+    t = *dt;
+    if (t >= 0.02 || iters >= (int64_t(1) << 40))
+      break;
+    iters *= 2;
+  }
+  iters = std::max<int64_t>(
+      iters, static_cast<int64_t>(iters * (seconds / 5) / std::max(t, 1e-6)));
+  double best = 0;
+  for (int k = 0; k < 5; ++k) {
+    llvm::Expected<double> dt = kernel.run(iters);
+    if (!dt)
+      return dt.takeError();
+    best = std::max(best, kernel.flopPerIteration * iters / *dt / 1e9);
   }
   return best;
 }

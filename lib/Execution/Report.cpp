@@ -28,6 +28,10 @@ static void printPeakOnly(llvm::raw_ostream &os, const RunReport &report) {
     os << format("bf16 dot-product peak of one core: %.2f GFLOP/s (16 chains "
                  "of vdpbf16ps on vector<32xbf16>)\n",
                  *report.bf16PeakGflops);
+  if (report.amxPeakGflops)
+    os << format("bf16 AMX tile peak of one core: %.2f GFLOP/s (tdpbf16ps "
+                 "into 4 C tiles)\n",
+                 *report.amxPeakGflops);
 }
 
 /// Whether the run's inputs are bf16 (its rate is then also a share of the
@@ -68,6 +72,10 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
       os << format("  %5.1f%% of bf16 peak",
                    100 * report.gflops(fused) /
                        (*report.bf16PeakGflops * report.usedThreads));
+    if (report.amxPeakGflops && hasBf16Inputs(report))
+      os << format("  %5.1f%% of AMX peak",
+                   100 * report.gflops(fused) /
+                       (*report.amxPeakGflops * report.usedThreads));
   }
   if (report.target == "cuda")
     os << "  (median of " << fused.runs << ", " << report.chip
@@ -90,6 +98,10 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
     os << format("  peak   %10.2f GFLOP/s  (one core, bf16 dot products, "
                  "measured in this run)\n",
                  *report.bf16PeakGflops);
+  if (report.amxPeakGflops)
+    os << format("  peak   %10.2f GFLOP/s  (one core, bf16 on AMX tiles, "
+                 "measured in this run)\n",
+                 *report.amxPeakGflops);
   // The memory roofline matters where reading K and V takes longer than the
   // FLOPs at peak would (a decode step); elsewhere it is not shown.
   if (std::optional<double> share = report.kvRooflineShare())
@@ -146,6 +158,8 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
     Object peaks{{"peak_gflops", number(*report.peakGflops)}};
     if (report.bf16PeakGflops)
       peaks["bf16_peak_gflops"] = number(*report.bf16PeakGflops);
+    if (report.amxPeakGflops)
+      peaks["amx_peak_gflops"] = number(*report.amxPeakGflops);
     return peaks;
   }
   Object root{
@@ -213,6 +227,13 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       root["fused_pct_bf16_peak"] =
           number(100 * report.gflops(*report.fused) /
                  (*report.bf16PeakGflops * report.usedThreads));
+  }
+  if (report.amxPeakGflops) {
+    root["amx_peak_gflops"] = number(*report.amxPeakGflops);
+    if (report.fused && report.flops && hasBf16Inputs(report))
+      root["fused_pct_amx_peak"] =
+          number(100 * report.gflops(*report.fused) /
+                 (*report.amxPeakGflops * report.usedThreads));
   }
   if (report.naive) {
     root["naive_ms"] = number(report.naive->medianMs);

@@ -10,6 +10,7 @@
 #include "attn/Execution/Peak.h"
 
 #include "attn/Execution/Engine.h"
+#include "attn/Pipelines/CpuFeatures.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringMap.h"
@@ -18,6 +19,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using namespace mlir::attn::exec;
@@ -71,6 +73,35 @@ TEST(PeakTest, LoopComputesEveryChainAndLane) {
           << shape.lanes << " lanes, " << shape.chains << " chains, lane "
           << lane;
   }
+}
+
+/// x rounded to bf16 (to nearest even), as f32.
+float roundToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  bits &= 0xffff0000u;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+TEST(PeakTest, AmxLoopDoesEveryProduct) {
+  if (!mlir::attn::hostGrantsAmx())
+    GTEST_SKIP() << "no AMX tiles on this CPU or OS";
+  std::unique_ptr<mlir::MLIRContext> context = createEngineContext();
+  auto kernel = PeakKernel::compileText(
+      *context, amxPeakKernelText(), PeakShape{16, 4}, 32.0 * 16 * 16 * 32 * 2);
+  ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
+  const int64_t iterations = 64;
+  llvm::Expected<double> seconds = (*kernel)->run(iterations);
+  ASSERT_TRUE(bool(seconds)) << llvm::toString(seconds.takeError());
+  // Row 0 of the first C tile: 8 products per iteration, each a sum of 32
+  // products of the same bf16 value, exact in f32 at this size.
+  float a = roundToBf16(0.01f);
+  float expected = float(iterations) * 8 * 32 * a * a;
+  for (int lane = 0; lane < 16; ++lane)
+    EXPECT_NEAR((*kernel)->out[lane], expected, 1e-5f * expected)
+        << "lane " << lane;
 }
 
 TEST(ReadProbeTest, EveryPatternReadsEveryWordOnce) {

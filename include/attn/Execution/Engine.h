@@ -132,6 +132,9 @@ struct RunReport {
   /// One core's bf16 dot-product peak (with the f32 one, on CPUs that have
   /// avx512_bf16): bf16 runs are also a share of this.
   std::optional<double> bf16PeakGflops;
+  /// One core's bf16 rate on AMX tiles (where the CPU and OS run them):
+  /// bf16 runs are also a share of this.
+  std::optional<double> amxPeakGflops;
   /// Bytes of K and V: a decode step's memory roofline reads them once.
   double kvBytes = 0;
   /// The run was --grad: results are d_query, d_key, d_value and `flops` is

@@ -41,6 +41,11 @@ class PeakKernel {
 public:
   static llvm::Expected<std::unique_ptr<PeakKernel>>
   compile(MLIRContext &context, const PeakShape &shape, bool bf16Dot);
+  /// A kernel of `text` (an `@peak(%n, %out)` as peakKernelText's) doing
+  /// `flopPerIteration` FLOP per iteration.
+  static llvm::Expected<std::unique_ptr<PeakKernel>>
+  compileText(MLIRContext &context, llvm::StringRef text,
+              const PeakShape &shape, double flopPerIteration);
   ~PeakKernel();
 
   /// Runs `iterations` of the loop; returns the seconds it took. The sum of
@@ -70,6 +75,16 @@ llvm::Expected<double> measureBf16DotPeakGflops(MLIRContext &context,
 
 /// Whether this machine's CPU has AVX512-BF16's vdpbf16ps.
 bool hostHasBf16Dot();
+
+/// The AMX peak loop's MLIR text (`@peak(%n, %out)`): per iteration, 4 C
+/// tiles (16 x 16 f32) loaded, 8 tdpbf16ps into each from 2 A and 2 B tiles
+/// (16 x 32 bf16), stored again; 32 x 16 x 16 x 32 x 2 FLOP.
+std::string amxPeakKernelText();
+
+/// One core's bf16 rate on AMX tiles in GFLOP/s (amxPeakKernelText's loop,
+/// the best of five runs of about seconds/5). Only where hostGrantsAmx().
+llvm::Expected<double> measureAmxPeakGflops(MLIRContext &context,
+                                            double seconds);
 
 /// Memory read bandwidth in GB/s: `threads` threads (0 = all cores) each
 /// sum their share of a buffer of `bytes` (far larger than the caches), in
