@@ -105,6 +105,12 @@ if config.attn_python3 and subprocess.run(
     [config.attn_python3, "-c", "import numpy"], capture_output=True
 ).returncode == 0:
     config.available_features.add("numpy")
+# PyTorch is optional (scripts/setup.sh with ATTN_WITH_TORCH=1): the peer
+# scripts' tests need it.
+if config.attn_python3 and subprocess.run(
+    [config.attn_python3, "-c", "import torch"], capture_output=True
+).returncode == 0:
+    config.available_features.add("torch")
 config.substitutions.append(("%attn_python", config.attn_python3 or "python3"))
 # The PTX of a GPU pipeline's output, and ptxas's verdict on it (test/Inputs).
 config.substitutions.append(
