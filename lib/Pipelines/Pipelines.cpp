@@ -206,8 +206,15 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     tiling.decodeWidth = kernels.vectorWidth;
     tiling.decodeBf16Dot = kernels.bf16Dot;
   }
-  // The AMX kernels' P.V reads V transposed: made once per call.
+  // The AMX kernels' P.V reads V transposed: made once per call. Their
+  // bf16 ops take 128-row blocks up to D = 256: hq=8 L=4096 bf16, one
+  // thread, paired CPU time against 64 rows (bench/ab-paired.py,
+  // --block-q=128): d=128 0.913x, d=256 (hq=4 L=2048) 0.973x; f32 at
+  // d=128 1.016x, so other element types keep 64 (docs/benchmarks.md,
+  // round twelve).
   tiling.transposeValues = options.microkernels && kernels.amx;
+  if (options.microkernels && kernels.amx)
+    tiling.narrowBf16MaxD = 256;
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.

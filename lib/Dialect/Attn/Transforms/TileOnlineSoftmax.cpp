@@ -435,8 +435,11 @@ tilingFor(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
   AttnTileOnlineSoftmaxOptions opTiling = tiling;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
+  int64_t maxD = op.getValueType().getElementType().isBF16()
+                     ? std::max<int64_t>(64, tiling.narrowBf16MaxD)
+                     : 64;
   if (tiling.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
-      !ShapedType::isDynamic(dv) && d <= 64 && dv <= 64 &&
+      !ShapedType::isDynamic(dv) && d <= maxD && dv <= maxD &&
       !getVisibleBand(op) && !(op.getMask() && op.getGroupSize() > 1))
     opTiling.blockQ = tiling.narrowBlockQ;
   return opTiling;
@@ -608,8 +611,9 @@ struct AttnTileOnlineSoftmaxPass
     }
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
-        patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
-                   decodeWidth, decodeBf16Dot, narrowBlockQ, transposeValues});
+        patterns,
+        {blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeWidth,
+         decodeBf16Dot, narrowBlockQ, narrowBf16MaxD, transposeValues});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

@@ -109,10 +109,16 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "CPU with avx512_bf16">,
     Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
            "Query rows per block, in place of block-q, for an op whose D and "
-           "Dv are at most 64, that has no causal or window band (larger "
+           "Dv are at most 64 (narrow-bf16-max-d with bf16 values), that has "
+           "no causal or window band (larger "
            "blocks would compute more of what the band skips) and not both "
            "a user mask and grouped-query heads (more grouped rows, whose "
            "mask tile the CPU kernels do not take); 0: block-q everywhere">,
+    Option<"narrowBf16MaxD", "narrow-bf16-max-d", "int64_t",
+           /*default=*/"64",
+           "The largest D and Dv of an op with bf16 values that "
+           "narrow-block-q applies to (64 for every other element type): "
+           "on the AMX kernels the larger blocks pay at D = 128 and 256 too">,
     Option<"transposeValues", "transpose-values", "bool", /*default=*/"false",
            "For bf16 values with Dv and the key blocks multiples of 16 (not "
            "the decode kernel): V is transposed once per call, before the "
