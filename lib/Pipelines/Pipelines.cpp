@@ -213,6 +213,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // d=128 1.016x, so other element types keep 64 (docs/benchmarks.md,
   // round twelve).
   tiling.transposeValues = options.microkernels && kernels.amx;
+  // f16 on the same tiles, as bf16 hi + lo parts.
+  tiling.splitF16 = options.microkernels && kernels.amx;
   if (options.microkernels && kernels.amx)
     tiling.narrowBf16MaxD = 256;
   pm.addPass(createAttnExpandVarlen());

@@ -327,7 +327,8 @@ void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
 
 void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
                                            Value st, Value rowSum, bool forBf16,
-                                           float scoreScale, Value pairs) {
+                                           float scoreScale, Value pairs,
+                                           Value pairsLo) {
   int64_t bk = memrefOf(st).getDimSize(0), bq = memrefOf(st).getDimSize(1);
   float negInf = -std::numeric_limits<float>::infinity();
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
@@ -368,9 +369,22 @@ void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
       prob = [&](Value t) {
         Value j = arith::MulIOp::create(kernel.b, kernel.loc, t, kernel.idx(2));
         Value p0 = exp(j), p1 = exp(kernel.add(j, 1));
-        vector::StoreOp::create(kernel.b, kernel.loc,
-                                emitPairF32(kernel, p0, p1), pairs,
-                                ValueRange{t, pairCol});
+        if (pairsLo) {
+          auto [hi0, lo0] = emitSplitF32(kernel, p0);
+          auto [hi1, lo1] = emitSplitF32(kernel, p1);
+          vector::StoreOp::create(
+              kernel.b, kernel.loc,
+              vector::InterleaveOp::create(kernel.b, kernel.loc, hi0, hi1),
+              pairs, ValueRange{t, pairCol});
+          vector::StoreOp::create(
+              kernel.b, kernel.loc,
+              vector::InterleaveOp::create(kernel.b, kernel.loc, lo0, lo1),
+              pairsLo, ValueRange{t, pairCol});
+        } else {
+          vector::StoreOp::create(kernel.b, kernel.loc,
+                                  emitPairF32(kernel, p0, p1), pairs,
+                                  ValueRange{t, pairCol});
+        }
         return arith::AddFOp::create(kernel.b, kernel.loc, p0, p1).getResult();
       };
     }

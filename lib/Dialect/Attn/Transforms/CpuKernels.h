@@ -293,10 +293,11 @@ void emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax, Value m,
 /// scoreScale - m[i]), one FMA. With `pairs` ([bk / 2, 2 * bq] bf16; bk
 /// even), the probabilities are not stored into St but rounded to bf16 into
 /// key pairs (emitPackRowPairsF32's layout), for the P.V that reads them
-/// there.
+/// there; with `pairsLo` too, `pairs` gets the pairs of their bf16 hi
+/// parts and `pairsLo` those of the lo parts (emitSplitF32).
 void emitProbabilities(KernelBuilder &kernel, Value m, Value st, Value rowSum,
                        bool forBf16 = false, float scoreScale = 1.0f,
-                       Value pairs = {});
+                       Value pairs = {}, Value pairsLo = {});
 
 /// x[..., i] *= alpha[i] for x of rank 1 or 2.
 void emitRescale(KernelBuilder &kernel, Value alpha, Value x);

@@ -40,15 +40,22 @@ amx::TileType tileOf(OpBuilder &b, int64_t rows, int64_t cols, Type elt) {
   return amx::TileType::get({rows, cols}, elt);
 }
 
-/// out[m, n] (+)= sum_k a[m, k] * pairs[k / 2, 2 * n + k % 2] for out
-/// [M, N] f32, a [M, K] bf16 and pairs [K / 2, 2 * N] bf16 (M, N, K
-/// multiples of 16): from zero with `fromZero`, else onto what out holds.
-void emitTileProduct(KernelBuilder &kernel, Value a, Value pairs, Value out,
+/// One term of a tile product: a [M, K] bf16 and pairs [K / 2, 2 * N] bf16.
+struct TileTerm {
+  Value a, pairs;
+};
+
+/// out[m, n] (+)= sum over `terms` of sum_k a[m, k] * pairs[k / 2, 2 * n +
+/// k % 2] for out [M, N] f32 (M, N, K multiples of 16): from zero with
+/// `fromZero`, else onto what out holds. Every term loads its own A and B
+/// tiles for each chunk (so that 2 x 2 C tiles and one term's 2 + 2 fill
+/// the 8 registers).
+void emitTileProduct(KernelBuilder &kernel, ArrayRef<TileTerm> terms, Value out,
                      bool fromZero) {
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
   int64_t m = memrefOf(out).getDimSize(0), n = memrefOf(out).getDimSize(1);
-  int64_t k = memrefOf(a).getDimSize(1);
+  int64_t k = memrefOf(terms.front().a).getDimSize(1);
   Type bf16 = b.getBF16Type();
   amx::TileType cType = tileOf(b, kTileRows, kTileRows, b.getF32Type());
   // Full chunks of 32, then one of 16 if K is an odd multiple of 16.
@@ -85,18 +92,22 @@ void emitTileProduct(KernelBuilder &kernel, Value a, Value pairs, Value out,
       for (int64_t width : chunks) {
         amx::TileType aType = tileOf(b, kTileRows, width, bf16);
         amx::TileType bType = tileOf(b, width / 2, 2 * kTileRows, bf16);
-        SmallVector<Value> aTiles, bTiles;
-        for (Value row : rowsM)
-          aTiles.push_back(amx::TileLoadOp::create(
-              b, loc, aType, a, ValueRange{row, kernel.idx(k0)}));
-        for (Value col : pairCols)
-          bTiles.push_back(amx::TileLoadOp::create(
-              b, loc, bType, pairs, ValueRange{kernel.idx(k0 / 2), col}));
-        for (size_t r = 0; r < aTiles.size(); ++r)
-          for (size_t c = 0; c < bTiles.size(); ++c) {
-            Value &x = acc[r * bTiles.size() + c];
-            x = amx::TileMulFOp::create(b, loc, cType, aTiles[r], bTiles[c], x);
-          }
+        for (const TileTerm &term : terms) {
+          SmallVector<Value> aTiles, bTiles;
+          for (Value row : rowsM)
+            aTiles.push_back(amx::TileLoadOp::create(
+                b, loc, aType, term.a, ValueRange{row, kernel.idx(k0)}));
+          for (Value col : pairCols)
+            bTiles.push_back(
+                amx::TileLoadOp::create(b, loc, bType, term.pairs,
+                                        ValueRange{kernel.idx(k0 / 2), col}));
+          for (size_t r = 0; r < aTiles.size(); ++r)
+            for (size_t c = 0; c < bTiles.size(); ++c) {
+              Value &x = acc[r * bTiles.size() + c];
+              x = amx::TileMulFOp::create(b, loc, cType, aTiles[r], bTiles[c],
+                                          x);
+            }
+        }
         k0 += width;
       }
       for (size_t r = 0; r < rowsM.size(); ++r)
@@ -192,6 +203,52 @@ void emitRescaleUnlessOne(KernelBuilder &kernel, Value alpha, Value x) {
 
 } // namespace
 
+void mlir::attn::detail::emitSplitF16(KernelBuilder &kernel, Value src,
+                                      Value dst, bool transpose) {
+  int64_t rows = memrefOf(src).getDimSize(0),
+          cols = memrefOf(src).getDimSize(1);
+  MemRefType dstType = memrefOf(dst);
+  auto part = [&](int64_t p) -> Value {
+    OpBuilder &b = kernel.b;
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(p),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(dstType.getDimSize(0)),
+                                       b.getIndexAttr(1),
+                                       b.getIndexAttr(dstType.getDimSize(2))};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto type = memref::SubViewOp::inferRankReducedResultType(
+        {dstType.getDimSize(0), dstType.getDimSize(2)}, dstType, offsets, sizes,
+        strides);
+    return memref::SubViewOp::create(b, kernel.loc, cast<MemRefType>(type), dst,
+                                     offsets, sizes, strides);
+  };
+  Value hi = part(0), lo = part(1);
+  VectorType rowType = VectorType::get({kernel.width}, kernel.b.getF16Type());
+  auto store = [&](Value x, Value r, Value c) {
+    auto [h, l] = emitSplitF32(
+        kernel, arith::ExtFOp::create(kernel.b, kernel.loc, kernel.vecType, x));
+    vector::StoreOp::create(kernel.b, kernel.loc, h, hi, ValueRange{r, c});
+    vector::StoreOp::create(kernel.b, kernel.loc, l, lo, ValueRange{r, c});
+  };
+  kernel.loop(0, rows, kernel.width, [&](Value r0) {
+    kernel.loop(0, cols, kernel.width, [&](Value c0) {
+      SmallVector<Value> block;
+      for (int64_t r = 0; r < kernel.width; ++r)
+        block.push_back(
+            vector::LoadOp::create(kernel.b, kernel.loc, rowType, src,
+                                   ValueRange{kernel.add(r0, r), c0}));
+      if (!transpose) {
+        for (int64_t r = 0; r < kernel.width; ++r)
+          store(block[r], kernel.add(r0, r), c0);
+        return;
+      }
+      SmallVector<Value> transposed = transposeSquare(kernel, block);
+      for (int64_t c = 0; c < kernel.width; ++c)
+        store(transposed[c], kernel.add(c0, c), r0);
+    });
+  });
+}
+
 bool mlir::attn::detail::readsTransposedValues(linalg::GenericOp op) {
   // (c, i, t) -> (c, t): Vt [e, j]; V [j, e] reads (t, c).
   AffineMap map = op.getIndexingMapsArray()[1];
@@ -199,8 +256,14 @@ bool mlir::attn::detail::readsTransposedValues(linalg::GenericOp op) {
          map.getDimPosition(1) == 2;
 }
 
+bool mlir::attn::detail::isSplitF16(linalg::GenericOp op) {
+  return op.getNumDpsInputs() == 3;
+}
+
 bool mlir::attn::detail::amxTakesScores(linalg::GenericOp op) {
-  if (!scoresTakePackedQuery(op))
+  // Two inputs (bf16 K) or three (split-f16: bf16 hi and lo parts of f16 K).
+  if (op.getNumDpsInputs() > 3 || !scoresTakePackedQuery(op) ||
+      (isSplitF16(op) && !isBf16(op.getDpsInputs()[2])))
     return false;
   MemRefType qt = memrefOf(op.getDpsInputs()[0]);
   MemRefType st = memrefOf(op.getDpsInits()[0]);
@@ -212,6 +275,11 @@ bool mlir::attn::detail::amxTakesPV(linalg::GenericOp op) {
   Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
   MemRefType acc = memrefOf(op.getDpsInits()[0]);
   int64_t dvDim = readsTransposedValues(op) ? 0 : 1;
+  // Split parts only come transposed (split-f16 implies transpose-values).
+  if (op.getNumDpsInputs() > 3 ||
+      (isSplitF16(op) &&
+       (!readsTransposedValues(op) || !isBf16(op.getDpsInputs()[2]))))
+    return false;
   return isBf16(v) && memrefOf(pt).getElementType().isF32() &&
          memrefOf(v).getDimSize(dvDim) == acc.getDimSize(0) &&
          multipleOfTile(memrefOf(pt).getDimSize(0)) &&
@@ -224,25 +292,39 @@ void mlir::attn::detail::emitScoresAmx(KernelBuilder &kernel,
                                        linalg::GenericOp op, Value rowMax,
                                        bool unscaled, bool fromZero) {
   auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
-  Value qPairs = emitQueryPairs(kernel, op);
+  bool split = isSplitF16(op);
+  auto [qHi, qLo] = emitQueryPairs(kernel, op, split);
   Value st = op.getDpsInits()[0];
-  emitTileProduct(kernel, /*a=*/op.getDpsInputs()[1], qPairs, st, fromZero);
+  Value kHi = op.getDpsInputs()[1];
+  SmallVector<TileTerm> terms = {{kHi, qHi}};
+  if (split) {
+    // K Q = Kh Qh + Kh Ql + Kl Qh, to 2^-17 (Kl Ql, below 2^-18, left out).
+    terms.push_back({kHi, qLo});
+    terms.push_back({op.getDpsInputs()[2], qHi});
+  }
+  emitTileProduct(kernel, terms, st, fromZero);
   finishScores(kernel, st, static_cast<float>(scale.getValueAsDouble()),
                unscaled, rowMax);
 }
 
 void mlir::attn::detail::emitPVAmx(KernelBuilder &kernel, linalg::GenericOp op,
-                                   Value rowScale, Value probPairs) {
+                                   Value rowScale, ProbPairs probPairs) {
   Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
   Value acc = op.getDpsInits()[0];
   int64_t bk = memrefOf(pt).getDimSize(0), bq = memrefOf(pt).getDimSize(1);
   int64_t dv = memrefOf(acc).getDimSize(0);
+  bool split = isSplitF16(op);
   if (rowScale)
     emitRescaleUnlessOne(kernel, rowScale, acc);
-  Value pPairs = probPairs;
-  if (!pPairs) {
-    pPairs = bf16Scratch(op, bk / 2, 2 * bq);
-    emitPackRowPairsF32(kernel, pt, pPairs, std::nullopt);
+  if (!probPairs.hi) {
+    probPairs.hi = bf16Scratch(op, bk / 2, 2 * bq);
+    if (split) {
+      probPairs.lo = bf16Scratch(op, bk / 2, 2 * bq);
+      emitPackRowPairsF32Split(kernel, pt, probPairs.hi, probPairs.lo,
+                               std::nullopt);
+    } else {
+      emitPackRowPairsF32(kernel, pt, probPairs.hi, std::nullopt);
+    }
   }
   // V is transposed already (transpose-values), or here, once per key block
   // of every query block.
@@ -251,5 +333,11 @@ void mlir::attn::detail::emitPVAmx(KernelBuilder &kernel, linalg::GenericOp op,
     vt = bf16Scratch(op, dv, bk);
     emitTransposeBf16(kernel, v, vt);
   }
-  emitTileProduct(kernel, /*a=*/vt, pPairs, acc, /*fromZero=*/false);
+  SmallVector<TileTerm> terms = {{vt, probPairs.hi}};
+  if (split) {
+    // V P = Vh Ph + Vh Pl + Vl Ph.
+    terms.push_back({vt, probPairs.lo});
+    terms.push_back({op.getDpsInputs()[2], probPairs.hi});
+  }
+  emitTileProduct(kernel, terms, acc, /*fromZero=*/false);
 }

@@ -27,9 +27,25 @@ namespace mlir::attn::detail {
 /// tile op's kernel, and P.V's where V is not transposed already.
 void emitTransposeBf16(KernelBuilder &kernel, Value src, Value dst);
 
+/// dst [R', 2, C'] = the hi (dst[:, 0, :]) and lo (dst[:, 1, :]) parts of
+/// the f16 tile src [R, C] (each element x as bf16(x) and bf16(x -
+/// bf16(x)), which sum to x exactly), transposed (R' = C, C' = R) if
+/// `transpose`; R and C multiples of the vector width (16).
+void emitSplitF16(KernelBuilder &kernel, Value src, Value dst, bool transpose);
+
 /// Whether the `pv` tile op `op` reads the transposed values Vt [dv, bk]
 /// (attn-tile-online-softmax's transpose-values) rather than V [bk, dv].
 bool readsTransposedValues(linalg::GenericOp op);
+
+/// Whether the `scores` or `pv` tile op `op` reads split-f16's hi and lo
+/// parts (three inputs: K or V = input 1 + input 2).
+bool isSplitF16(linalg::GenericOp op);
+
+/// The bf16 key pairs of P (emitProbabilities' `pairs`), and with
+/// split-f16 those of P's lo parts.
+struct ProbPairs {
+  Value hi, lo;
+};
 
 /// Whether the AMX kernels take the `scores` tile op `op`: bf16 keys, D a
 /// multiple of 16, 16-row blocks of keys and queries, a score scale, inside
@@ -56,7 +72,7 @@ void emitScoresAmx(KernelBuilder &kernel, linalg::GenericOp op, Value rowMax,
 /// running max did not move: the common case once a row has seen its
 /// largest scores), exactly what multiplying by 1 would give.
 void emitPVAmx(KernelBuilder &kernel, linalg::GenericOp op, Value rowScale,
-               Value probPairs);
+               ProbPairs probPairs);
 
 } // namespace mlir::attn::detail
 

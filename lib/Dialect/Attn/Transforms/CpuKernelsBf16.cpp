@@ -60,6 +60,48 @@ void mlir::attn::detail::emitPackRowPairsF32(KernelBuilder &kernel, Value src,
                });
 }
 
+std::pair<Value, Value> mlir::attn::detail::emitSplitF32(KernelBuilder &kernel,
+                                                         Value x) {
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
+  VectorType bf16Type = bf16Vector(kernel, kernel.width);
+  Value hi = arith::TruncFOp::create(b, loc, bf16Type, x);
+  Value rest = arith::SubFOp::create(
+      b, loc, x, arith::ExtFOp::create(b, loc, kernel.vecType, hi));
+  return {hi, arith::TruncFOp::create(b, loc, bf16Type, rest)};
+}
+
+void mlir::attn::detail::emitPackRowPairsF32Split(KernelBuilder &kernel,
+                                                  Value src, Value dstHi,
+                                                  Value dstLo,
+                                                  std::optional<float> scale) {
+  MemRefType type = memrefOf(src);
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
+  Value factor = scale ? kernel.splat(*scale) : Value();
+  kernel.loop(0, type.getDimSize(0) / 2, 1, [&](Value t) {
+    Value r0 = arith::MulIOp::create(b, loc, t, kernel.idx(2));
+    Value r1 = kernel.add(r0, 1);
+    kernel.loop(0, type.getDimSize(1), kernel.width, [&](Value i0) {
+      auto part = [&](Value r) {
+        Value x = kernel.load(src, {r, i0});
+        if (factor)
+          x = arith::MulFOp::create(b, loc, x, factor);
+        return emitSplitF32(kernel, x);
+      };
+      auto [hi0, lo0] = part(r0);
+      auto [hi1, lo1] = part(r1);
+      Value col = arith::MulIOp::create(b, loc, i0, kernel.idx(2));
+      vector::StoreOp::create(b, loc,
+                              vector::InterleaveOp::create(b, loc, hi0, hi1),
+                              dstHi, ValueRange{t, col});
+      vector::StoreOp::create(b, loc,
+                              vector::InterleaveOp::create(b, loc, lo0, lo1),
+                              dstLo, ValueRange{t, col});
+    });
+  });
+}
+
 Value mlir::attn::detail::emitPairF32(KernelBuilder &kernel, Value x0,
                                       Value x1) {
   OpBuilder &b = kernel.b;

@@ -32,6 +32,16 @@ void emitPackRowPairsF32(KernelBuilder &kernel, Value src, Value dst,
 /// and one word shuffle at W = 16).
 Value emitPairF32(KernelBuilder &kernel, Value x0, Value x1);
 
+/// x (f32, W lanes) as two bf16 vectors, hi = bf16(x) and lo = bf16(x -
+/// hi): their sum is x to 2^-17 relative (exactly, for an x that an f16
+/// holds).
+std::pair<Value, Value> emitSplitF32(KernelBuilder &kernel, Value x);
+
+/// emitPackRowPairsF32 into two buffers of the same layout: the pairs of
+/// the hi parts and of the lo parts (emitSplitF32) of src * scale.
+void emitPackRowPairsF32Split(KernelBuilder &kernel, Value src, Value dstHi,
+                              Value dstLo, std::optional<float> scale);
+
 /// The same for a bf16 tile (V [bk, dv]): no rounding.
 void emitPackRowPairsBf16(KernelBuilder &kernel, Value src, Value dst);
 
@@ -60,8 +70,11 @@ bool scoresTakePackedQuery(linalg::GenericOp op);
 /// The query tile of `op` (scoresTakePackedQuery must hold) packed into
 /// pairs of adjacent dims [d / 2, 2 * bq] (emitPackRowPairsF32, with the
 /// score scale divided back out: the bf16 query that was given), built in
-/// front of the key loop, once per query block.
-Value emitQueryPairs(KernelBuilder &kernel, linalg::GenericOp op);
+/// front of the key loop, once per query block. With `split` (f16 queries
+/// for split-f16 keys), the pairs of its hi parts and of its lo parts
+/// (emitPackRowPairsF32Split), second.
+std::pair<Value, Value>
+emitQueryPairs(KernelBuilder &kernel, linalg::GenericOp op, bool split = false);
 
 /// The `scores` tile op `op` (St [bk, bq] += K [bk, d] . Qt [d, bq]) on
 /// vdpbf16ps, for bf16 keys and an even d: the query tile is packed into

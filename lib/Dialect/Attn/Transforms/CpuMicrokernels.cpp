@@ -103,7 +103,7 @@ struct TileRewrite {
   bool amx = false;
   /// The P.V ops (amx) whose probabilities their probs kernel wrote
   /// packed into key pairs, and the buffer it wrote them to.
-  DenseMap<Operation *, Value> *probPairs = nullptr;
+  DenseMap<Operation *, ProbPairs> *probPairs = nullptr;
   /// This query block's query rows (the scale_query tile's input) and
   /// output rows (the output tile's init), for the products to prefetch the
   /// next block's (NextBlockRows).
@@ -238,6 +238,9 @@ bool rewriteScores(TileRewrite &rewrite) {
                          static_cast<float>(scale.getValueAsDouble())));
     return true;
   }
+  // Every other kernel reads one K tile: split-f16's stay a generic.
+  if (isSplitF16(rewrite.op))
+    return false;
   if (rewrite.bf16Dot) {
     // The probabilities take the scale (in the FMA they start with) instead
     // of a multiply per score, where nothing between reads scaled scores;
@@ -288,11 +291,11 @@ bool rewritePV(TileRewrite &rewrite) {
   if (rewrite.amx && amxTakesPV(rewrite.op)) {
     emitPVAmx(rewrite.kernel, rewrite.op, extras.rowScale,
               rewrite.probPairs ? rewrite.probPairs->lookup(rewrite.op)
-                                : Value());
+                                : ProbPairs());
     return true;
   }
   // Every other kernel reads V [bk, dv]: Vt stays a generic (loops).
-  if (readsTransposedValues(rewrite.op))
+  if (readsTransposedValues(rewrite.op) || isSplitF16(rewrite.op))
     return false;
   if (rewrite.bf16Dot &&
       emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
@@ -357,22 +360,27 @@ bool rewriteProbs(TileRewrite &rewrite) {
   for (Operation *next = rewrite.op->getNextNode(); next;
        next = next->getNextNode())
     if ((pv = asTile(next, TileRole::PV))) {
-      forBf16 = pv.getDpsInputs()[0] == out &&
+      // Not for split-f16's parts: that P is kept to 2^-17.
+      forBf16 = pv.getDpsInputs()[0] == out && !isSplitF16(pv) &&
                 memrefOf(pv.getDpsInputs()[1]).getElementType().isBF16();
       break;
     }
-  // A P.V on AMX tiles reads P rounded to bf16 in key pairs: written so
-  // here rather than stored in f32 and packed again.
-  Value pairs;
-  if (rewrite.amx && rewrite.probPairs && forBf16 && amxTakesPV(pv)) {
+  // A P.V on AMX tiles reads P in bf16 key pairs (split-f16: its hi and lo
+  // parts): written so here rather than stored in f32 and packed again.
+  ProbPairs pairs;
+  if (rewrite.amx && rewrite.probPairs && pv && pv.getDpsInputs()[0] == out &&
+      amxTakesPV(pv)) {
     MemRefType type = memrefOf(out);
-    pairs = bf16Scratch(pv, type.getDimSize(0) / 2, 2 * type.getDimSize(1));
+    int64_t rows = type.getDimSize(0) / 2, cols = 2 * type.getDimSize(1);
+    pairs.hi = bf16Scratch(pv, rows, cols);
+    if (isSplitF16(pv))
+      pairs.lo = bf16Scratch(pv, rows, cols);
     (*rewrite.probPairs)[pv] = pairs;
   }
   auto scale = rewrite.op->getAttrOfType<FloatAttr>(kProbsScoreScaleAttrName);
   emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum, forBf16,
                     scale ? static_cast<float>(scale.getValueAsDouble()) : 1.0f,
-                    pairs);
+                    pairs.hi, pairs.lo);
   return true;
 }
 
@@ -433,8 +441,10 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
   // them to emitRowTranspose before the static checks.
   case TileRole::ScaleQuery:
   case TileRole::Output:
-  // Its output is bf16: rewriteTileOp hands it to emitTransposeBf16.
+  // Their outputs are bf16: rewriteTileOp hands them to emitTransposeBf16
+  // and emitSplitF16.
   case TileRole::TransposeValues:
+  case TileRole::Bf16Keys:
     return false;
   // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
   case TileRole::InitQuery:
@@ -471,20 +481,29 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, bool bf16Dot, bool amx, bool scalefExp,
                    bool blendStores, const NextBlockRows &nextRows,
-                   DenseMap<Operation *, Value> &probPairs,
+                   DenseMap<Operation *, ProbPairs> &probPairs,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
-  if (role == TileRole::TransposeValues) {
-    // [bk, dv] -> [dv, bk], bf16, both multiples of the width.
-    if (!asTile(op, *role) || op.getNumDpsInputs() != 1)
+  if (role == TileRole::TransposeValues || role == TileRole::Bf16Keys) {
+    // V [bk, dv] -> [dv, bk] (bf16, or f16 into bf16 hi and lo), or K
+    // [bk, d] f16 into bf16 hi and lo; both dims multiples of the width.
+    if (!asTile(op, *role) || op.getNumDpsInputs() != 1 || width != 16)
       return false;
     MemRefType src = memrefOf(op.getDpsInputs()[0]);
-    if (!src.getElementType().isBF16() || src.getDimSize(0) % width != 0 ||
-        src.getDimSize(1) % width != 0)
+    // Split: one [rows, 2, cols] output, hi then lo.
+    bool split = memrefOf(op.getDpsInits()[0]).getRank() == 3;
+    if (!(split ? src.getElementType().isF16()
+                : src.getElementType().isBF16()) ||
+        (!split && role == TileRole::Bf16Keys) ||
+        src.getDimSize(0) % width != 0 || src.getDimSize(1) % width != 0)
       return false;
     OpBuilder builder(op);
     KernelBuilder kernel(builder, op.getLoc(), width);
-    emitTransposeBf16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0]);
+    if (split)
+      emitSplitF16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0],
+                   /*transpose=*/role == TileRole::TransposeValues);
+    else
+      emitTransposeBf16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0]);
     op->erase();
     return true;
   }
@@ -566,7 +585,7 @@ struct AttnCpuMicrokernelsPass
     warnOffWidth(tiles);
     NextBlockRows nextRows(tiles);
     DenseSet<Operation *> erased;
-    DenseMap<Operation *, Value> probPairs;
+    DenseMap<Operation *, ProbPairs> probPairs;
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
         rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, amx,

@@ -52,17 +52,22 @@ bool mlir::attn::detail::scoresTakePackedQuery(linalg::GenericOp op) {
   return qtDef && !keyLoopOf(op)->isAncestor(qtDef);
 }
 
-Value mlir::attn::detail::emitQueryPairs(KernelBuilder &kernel,
-                                         linalg::GenericOp op) {
+std::pair<Value, Value>
+mlir::attn::detail::emitQueryPairs(KernelBuilder &kernel, linalg::GenericOp op,
+                                   bool split) {
   Value qt = op.getDpsInputs()[0];
   auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
   int64_t d = memrefOf(qt).getDimSize(0), bq = memrefOf(qt).getDimSize(1);
+  float unscale = 1.0f / static_cast<float>(scale.getValueAsDouble());
   Value qPairs = bf16Scratch(op, d / 2, 2 * bq);
+  Value qLo = split ? bf16Scratch(op, d / 2, 2 * bq) : Value();
   OpBuilder::InsertionGuard guard(kernel.b);
   kernel.b.setInsertionPoint(keyLoopOf(op));
-  emitPackRowPairsF32(kernel, qt, qPairs,
-                      1.0f / static_cast<float>(scale.getValueAsDouble()));
-  return qPairs;
+  if (split)
+    emitPackRowPairsF32Split(kernel, qt, qPairs, qLo, unscale);
+  else
+    emitPackRowPairsF32(kernel, qt, qPairs, unscale);
+  return {qPairs, qLo};
 }
 
 bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
@@ -74,7 +79,7 @@ bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
     return false;
   auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
   float qScale = static_cast<float>(scale.getValueAsDouble());
-  Value qPairs = emitQueryPairs(kernel, op);
+  Value qPairs = emitQueryPairs(kernel, op).first;
   emitBf16Contraction(
       kernel, blocking, qPairs, op.getDpsInputs()[1],
       [&](Value j, Value t) -> SmallVector<Value> {

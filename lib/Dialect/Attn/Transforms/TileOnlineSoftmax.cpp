@@ -58,14 +58,14 @@ Value dimIndex(OpBuilder &b, Location loc, Value t, int64_t dim) {
 /// causal / window band's element mask.
 SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
                          const QueryBlock &qb, Value qTile, Value kStart,
-                         Value kTile, Value vTile, Value validKeys, bool banded,
+                         const KvTiles &tiles, Value validKeys, bool banded,
                          const SoftmaxState &state) {
   // The ops come in the order a target can fuse neighbours in: the row max
   // right after the scores (its init before them), the row sum right after
   // the probabilities, the rescale of the accumulator right before P.V.
   Value rowMaxInit =
       filledTile(b, sdpa.loc, {sdpa.bq}, kNegInf, TileRole::InitRowMax);
-  Value s = emitScoreTile(b, sdpa, qTile, kTile);
+  Value s = emitScoreTile(b, sdpa, qTile, tiles.k, tiles.kLo);
   if (sdpa.softcap)
     s = applySoftcap(b, sdpa, s);
   if (qb.alibiSlope)
@@ -79,7 +79,7 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
   Value lScaled = rescaleRows(b, sdpa, state.l, alpha);
   Value p = computeProbabilities(b, sdpa, s, mNew);
   Value l = accumulateRowSum(b, sdpa, p, lScaled);
-  Value acc = accumulateValues(b, sdpa, p, vTile,
+  Value acc = accumulateValues(b, sdpa, p, tiles.v, tiles.vLo,
                                rescaleRows(b, sdpa, state.acc, alpha));
   return {mNew, l, acc};
 }
@@ -94,15 +94,9 @@ SoftmaxState emitKvLoop(OpBuilder &b, const TiledSdpa &sdpa,
       [&](OpBuilder &nb, Location nloc, Value kvBlock, ValueRange iterArgs) {
         Value kStart = arith::MulIOp::create(nb, nloc, kvBlock,
                                              indexConstant(nb, nloc, sdpa.bk));
-        OpFoldResult len = nb.getIndexAttr(sdpa.bk);
-        Value kTile = sliceRows(nb, nloc, sdpa.op.getKey(), qb.batch, qb.kvHead,
-                                kStart, len);
-        Value vTile = sdpa.valuesT
-                          ? transposedValueTile(nb, sdpa, qb, kStart)
-                          : sliceRows(nb, nloc, sdpa.op.getValue(), qb.batch,
-                                      qb.kvHead, kStart, len);
         SoftmaxState next = emitKvBlock(
-            nb, sdpa, qb, qTile, kStart, kTile, vTile,
+            nb, sdpa, qb, qTile, kStart,
+            kvTilesAt(nb, sdpa, qb, kStart, /*tailLen=*/Value()),
             /*validKeys=*/Value(), banded, SoftmaxState::from(iterArgs));
         scf::YieldOp::create(nb, nloc, next.asValues());
       });
@@ -123,15 +117,10 @@ SoftmaxState emitKvTail(OpBuilder &b, const TiledSdpa &sdpa,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
-    Value kTile = paddedRows(b, loc, sdpa.op.getKey(), qb.batch, qb.kvHead,
-                             kStart, len, sdpa.bk);
-    // The transposed copy is zero past Lk already.
-    Value vTile = sdpa.valuesT
-                      ? transposedValueTile(b, sdpa, qb, kStart)
-                      : paddedRows(b, loc, sdpa.op.getValue(), qb.batch,
-                                   qb.kvHead, kStart, len, sdpa.bk);
-    SoftmaxState next = emitKvBlock(b, sdpa, qb, qTile, kStart, kTile, vTile,
-                                    len, sdpa.band.has_value(), state);
+    // The prepared copies are zero past Lk already.
+    SoftmaxState next = emitKvBlock(b, sdpa, qb, qTile, kStart,
+                                    kvTilesAt(b, sdpa, qb, kStart, len), len,
+                                    sdpa.band.has_value(), state);
     scf::YieldOp::create(b, loc, next.asValues());
     b.setInsertionPointToStart(ifOp.elseBlock());
     scf::YieldOp::create(b, loc, values);
@@ -522,6 +511,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
       sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, sdpa.lk)
                 : indexConstant(b, loc, 0);
   planKeySplits(sdpa, tiling.kvSplits);
+  sdpa.splitF16 = tiling.splitF16 && takesSplitF16(sdpa);
   sdpa.transposeValues = tiling.transposeValues && takesTransposedValues(sdpa);
   return sdpa;
 }
@@ -564,6 +554,8 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     if (failed(checkTileSizes(op, opTiling)))
       return failure();
     TiledSdpa sdpa = planTiling(rewriter, op, opTiling);
+    if (sdpa.splitF16)
+      sdpa.keysSplit = emitSplitKeys(rewriter, sdpa);
     if (sdpa.transposeValues)
       sdpa.valuesT = emitTransposedValues(rewriter, sdpa);
     scf::ForallOp forall = sdpa.kvSplits > 1
@@ -611,9 +603,9 @@ struct AttnTileOnlineSoftmaxPass
     }
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
-        patterns,
-        {blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeWidth,
-         decodeBf16Dot, narrowBlockQ, narrowBf16MaxD, transposeValues});
+        patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
+                   decodeWidth, decodeBf16Dot, narrowBlockQ, narrowBf16MaxD,
+                   transposeValues, splitF16});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

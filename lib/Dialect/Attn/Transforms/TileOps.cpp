@@ -163,14 +163,35 @@ namespace {
 /// ((c, i, t) -> its indices) and extended to f32: the shape of both
 /// products, which a target may swap for one kernel.
 Value emitTileContraction(OpBuilder &b, const TiledSdpa &sdpa, Value a,
-                          Value bTile, AffineMap bMap, Value out,
+                          Value bTile, Value bLo, AffineMap bMap, Value out,
                           TileRole role) {
   MLIRContext *context = b.getContext();
+  SmallVector<Value> ins = {a, bTile};
+  SmallVector<AffineMap> maps = {mapOf(context, 3, {2, 1}), bMap};
+  if (bLo) {
+    ins.push_back(bLo);
+    maps.push_back(bMap);
+  }
+  maps.push_back(mapOf(context, 3, {0, 1}));
   auto generic = linalg::GenericOp::create(
-      b, sdpa.loc, out.getType(), ValueRange{a, bTile}, out,
-      ArrayRef<AffineMap>{mapOf(context, 3, {2, 1}), bMap,
-                          mapOf(context, 3, {0, 1})},
-      getIteratorTypes(2, 1), buildMultiplyAccumulateBody);
+      b, sdpa.loc, out.getType(), ins, out, maps, getIteratorTypes(2, 1),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        if (!bLo)
+          return buildMultiplyAccumulateBody(nb, nloc, args);
+        // split-f16: b = hi + lo, exact in f32.
+        Type f32 = nb.getF32Type();
+        Value bValue = arith::AddFOp::create(
+            nb, nloc, arith::ExtFOp::create(nb, nloc, f32, args[1]),
+            arith::ExtFOp::create(nb, nloc, f32, args[2]));
+        Value prod = arith::MulFOp::create(
+            nb, nloc,
+            convertScalarToDtype(nb, nloc, args[0], f32,
+                                 /*isUnsignedCast=*/false),
+            bValue);
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::AddFOp::create(nb, nloc, args[3], prod).getResult());
+      });
   setTileRole(generic, role);
   return generic.getResult(0);
 }
@@ -179,10 +200,10 @@ Value emitTileContraction(OpBuilder &b, const TiledSdpa &sdpa, Value a,
 
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
 Value mlir::attn::detail::emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa,
-                                        Value qTile, Value kTile) {
+                                        Value qTile, Value kTile, Value kLo) {
   Value init =
       filledTile(b, sdpa.loc, {sdpa.bk, sdpa.bq}, 0.0f, TileRole::InitScores);
-  Value scores = emitTileContraction(b, sdpa, qTile, kTile,
+  Value scores = emitTileContraction(b, sdpa, qTile, kTile, kLo,
                                      mapOf(b.getContext(), 3, {0, 2}), init,
                                      TileRole::Scores);
   // The factor the query tile carries (scale * log2 e): a kernel that needs
@@ -407,8 +428,9 @@ Value mlir::attn::detail::accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa,
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i].
 Value mlir::attn::detail::accumulateValues(OpBuilder &b, const TiledSdpa &sdpa,
-                                           Value p, Value vTile, Value acc) {
-  return emitTileContraction(b, sdpa, p, vTile,
+                                           Value p, Value vTile, Value vLo,
+                                           Value acc) {
+  return emitTileContraction(b, sdpa, p, vTile, vLo,
                              mapOf(b.getContext(), 3,
                                    sdpa.valuesT ? SmallVector<unsigned>{0, 2}
                                                 : SmallVector<unsigned>{2, 0}),

@@ -58,9 +58,23 @@ struct TiledSdpa {
   /// The decode kernel's Q.K on bf16 dot products (decode-bf16-dot).
   bool decodeBf16Dot = false;
   /// transpose-values: V transposed once per call into valuesT [B, Hkv, Dv,
-  /// Lk rounded up to bk] (TileTransposedValues.cpp); P.V reads its tiles.
+  /// Lk rounded up to bk] (TileKvOperands.cpp); P.V reads its tiles.
   bool transposeValues = false;
   Value valuesT;
+  /// split-f16: f16 K and V as bf16 hi + lo (TileKvOperands.cpp): K split
+  /// once per call into keysSplit [B, Hkv, Lk rounded up to bk, 2 * D] (hi
+  /// in columns [0, D), lo in [D, 2 D)), V into valuesT [B, Hkv, Dv, 2 * Lk
+  /// rounded up] (each key block's hi columns, then its lo columns).
+  bool splitF16 = false;
+  Value keysSplit;
+};
+
+/// The K and V tiles of one key block as the tile ops read them: K [bk, D]
+/// and V [bk, Dv] (views, or zero-padded copies for the tail), or the tiles
+/// of the copies made once per call: V transposed, [Dv, bk]; with split-f16
+/// also the lo parts kLo and vLo (k and v are then the hi parts).
+struct KvTiles {
+  Value k, kLo, v, vLo;
 };
 
 /// The indices that identify one query block inside the scf.forall. Rows
@@ -122,9 +136,10 @@ Value paddedRows(OpBuilder &b, Location loc, Value source, Value bIdx,
 Value emitScaledQueryTile(OpBuilder &b, const TiledSdpa &sdpa,
                           const QueryBlock &qb);
 
-/// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile.
+/// St[j, i] = sum_d K[j, d] * Qt[d, i]: the [bk, bq] f32 score tile; with
+/// `kLo`, K[j, d] = kTile[j, d] + kLo[j, d] (split-f16).
 Value emitScoreTile(OpBuilder &b, const TiledSdpa &sdpa, Value qTile,
-                    Value kTile);
+                    Value kTile, Value kLo = {});
 
 /// St = c * tanh(St / c), c = sdpa.softcap (log2 units): the softcap tile op
 /// (TileScoreModifiers.cpp).
@@ -171,23 +186,33 @@ Value accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa, Value p, Value l);
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i]; with sdpa.valuesT, vTile is the
 /// [dv, bk] tile of the transposed values: acct[e, i] += sum_j Vt[e, j] *
-/// Pt[j, i].
+/// Pt[j, i]; with `vLo`, the value is vTile + vLo (split-f16).
 Value accumulateValues(OpBuilder &b, const TiledSdpa &sdpa, Value p,
-                       Value vTile, Value acc);
+                       Value vTile, Value vLo, Value acc);
 
-/// Whether transpose-values applies to `sdpa`: bf16 values, Dv and bk
-/// multiples of 16, not the decode kernel.
+/// Whether transpose-values applies to `sdpa`: bf16 values (or f16 ones
+/// with split-f16), Dv and bk multiples of 16, not the decode kernel.
 bool takesTransposedValues(const TiledSdpa &sdpa);
 
-/// V transposed into a [B, Hkv, Dv, ceil(Lk / bk) * bk] tensor, zero past
-/// Lk: an scf.forall over (batch, key/value head, full key block) of
+/// Whether split-f16 applies: f16 K and V, D, Dv and bk multiples of 16, not
+/// the decode kernel.
+bool takesSplitF16(const TiledSdpa &sdpa);
+
+/// K split into bf16 hi and lo, once per call (sdpa.keysSplit's layout): a
+/// `bf16_keys` tile op per key block.
+Value emitSplitKeys(OpBuilder &b, const TiledSdpa &sdpa);
+
+/// The K and V tiles of the key block from kStart: full (`tailLen` null) or
+/// the partial last one of tailLen keys.
+KvTiles kvTilesAt(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,
+                  Value kStart, Value tailLen);
+
+/// V transposed into a [B, Hkv, Dv, ceil(Lk / bk) * bk] tensor (with
+/// split-f16 bf16, twice the columns: sdpa.valuesT's layout), zero past Lk:
+/// an scf.forall over (batch, key/value head, full key block) of
 /// `transpose_values` tile ops, then one over (batch, key/value head) for
 /// the partial last block, if any.
 Value emitTransposedValues(OpBuilder &b, const TiledSdpa &sdpa);
-
-/// The [dv, bk] tile of sdpa.valuesT for the keys from kStart.
-Value transposedValueTile(OpBuilder &b, const TiledSdpa &sdpa,
-                          const QueryBlock &qb, Value kStart);
 
 /// The normalized output of the block's `rows` valid rows, [rows, dv] in
 /// the element type, written into `dest`.

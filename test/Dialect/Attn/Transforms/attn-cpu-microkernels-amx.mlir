@@ -7,6 +7,11 @@
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefixes=CHECK,INBLOCK
 
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16 transpose-values=true split-f16=true" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefix=SPLIT
+
 // amx: both products on AMX tiles. V is transposed once, before the query
 // blocks (transpose-values: a forall of its own whose kernel stores the
 // transposed rows), or else in each query block into a scratch buffer. The
@@ -111,4 +116,33 @@ func.func @scores_off_tiles(%q: tensor<1x1x64x24xbf16>, %k: tensor<1x1x64x24xbf1
 func.func @f32_unchanged(%q: tensor<1x1x64x32xf32>, %k: tensor<1x1x64x32xf32>) -> tensor<1x1x64x32xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32>, tensor<1x1x64x32xf32> -> tensor<1x1x64x32xf32>
   return %o : tensor<1x1x64x32xf32>
+}
+
+// -----
+
+// split-f16: f16 K and V split once per call into bf16 hi and lo, each part
+// by vector code (f16 -> f32, rounded to bf16, the rest rounded again) into
+// its half of the window; the query and P split into hi and lo pairs; each
+// product three tile products per chunk (hi.hi, hi.lo, lo.hi): 3 x 4
+// tile_mulf per 2 x 2 block. Nothing goes through a copy.
+// SPLIT-LABEL: func.func @f16_split
+// SPLIT-NOT:   memref.copy %alloc
+// SPLIT:       scf.forall
+// SPLIT:         vector.load %{{.*}} : memref<32x32xf16, {{.*}}>, vector<16xf16>
+// SPLIT:         arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
+// SPLIT:         %[[HI:.*]] = arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// SPLIT:         arith.extf %[[HI]] : vector<16xbf16> to vector<16xf32>
+// SPLIT:         arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// SPLIT:       scf.forall
+// SPLIT:         scf.for
+// SPLIT-COUNT-12: amx.tile_mulf
+// SPLIT:         vector.interleave
+// SPLIT:         vector.interleave
+// SPLIT-COUNT-12: amx.tile_mulf
+// SPLIT-NOT:   attn.tile = #attn.tile<scores>
+// SPLIT-NOT:   attn.tile = #attn.tile<pv>
+// SPLIT-NOT:   attn.tile = #attn.tile<bf16_keys>
+func.func @f16_split(%q: tensor<1x1x64x32xf16>, %k: tensor<1x1x64x32xf16>) -> tensor<1x1x64x32xf16> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x1x64x32xf16>, tensor<1x1x64x32xf16>, tensor<1x1x64x32xf16> -> tensor<1x1x64x32xf16>
+  return %o : tensor<1x1x64x32xf16>
 }

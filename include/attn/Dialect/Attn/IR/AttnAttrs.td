@@ -58,7 +58,9 @@ def Attn_TileRole : I32EnumAttr<"TileRole",
       I32EnumAttrCase<"ScaleQuery", 17, "scale_query">,   // Qt = Q^T * scale
       I32EnumAttrCase<"Output", 18, "output">,            // O = (acct / l)^T
       // Once per call (transpose-values): V transposed for P.V.
-      I32EnumAttrCase<"TransposeValues", 19, "transpose_values"> // Vt = V^T
+      I32EnumAttrCase<"TransposeValues", 19, "transpose_values">, // Vt = V^T
+      // Once per call (split-f16): f16 K as bf16 hi + lo.
+      I32EnumAttrCase<"Bf16Keys", 20, "bf16_keys">        // K = hi + lo
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;

@@ -127,6 +127,16 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "block, in an scf.forall of its own), and `pv` reads its [Dv, "
            "block-kv] tiles from there: what the AMX kernels' P.V needs as "
            "its A operand, made once rather than in every query block">,
+    Option<"splitF16", "split-f16", "bool", /*default=*/"false",
+           "For f16 K and V with D, Dv and the key blocks multiples of 16 "
+           "(not the decode kernel): each made once per call, before the "
+           "query blocks, into two bf16 parts, hi = bf16(x) and lo = "
+           "bf16(x - hi), whose sum is x exactly (`bf16_keys` tile ops for "
+           "K into [B, Hkv, Lk rounded up, 2 D]; V with transpose-values "
+           "into [B, Hkv, Dv, 2 Lk rounded up], its `transpose_values` ops "
+           "giving both parts); `scores` and `pv` read both parts (three "
+           "inputs, K or V = hi + lo): for bf16 tile products (the AMX "
+           "kernels) that give f16 inputs f32-accurate products">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
