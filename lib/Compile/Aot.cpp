@@ -289,10 +289,11 @@ static llvm::Error wrapInDestinationPassingEntry(ModuleOp module,
 
 /// The kernels of the fused cpu lowering: --kernels, with auto resolved from
 /// the features of --cpu (this machine's for native); a forced path --cpu
-/// cannot run is an error. `blendStores`: blend-stores' default for them on
+/// cannot run is an error. `amxFp16`: whether --cpu has AMX-FP16.
+/// `blendStores`: blend-stores' default for them on
 /// --cpu.
-static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options,
-                                                bool &blendStores) {
+static llvm::Expected<CpuKernels>
+cpuKernelsFor(const AotOptions &options, bool &blendStores, bool &amxFp16) {
   std::optional<CpuKernels> kernels = parseCpuKernels(options.kernels);
   if (!kernels)
     return makeError(
@@ -321,6 +322,7 @@ static llvm::Expected<CpuKernels> cpuKernelsFor(const AotOptions &options,
                      "that --cpu " + options.cpu + " does not have");
   CpuKernels resolved = resolveCpuKernels(*kernels, hasFeature);
   blendStores = blendStoresByDefault(resolved, hasFeature);
+  amxFp16 = resolved == CpuKernels::Amx && hasFeature("amx-fp16");
   return resolved;
 }
 
@@ -365,12 +367,14 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       buildNaiveCpuPipeline(pm);
     } else {
       CpuPipelineOptions cpu;
-      bool blendStores = false;
-      llvm::Expected<CpuKernels> kernels = cpuKernelsFor(options, blendStores);
+      bool blendStores = false, amxFp16 = false;
+      llvm::Expected<CpuKernels> kernels =
+          cpuKernelsFor(options, blendStores, amxFp16);
       if (!kernels)
         return kernels.takeError();
       cpu.kernels = *kernels;
       cpu.blendStores = blendStores; // --cpu's, not the host's
+      cpu.amxFp16 = amxFp16;
       cpu.openmp = options.openmp;
       if (!options.ompSchedule.empty())
         cpu.ompSchedule = options.ompSchedule;

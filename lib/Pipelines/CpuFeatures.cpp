@@ -62,6 +62,10 @@ bool mlir::attn::hostGrantsAmx() {
 #endif
 }
 
+bool mlir::attn::hostHasAmxFp16() {
+  return hostGrantsAmx() && llvm::sys::getHostCPUFeatures().lookup("amx-fp16");
+}
+
 /// This machine's CPU features, with AMX's only where the OS grants them.
 static bool hostHasFeature(const llvm::StringMap<bool> &features,
                            llvm::StringRef name) {

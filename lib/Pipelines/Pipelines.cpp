@@ -158,6 +158,10 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
   kernels.bf16Dot =
       (path == CpuKernels::Avx512Bf16 || path == CpuKernels::Amx) && wide;
   kernels.amx = path == CpuKernels::Amx && wide;
+  // The host's default (attn-compile sets the option from --cpu's).
+  kernels.amxFp16 =
+      kernels.amx &&
+      (options.amxFp16.hasValue() ? bool(options.amxFp16) : hostHasAmxFp16());
   kernels.avx512Exp = path != CpuKernels::Avx2 && wide;
   kernels.targetFeatures = disabledTargetFeatures(path).str();
   // The host's default (attn-compile sets the option from --cpu's).
@@ -207,16 +211,18 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     tiling.decodeBf16Dot = kernels.bf16Dot;
   }
   // The AMX kernels' P.V reads V transposed: made once per call. Their
-  // bf16 ops take 128-row blocks up to D = 256: hq=8 L=4096 bf16, one
+  // bf16 and f16 ops take 128-row blocks up to D = 256: hq=8 L=4096, one
   // thread, paired CPU time against 64 rows (bench/ab-paired.py,
-  // --block-q=128): d=128 0.913x, d=256 (hq=4 L=2048) 0.973x; f32 at
-  // d=128 1.016x, so other element types keep 64 (docs/benchmarks.md,
+  // --block-q=128): bf16 d=128 0.913x, d=256 (hq=4 L=2048) 0.973x, f16
+  // d=128 0.920x; f32 at d=128 1.016x, so it keeps 64 (docs/benchmarks.md,
   // round twelve).
   tiling.transposeValues = options.microkernels && kernels.amx;
-  // f16 on the same tiles, as bf16 hi + lo parts.
-  tiling.splitF16 = options.microkernels && kernels.amx;
+  // f16 on the same tiles: as it is on AMX-FP16, else as bf16 hi + lo
+  // parts.
+  tiling.f16Tiles = options.microkernels && kernels.amxFp16;
+  tiling.splitF16 = options.microkernels && kernels.amx && !kernels.amxFp16;
   if (options.microkernels && kernels.amx)
-    tiling.narrowBf16MaxD = 256;
+    tiling.narrowLowpMaxD = 256;
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.

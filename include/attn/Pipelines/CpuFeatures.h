@@ -64,6 +64,10 @@ bool hostCanRun(CpuKernels kernels);
 /// it dies of SIGILL). False on other systems.
 bool hostGrantsAmx();
 
+/// Whether this process may run AMX-FP16's tdpfp16ps: amx-fp16 (CPUID;
+/// some kernels' /proc/cpuinfo does not list it) and hostGrantsAmx().
+bool hostHasAmxFp16();
+
 /// Whether attn-cpu-microkernels' blend-stores is on by default for the
 /// resolved `kernels` on a target with these features: the avx2 kernels
 /// (AVX2's masked stores are microcoded on AMD Zen) on an x86 target with

@@ -77,6 +77,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "row-vectors",
       llvm::cl::desc("Row vectors per register block in the microkernels"),
       llvm::cl::init(AttnCpuMicrokernelsOptions{}.rowVectors)};
+  PassOptions::Option<bool> amxFp16{
+      *this, "amx-fp16",
+      llvm::cl::desc("On the amx kernels: f16 products on AMX-FP16 tiles "
+                     "(attn-cpu-microkernels' amx-fp16) rather than as "
+                     "split-f16's bf16 parts; default: whether the target "
+                     "has amx-fp16 (the JIT: the host; attn-compile: --cpu)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> blendStores{
       *this, "blend-stores",
       llvm::cl::desc("attn-cpu-microkernels' blend-stores (masked tiles "

@@ -381,9 +381,10 @@ void mlir::attn::detail::emitProbabilities(KernelBuilder &kernel, Value m,
               vector::InterleaveOp::create(kernel.b, kernel.loc, lo0, lo1),
               pairsLo, ValueRange{t, pairCol});
         } else {
-          vector::StoreOp::create(kernel.b, kernel.loc,
-                                  emitPairF32(kernel, p0, p1), pairs,
-                                  ValueRange{t, pairCol});
+          vector::StoreOp::create(
+              kernel.b, kernel.loc,
+              emitPairF32(kernel, p0, p1, memrefOf(pairs).getElementType()),
+              pairs, ValueRange{t, pairCol});
         }
         return arith::AddFOp::create(kernel.b, kernel.loc, p0, p1).getResult();
       };

@@ -36,6 +36,13 @@ constexpr int64_t kChunk = 32;
 
 bool isBf16(Value v) { return memrefOf(v).getElementType().isBF16(); }
 
+/// bf16, or with `fp16` (AMX-FP16's tdpfp16ps) f16 too: what a tile
+/// product takes as it is.
+bool isTileType(Value v, bool fp16) {
+  Type elt = memrefOf(v).getElementType();
+  return elt.isBF16() || (fp16 && elt.isF16());
+}
+
 amx::TileType tileOf(OpBuilder &b, int64_t rows, int64_t cols, Type elt) {
   return amx::TileType::get({rows, cols}, elt);
 }
@@ -56,7 +63,8 @@ void emitTileProduct(KernelBuilder &kernel, ArrayRef<TileTerm> terms, Value out,
   Location loc = kernel.loc;
   int64_t m = memrefOf(out).getDimSize(0), n = memrefOf(out).getDimSize(1);
   int64_t k = memrefOf(terms.front().a).getDimSize(1);
-  Type bf16 = b.getBF16Type();
+  // bf16 (tdpbf16ps) or f16 (tdpfp16ps): every term's operands are one type.
+  Type bf16 = memrefOf(terms.front().a).getElementType();
   amx::TileType cType = tileOf(b, kTileRows, kTileRows, b.getF32Type());
   // Full chunks of 32, then one of 16 if K is an odd multiple of 16.
   SmallVector<int64_t> chunks;
@@ -260,9 +268,11 @@ bool mlir::attn::detail::isSplitF16(linalg::GenericOp op) {
   return op.getNumDpsInputs() == 3;
 }
 
-bool mlir::attn::detail::amxTakesScores(linalg::GenericOp op) {
-  // Two inputs (bf16 K) or three (split-f16: bf16 hi and lo parts of f16 K).
-  if (op.getNumDpsInputs() > 3 || !scoresTakePackedQuery(op) ||
+bool mlir::attn::detail::amxTakesScores(linalg::GenericOp op, bool fp16) {
+  // Two inputs (bf16 K, or f16 with fp16) or three (split-f16: bf16 hi and
+  // lo parts of f16 K).
+  if (op.getNumDpsInputs() > 3 ||
+      !scoresTakePackedQuery(op, fp16 && !isSplitF16(op)) ||
       (isSplitF16(op) && !isBf16(op.getDpsInputs()[2])))
     return false;
   MemRefType qt = memrefOf(op.getDpsInputs()[0]);
@@ -271,7 +281,7 @@ bool mlir::attn::detail::amxTakesScores(linalg::GenericOp op) {
          multipleOfTile(st.getDimSize(1));
 }
 
-bool mlir::attn::detail::amxTakesPV(linalg::GenericOp op) {
+bool mlir::attn::detail::amxTakesPV(linalg::GenericOp op, bool fp16) {
   Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
   MemRefType acc = memrefOf(op.getDpsInits()[0]);
   int64_t dvDim = readsTransposedValues(op) ? 0 : 1;
@@ -280,7 +290,8 @@ bool mlir::attn::detail::amxTakesPV(linalg::GenericOp op) {
       (isSplitF16(op) &&
        (!readsTransposedValues(op) || !isBf16(op.getDpsInputs()[2]))))
     return false;
-  return isBf16(v) && memrefOf(pt).getElementType().isF32() &&
+  return isTileType(v, fp16 && !isSplitF16(op)) &&
+         memrefOf(pt).getElementType().isF32() &&
          memrefOf(v).getDimSize(dvDim) == acc.getDimSize(0) &&
          multipleOfTile(memrefOf(pt).getDimSize(0)) &&
          multipleOfTile(acc.getDimSize(0)) &&
@@ -317,7 +328,9 @@ void mlir::attn::detail::emitPVAmx(KernelBuilder &kernel, linalg::GenericOp op,
   if (rowScale)
     emitRescaleUnlessOne(kernel, rowScale, acc);
   if (!probPairs.hi) {
-    probPairs.hi = bf16Scratch(op, bk / 2, 2 * bq);
+    // P in V's type: bf16, or f16 on AMX-FP16 tiles.
+    probPairs.hi = bf16Scratch(op, bk / 2, 2 * bq,
+                               split ? Type() : memrefOf(v).getElementType());
     if (split) {
       probPairs.lo = bf16Scratch(op, bk / 2, 2 * bq);
       emitPackRowPairsF32Split(kernel, pt, probPairs.hi, probPairs.lo,
@@ -330,7 +343,7 @@ void mlir::attn::detail::emitPVAmx(KernelBuilder &kernel, linalg::GenericOp op,
   // of every query block.
   Value vt = v;
   if (!readsTransposedValues(op)) {
-    vt = bf16Scratch(op, dv, bk);
+    vt = bf16Scratch(op, dv, bk, memrefOf(v).getElementType());
     emitTransposeBf16(kernel, v, vt);
   }
   SmallVector<TileTerm> terms = {{vt, probPairs.hi}};

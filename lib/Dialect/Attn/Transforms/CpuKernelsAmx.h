@@ -51,11 +51,13 @@ struct ProbPairs {
 /// multiple of 16, 16-row blocks of keys and queries, a score scale, inside
 /// a query block (scf.forall) whose query tile is complete before the key
 /// loop.
-bool amxTakesScores(linalg::GenericOp op);
+/// With `fp16` (AMX-FP16), f16 keys too, on f16 tiles.
+bool amxTakesScores(linalg::GenericOp op, bool fp16);
 
 /// Whether they take the `pv` tile op `op`: bf16 values, f32 probabilities,
 /// keys a multiple of 16, Dv and the query rows multiples of 16.
-bool amxTakesPV(linalg::GenericOp op);
+/// With `fp16` (AMX-FP16), f16 values too (P rounded to f16).
+bool amxTakesPV(linalg::GenericOp op, bool fp16);
 
 /// St (+)= K . Qt on AMX tiles (amxTakesScores must hold; from zero with
 /// `fromZero`, else onto what St holds), stored unscaled

@@ -56,7 +56,8 @@ void mlir::attn::detail::emitPackRowPairsF32(KernelBuilder &kernel, Value src,
   };
   packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
                [&](Value r0, Value r1, Value i0) -> Value {
-                 return emitPairF32(kernel, row(r0, i0), row(r1, i0));
+                 return emitPairF32(kernel, row(r0, i0), row(r1, i0),
+                                    memrefOf(dst).getElementType());
                });
 }
 
@@ -102,10 +103,17 @@ void mlir::attn::detail::emitPackRowPairsF32Split(KernelBuilder &kernel,
   });
 }
 
-Value mlir::attn::detail::emitPairF32(KernelBuilder &kernel, Value x0,
-                                      Value x1) {
+Value mlir::attn::detail::emitPairF32(KernelBuilder &kernel, Value x0, Value x1,
+                                      Type elt) {
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
+  if (elt && elt.isF16()) {
+    // vcvtps2ph each, then one word shuffle.
+    VectorType type = VectorType::get({kernel.width}, elt);
+    return vector::InterleaveOp::create(
+        b, loc, arith::TruncFOp::create(b, loc, type, x0),
+        arith::TruncFOp::create(b, loc, type, x1));
+  }
   if (kernel.width == 16) {
     // Both rounded by one vcvtne2ps2bf16 ([x0 | x1] as 32 bf16; the
     // AVX512-BF16 path), then interleaved by one word shuffle.

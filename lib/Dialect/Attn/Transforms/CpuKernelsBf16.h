@@ -30,7 +30,8 @@ void emitPackRowPairsF32(KernelBuilder &kernel, Value src, Value dst,
 /// Two f32 vectors of W lanes as 2W bf16 values, lane i of each side by
 /// side: [bf16(x0[0]), bf16(x1[0]), bf16(x0[1]), ...] (one vcvtne2ps2bf16
 /// and one word shuffle at W = 16).
-Value emitPairF32(KernelBuilder &kernel, Value x0, Value x1);
+/// With `elt` f16, the same in f16 (the AMX-FP16 tiles' pairs).
+Value emitPairF32(KernelBuilder &kernel, Value x0, Value x1, Type elt = {});
 
 /// x (f32, W lanes) as two bf16 vectors, hi = bf16(x) and lo = bf16(x -
 /// hi): their sum is x to 2^-17 relative (exactly, for an x that an f16
@@ -60,19 +61,21 @@ void emitBf16Contraction(
 /// A [rows, cols] bf16 scratch buffer of the query block around `op`, of
 /// its own (a packed query lives through the key loop): CpuScratch.h's,
 /// tagged "bf16-pairs".
-Value bf16Scratch(Operation *op, int64_t rows, int64_t cols);
+/// With `elt` (f16), a buffer of that type instead.
+Value bf16Scratch(Operation *op, int64_t rows, int64_t cols, Type elt = {});
 
 /// Whether the `scores` tile op `op` can read its query tile packed into
-/// bf16 dim pairs: bf16 keys, an even d, a score scale, inside a query
-/// block (scf.forall) whose query tile is complete before the key loop.
-bool scoresTakePackedQuery(linalg::GenericOp op);
+/// bf16 dim pairs: bf16 keys (or with `f16Pairs` f16 ones, packed in f16),
+/// an even d, a score scale, inside a query block (scf.forall) whose query
+/// tile is complete before the key loop.
+bool scoresTakePackedQuery(linalg::GenericOp op, bool f16Pairs = false);
 
 /// The query tile of `op` (scoresTakePackedQuery must hold) packed into
 /// pairs of adjacent dims [d / 2, 2 * bq] (emitPackRowPairsF32, with the
 /// score scale divided back out: the bf16 query that was given), built in
-/// front of the key loop, once per query block. With `split` (f16 queries
-/// for split-f16 keys), the pairs of its hi parts and of its lo parts
-/// (emitPackRowPairsF32Split), second.
+/// front of the key loop, once per query block; in f16 where the keys are
+/// f16 (AMX-FP16). With `split` (f16 queries for split-f16 keys), the pairs
+/// of its hi parts and of its lo parts (emitPackRowPairsF32Split), second.
 std::pair<Value, Value>
 emitQueryPairs(KernelBuilder &kernel, linalg::GenericOp op, bool split = false);
 

@@ -101,6 +101,8 @@ struct TileRewrite {
   /// bf16 products on AMX tiles where the operands allow (amx), before
   /// bf16Dot.
   bool amx = false;
+  /// With amx: f16 products on AMX-FP16's tdpfp16ps (amx-fp16).
+  bool amxFp16 = false;
   /// The P.V ops (amx) whose probabilities their probs kernel wrote
   /// packed into key pairs, and the buffer it wrote them to.
   DenseMap<Operation *, ProbPairs> *probPairs = nullptr;
@@ -222,7 +224,7 @@ bool rewriteScores(TileRewrite &rewrite) {
   if (rewrite.nextRows)
     extras.nextRows = NextBlockRows::viewAt(
         rewrite.nextRows->queryOf.lookup(rewrite.input(0)), rewrite.op);
-  if (rewrite.amx && amxTakesScores(rewrite.op)) {
+  if (rewrite.amx && amxTakesScores(rewrite.op, rewrite.amxFp16)) {
     // As with bf16-dot below: the probabilities take the scale where they
     // can; the row max is taken from the stored tile.
     auto scale = rewrite.op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
@@ -288,7 +290,7 @@ bool rewritePV(TileRewrite &rewrite) {
         rewrite.nextRows->outputOf.lookup(out), rewrite.op);
     extras.nextRowsForWrite = true;
   }
-  if (rewrite.amx && amxTakesPV(rewrite.op)) {
+  if (rewrite.amx && amxTakesPV(rewrite.op, rewrite.amxFp16)) {
     emitPVAmx(rewrite.kernel, rewrite.op, extras.rowScale,
               rewrite.probPairs ? rewrite.probPairs->lookup(rewrite.op)
                                 : ProbPairs());
@@ -338,7 +340,7 @@ constexpr float kAmxMaxSlack = 8.0f;
 
 bool rewriteMaxUpdate(TileRewrite &rewrite) {
   linalg::GenericOp pv = pvAfter(rewrite.op);
-  bool lazy = rewrite.amx && pv && amxTakesPV(pv);
+  bool lazy = rewrite.amx && pv && amxTakesPV(pv, rewrite.amxFp16);
   emitRowMaxUpdate(rewrite.kernel, rewrite.input(0), rewrite.output(0),
                    rewrite.output(1), lazy ? kAmxMaxSlack : 0.0f);
   return true;
@@ -369,10 +371,14 @@ bool rewriteProbs(TileRewrite &rewrite) {
   // parts): written so here rather than stored in f32 and packed again.
   ProbPairs pairs;
   if (rewrite.amx && rewrite.probPairs && pv && pv.getDpsInputs()[0] == out &&
-      amxTakesPV(pv)) {
+      amxTakesPV(pv, rewrite.amxFp16)) {
     MemRefType type = memrefOf(out);
     int64_t rows = type.getDimSize(0) / 2, cols = 2 * type.getDimSize(1);
-    pairs.hi = bf16Scratch(pv, rows, cols);
+    // In V's type (bf16, or f16 on AMX-FP16 tiles); split parts are bf16.
+    pairs.hi = bf16Scratch(
+        pv, rows, cols,
+        isSplitF16(pv) ? Type()
+                       : memrefOf(pv.getDpsInputs()[1]).getElementType());
     if (isSplitF16(pv))
       pairs.lo = bf16Scratch(pv, rows, cols);
     (*rewrite.probPairs)[pv] = pairs;
@@ -479,8 +485,9 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// the probabilities, the rescale before P.V) are erased too and added to
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
-                   int64_t rowVectors, bool bf16Dot, bool amx, bool scalefExp,
-                   bool blendStores, const NextBlockRows &nextRows,
+                   int64_t rowVectors, bool bf16Dot, bool amx, bool amxFp16,
+                   bool scalefExp, bool blendStores,
+                   const NextBlockRows &nextRows,
                    DenseMap<Operation *, ProbPairs> &probPairs,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
@@ -492,9 +499,11 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     MemRefType src = memrefOf(op.getDpsInputs()[0]);
     // Split: one [rows, 2, cols] output, hi then lo.
     bool split = memrefOf(op.getDpsInits()[0]).getRank() == 3;
-    if (!(split ? src.getElementType().isF16()
-                : src.getElementType().isBF16()) ||
-        (!split && role == TileRole::Bf16Keys) ||
+    // Not split: bf16 V, or f16 V for AMX-FP16 tiles.
+    bool sourceType = split ? src.getElementType().isF16()
+                            : src.getElementType().isBF16() ||
+                                  (amxFp16 && src.getElementType().isF16());
+    if (!sourceType || (!split && role == TileRole::Bf16Keys) ||
         src.getDimSize(0) % width != 0 || src.getDimSize(1) % width != 0)
       return false;
     OpBuilder builder(op);
@@ -528,8 +537,8 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
   KernelBuilder kernel(builder, op.getLoc(), width);
   kernel.scalefExp = scalefExp;
   kernel.blendStores = blendStores;
-  TileRewrite rewrite{op,      kernel, blocking,   {},
-                      bf16Dot, amx,    &probPairs, &nextRows};
+  TileRewrite rewrite{op,  kernel,  blocking,   {},       bf16Dot,
+                      amx, amxFp16, &probPairs, &nextRows};
   if (!rewriteByRole(*role, rewrite))
     return false;
   for (Operation *folded : rewrite.folded) {
@@ -589,7 +598,8 @@ struct AttnCpuMicrokernelsPass
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
         rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, amx,
-                      avx512Exp, blendStores, nextRows, probPairs, erased);
+                      amxFp16, avx512Exp, blendStores, nextRows, probPairs,
+                      erased);
   }
 };
 

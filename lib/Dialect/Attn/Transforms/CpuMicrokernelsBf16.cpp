@@ -33,18 +33,22 @@ bool isBf16(Value v) { return memrefOf(v).getElementType().isBF16(); }
 
 } // namespace
 
-Value mlir::attn::detail::bf16Scratch(Operation *op, int64_t rows,
-                                      int64_t cols) {
+Value mlir::attn::detail::bf16Scratch(Operation *op, int64_t rows, int64_t cols,
+                                      Type elt) {
   Builder b(op->getContext());
-  return queryBlockScratch(op, MemRefType::get({rows, cols}, b.getBF16Type()),
-                           "bf16-pairs", /*shared=*/false);
+  return queryBlockScratch(
+      op, MemRefType::get({rows, cols}, elt ? elt : b.getBF16Type()),
+      "bf16-pairs", /*shared=*/false);
 }
 
-bool mlir::attn::detail::scoresTakePackedQuery(linalg::GenericOp op) {
+bool mlir::attn::detail::scoresTakePackedQuery(linalg::GenericOp op,
+                                               bool f16Pairs) {
   Value qt = op.getDpsInputs()[0], k = op.getDpsInputs()[1];
   auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
   int64_t d = memrefOf(qt).getDimSize(0);
-  if (!isBf16(k) || !scale || scale.getValueAsDouble() == 0.0 || d % 2 != 0 ||
+  bool pairable =
+      isBf16(k) || (f16Pairs && memrefOf(k).getElementType().isF16());
+  if (!pairable || !scale || scale.getValueAsDouble() == 0.0 || d % 2 != 0 ||
       !op->getParentOfType<scf::ForallOp>())
     return false;
   // The query tile must be complete before the key loop starts.
@@ -59,7 +63,9 @@ mlir::attn::detail::emitQueryPairs(KernelBuilder &kernel, linalg::GenericOp op,
   auto scale = op->getAttrOfType<FloatAttr>(kScoreScaleAttrName);
   int64_t d = memrefOf(qt).getDimSize(0), bq = memrefOf(qt).getDimSize(1);
   float unscale = 1.0f / static_cast<float>(scale.getValueAsDouble());
-  Value qPairs = bf16Scratch(op, d / 2, 2 * bq);
+  // The keys' type: bf16, or f16 on AMX-FP16 tiles.
+  Type elt = memrefOf(op.getDpsInputs()[1]).getElementType();
+  Value qPairs = bf16Scratch(op, d / 2, 2 * bq, elt);
   Value qLo = split ? bf16Scratch(op, d / 2, 2 * bq) : Value();
   OpBuilder::InsertionGuard guard(kernel.b);
   kernel.b.setInsertionPoint(keyLoopOf(op));

@@ -230,7 +230,7 @@ bool multipleOfTile(int64_t size) {
 
 bool mlir::attn::detail::takesTransposedValues(const TiledSdpa &sdpa) {
   Type elt = sdpa.op.getValueType().getElementType();
-  return (elt.isBF16() || (elt.isF16() && sdpa.splitF16)) &&
+  return (elt.isBF16() || (elt.isF16() && (sdpa.splitF16 || sdpa.f16Tiles))) &&
          multipleOfTile(sdpa.dv) && multipleOfTile(sdpa.bk) &&
          sdpa.decodeWidth == 0;
 }

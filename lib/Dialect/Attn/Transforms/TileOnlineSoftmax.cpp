@@ -424,8 +424,9 @@ tilingFor(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
   AttnTileOnlineSoftmaxOptions opTiling = tiling;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
-  int64_t maxD = op.getValueType().getElementType().isBF16()
-                     ? std::max<int64_t>(64, tiling.narrowBf16MaxD)
+  Type valueElt = op.getValueType().getElementType();
+  int64_t maxD = valueElt.isBF16() || valueElt.isF16()
+                     ? std::max<int64_t>(64, tiling.narrowLowpMaxD)
                      : 64;
   if (tiling.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
       !ShapedType::isDynamic(dv) && d <= maxD && dv <= maxD &&
@@ -511,7 +512,8 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
       sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, sdpa.lk)
                 : indexConstant(b, loc, 0);
   planKeySplits(sdpa, tiling.kvSplits);
-  sdpa.splitF16 = tiling.splitF16 && takesSplitF16(sdpa);
+  sdpa.f16Tiles = tiling.f16Tiles;
+  sdpa.splitF16 = tiling.splitF16 && !tiling.f16Tiles && takesSplitF16(sdpa);
   sdpa.transposeValues = tiling.transposeValues && takesTransposedValues(sdpa);
   return sdpa;
 }
@@ -604,8 +606,8 @@ struct AttnTileOnlineSoftmaxPass
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
         patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
-                   decodeWidth, decodeBf16Dot, narrowBlockQ, narrowBf16MaxD,
-                   transposeValues, splitF16});
+                   decodeWidth, decodeBf16Dot, narrowBlockQ, narrowLowpMaxD,
+                   transposeValues, f16Tiles, splitF16});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

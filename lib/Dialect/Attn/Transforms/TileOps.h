@@ -67,6 +67,8 @@ struct TiledSdpa {
   /// rounded up] (each key block's hi columns, then its lo columns).
   bool splitF16 = false;
   Value keysSplit;
+  /// f16-tiles: the target's tile products take f16 (V transposed as f16).
+  bool f16Tiles = false;
 };
 
 /// The K and V tiles of one key block as the tile ops read them: K [bk, D]

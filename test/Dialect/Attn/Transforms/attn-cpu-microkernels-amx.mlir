@@ -12,6 +12,11 @@
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefix=SPLIT
 
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16 transpose-values=true f16-tiles=true split-f16=true" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true amx-fp16=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefix=FP16
+
 // amx: both products on AMX tiles. V is transposed once, before the query
 // blocks (transpose-values: a forall of its own whose kernel stores the
 // transposed rows), or else in each query block into a scratch buffer. The
@@ -142,6 +147,22 @@ func.func @f32_unchanged(%q: tensor<1x1x64x32xf32>, %k: tensor<1x1x64x32xf32>) -
 // SPLIT-NOT:   attn.tile = #attn.tile<scores>
 // SPLIT-NOT:   attn.tile = #attn.tile<pv>
 // SPLIT-NOT:   attn.tile = #attn.tile<bf16_keys>
+// amx-fp16 (with f16-tiles, which wins over split-f16): f16 K in place and
+// V transposed as f16, the query packed and P rounded to f16 pairs, one
+// tile product per chunk (tdpfp16ps): 4 tile_mulf per 2 x 2 block.
+// FP16-LABEL: func.func @f16_split
+// FP16-NOT:   bf16_keys
+// FP16:       scf.forall
+// FP16:         arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
+// FP16:         vector.interleave %{{.*}}, %{{.*}} : vector<16xf16> -> vector<32xf16>
+// FP16:         scf.for
+// FP16:           amx.tile_load %{{.*}} : memref<32x32xf16, {{.*}}> into !amx.tile<16x32xf16>
+// FP16-COUNT-4:   amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xf16>, !amx.tile<16x32xf16>, !amx.tile<16x16xf32>
+// FP16-NOT:       amx.tile_mulf
+// FP16:           vector.interleave %{{.*}}, %{{.*}} : vector<16xf16> -> vector<32xf16>
+// FP16-COUNT-4:   amx.tile_mulf {{.*}} : !amx.tile<16x32xf16>, !amx.tile<16x32xf16>, !amx.tile<16x16xf32>
+// FP16-NOT:   attn.tile = #attn.tile<scores>
+// FP16-NOT:   attn.tile = #attn.tile<pv>
 func.func @f16_split(%q: tensor<1x1x64x32xf16>, %k: tensor<1x1x64x32xf16>) -> tensor<1x1x64x32xf16> {
   %o = attn.sdpa %q, %k, %k : tensor<1x1x64x32xf16>, tensor<1x1x64x32xf16>, tensor<1x1x64x32xf16> -> tensor<1x1x64x32xf16>
   return %o : tensor<1x1x64x32xf16>

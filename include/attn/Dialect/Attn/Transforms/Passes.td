@@ -109,16 +109,16 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "CPU with avx512_bf16">,
     Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
            "Query rows per block, in place of block-q, for an op whose D and "
-           "Dv are at most 64 (narrow-bf16-max-d with bf16 values), that has "
+           "Dv are at most 64 (narrow-lowp-max-d with bf16 or f16 values), that has "
            "no causal or window band (larger "
            "blocks would compute more of what the band skips) and not both "
            "a user mask and grouped-query heads (more grouped rows, whose "
            "mask tile the CPU kernels do not take); 0: block-q everywhere">,
-    Option<"narrowBf16MaxD", "narrow-bf16-max-d", "int64_t",
+    Option<"narrowLowpMaxD", "narrow-lowp-max-d", "int64_t",
            /*default=*/"64",
-           "The largest D and Dv of an op with bf16 values that "
-           "narrow-block-q applies to (64 for every other element type): "
-           "on the AMX kernels the larger blocks pay at D = 128 and 256 too">,
+           "The largest D and Dv of an op with bf16 or f16 values that "
+           "narrow-block-q applies to (64 for f32): on the AMX kernels the "
+           "larger blocks pay at D = 128 and 256 too">,
     Option<"transposeValues", "transpose-values", "bool", /*default=*/"false",
            "For bf16 values with Dv and the key blocks multiples of 16 (not "
            "the decode kernel): V is transposed once per call, before the "
@@ -127,6 +127,9 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "block, in an scf.forall of its own), and `pv` reads its [Dv, "
            "block-kv] tiles from there: what the AMX kernels' P.V needs as "
            "its A operand, made once rather than in every query block">,
+    Option<"f16Tiles", "f16-tiles", "bool", /*default=*/"false",
+           "The target's tile products take f16 as it is (AMX-FP16): "
+           "transpose-values transposes f16 values too (not split)">,
     Option<"splitF16", "split-f16", "bool", /*default=*/"false",
            "For f16 K and V with D, Dv and the key blocks multiples of 16 "
            "(not the decode kernel): each made once per call, before the "
@@ -276,6 +279,11 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "and amx_bf16 and the OS's permission for the AMX state "
            "(attn's runtimes ask for it); ops it does not take keep "
            "bf16-dot's kernels or the widening ones">,
+    Option<"amxFp16", "amx-fp16", "bool", /*default=*/"false",
+           "With amx: f16 scores and P.V on AMX-FP16 tiles (tdpfp16ps) as "
+           "they are, the query packed and P rounded to f16 (a CPU with "
+           "amx_fp16); without it f16 goes through split-f16's bf16 parts "
+           "or the widening kernels">,
     Option<"avx512Exp", "avx512-exp", "bool", /*default=*/"false",
            "exp2 as x - floor(x) by vreduceps, a polynomial and "
            "2^floor(x) by vscalefps (x86vector.avx512.mask.scalef) instead "

@@ -1,6 +1,6 @@
-// narrow-bf16-max-d: narrow-block-q reaches ops with bf16 values up to that
-// D and Dv (the amx kernels' path sets 256); other element types keep 64.
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128 narrow-bf16-max-d=256" | FileCheck %s
+// narrow-lowp-max-d: narrow-block-q reaches ops with bf16 or f16 values up
+// to that D and Dv (the amx kernels' path sets 256); f32 keeps 64.
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128 narrow-lowp-max-d=256" | FileCheck %s
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128" | FileCheck %s --check-prefix=DEFAULT
 // The CPU pipeline on the amx kernels sets it.
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=amx" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=AMX
@@ -26,6 +26,17 @@ func.func @bf16_d128(%q: tensor<1x2x512x128xbf16>) -> tensor<1x2x512x128xbf16> {
 func.func @bf16_d512(%q: tensor<1x2x512x512xbf16>) -> tensor<1x2x512x512xbf16> {
   %o = attn.sdpa %q, %q, %q : tensor<1x2x512x512xbf16>, tensor<1x2x512x512xbf16>, tensor<1x2x512x512xbf16> -> tensor<1x2x512x512xbf16>
   return %o : tensor<1x2x512x512xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @f16_d128
+// CHECK: linalg.fill {attn.tile = #attn.tile<init_query>} {{.*}} -> tensor<128x128xf32>
+// AMX-LABEL: func.func @f16_d128
+// AMX: linalg.fill {attn.tile = #attn.tile<init_query>} {{.*}} -> tensor<128x128xf32>
+func.func @f16_d128(%q: tensor<1x2x512x128xf16>) -> tensor<1x2x512x128xf16> {
+  %o = attn.sdpa %q, %q, %q : tensor<1x2x512x128xf16>, tensor<1x2x512x128xf16>, tensor<1x2x512x128xf16> -> tensor<1x2x512x128xf16>
+  return %o : tensor<1x2x512x128xf16>
 }
 
 // -----
