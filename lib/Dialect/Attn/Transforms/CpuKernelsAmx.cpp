@@ -1,4 +1,4 @@
-//===- CpuKernelsAmx.cpp - the bf16 products on AMX tiles -----------------===//
+//===- CpuKernelsAmx.cpp - the bf16 and f16 products on AMX tiles ---------===//
 //
 // Part of the attn project.
 //
@@ -10,7 +10,9 @@
 // through scf.for: LLVM's AMX passes configure the tiles from constant
 // shapes), so each C tile lives from its zero (or load) to its store inside
 // one block, and LLVM's tile configuration (ldtilecfg) happens once per
-// function.
+// function. The tiles are bf16 (tdpbf16ps) or, on AMX-FP16, f16
+// (tdpfp16ps); split-f16's f16 inputs are sums of two bf16 parts, three
+// products of parts per chunk.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +49,8 @@ amx::TileType tileOf(OpBuilder &b, int64_t rows, int64_t cols, Type elt) {
   return amx::TileType::get({rows, cols}, elt);
 }
 
-/// One term of a tile product: a [M, K] bf16 and pairs [K / 2, 2 * N] bf16.
+/// One term of a tile product: a [M, K] and pairs [K / 2, 2 * N], both bf16
+/// or both f16.
 struct TileTerm {
   Value a, pairs;
 };
@@ -64,7 +67,7 @@ void emitTileProduct(KernelBuilder &kernel, ArrayRef<TileTerm> terms, Value out,
   int64_t m = memrefOf(out).getDimSize(0), n = memrefOf(out).getDimSize(1);
   int64_t k = memrefOf(terms.front().a).getDimSize(1);
   // bf16 (tdpbf16ps) or f16 (tdpfp16ps): every term's operands are one type.
-  Type bf16 = memrefOf(terms.front().a).getElementType();
+  Type elt = memrefOf(terms.front().a).getElementType();
   amx::TileType cType = tileOf(b, kTileRows, kTileRows, b.getF32Type());
   // Full chunks of 32, then one of 16 if K is an odd multiple of 16.
   SmallVector<int64_t> chunks;
@@ -98,8 +101,8 @@ void emitTileProduct(KernelBuilder &kernel, ArrayRef<TileTerm> terms, Value out,
                                   .getResult());
       int64_t k0 = 0;
       for (int64_t width : chunks) {
-        amx::TileType aType = tileOf(b, kTileRows, width, bf16);
-        amx::TileType bType = tileOf(b, width / 2, 2 * kTileRows, bf16);
+        amx::TileType aType = tileOf(b, kTileRows, width, elt);
+        amx::TileType bType = tileOf(b, width / 2, 2 * kTileRows, elt);
         for (const TileTerm &term : terms) {
           SmallVector<Value> aTiles, bTiles;
           for (Value row : rowsM)

@@ -1,4 +1,4 @@
-//===- CpuKernelsAmx.h - the bf16 products on AMX tiles ---------*- C++ -*-===//
+//===- CpuKernelsAmx.h - the bf16 and f16 products on AMX tiles -*- C++ -*-===//
 //
 // Part of the attn project.
 //
