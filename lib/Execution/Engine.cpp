@@ -34,6 +34,7 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -349,14 +350,52 @@ struct Kernel {
                   const std::vector<HostTensor *> &outputs) {
     return jit ? jit->run(inputs, outputs) : cuda->run(inputs, outputs);
   }
-  llvm::Expected<Timing> time(const std::vector<HostTensor *> &inputs,
-                              const std::vector<HostTensor *> &outputs,
-                              int runs) {
-    return jit ? benchmark(*jit, inputs, outputs, runs)
+  /// `between` (CPU only) runs before each timed run and after the last.
+  llvm::Expected<Timing>
+  time(const std::vector<HostTensor *> &inputs,
+       const std::vector<HostTensor *> &outputs, int runs,
+       llvm::function_ref<llvm::Error()> between = nullptr) {
+    return jit ? benchmark(*jit, inputs, outputs, runs, between)
                : cuda->benchmark(inputs, outputs, runs);
   }
 };
 } // namespace
+
+/// The f32 FMA probe to pair with the timed calls of `kernel`: each burst
+/// about as long as one call (one more run times it), within 20 to 50 ms
+/// (shorter bursts ran slower here: 113-140 GFLOP/s for 5 ms, 159-167 for
+/// 50 ms, as the core came up to speed).
+static llvm::Expected<std::unique_ptr<PeakProbe>>
+createProbeBeside(MLIRContext &context, Kernel &kernel,
+                  const std::vector<HostTensor *> &inputs,
+                  const std::vector<HostTensor *> &outputs) {
+  auto t0 = std::chrono::steady_clock::now();
+  if (llvm::Error e = kernel.run(inputs, outputs))
+    return std::move(e);
+  double call =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  return PeakProbe::create(context, std::clamp(call, 0.02, 0.05));
+}
+
+/// The fused calls' median paired share of the peak (pairedPeakShares) and
+/// the bursts' range.
+static void setPairedPeakShare(RunReport &report,
+                               const std::vector<double> &bursts) {
+  std::vector<double> callGflops;
+  for (double ms : report.fused->runMs)
+    callGflops.push_back(report.flops / (ms * 1e6));
+  std::vector<double> shares =
+      pairedPeakShares(callGflops, bursts, report.usedThreads);
+  if (shares.empty())
+    return;
+  std::sort(shares.begin(), shares.end());
+  size_t n = shares.size();
+  report.pairedPeakShare =
+      n % 2 ? shares[n / 2] : 0.5 * (shares[n / 2 - 1] + shares[n / 2]);
+  report.burstMinGflops = *std::min_element(bursts.begin(), bursts.end());
+  report.burstMaxGflops = *std::max_element(bursts.begin(), bursts.end());
+}
 
 /// Compiles the fused or the naive lowering of the entry for the CPU (JIT)
 /// or, with options.cuda, for the GPU (CudaRun.h).
@@ -610,11 +649,30 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     }
     std::vector<HostTensor *> ins = pointersTo(*inputs);
     std::vector<HostTensor *> fusedPtrs = pointersTo(fusedOut);
+    std::vector<double> bursts;
+    std::unique_ptr<PeakProbe> probe;
+    if (options.peak && report.flops) {
+      llvm::Expected<std::unique_ptr<PeakProbe>> created =
+          createProbeBeside(context, *fused, ins, fusedPtrs);
+      if (!created)
+        return created.takeError();
+      probe = std::move(*created);
+    }
+    auto burst = [&]() -> llvm::Error {
+      llvm::Expected<double> gflops = probe->burst();
+      if (!gflops)
+        return gflops.takeError();
+      bursts.push_back(*gflops);
+      return llvm::Error::success();
+    };
     llvm::Expected<Timing> fusedTime =
-        fused->time(ins, fusedPtrs, options.benchRuns);
+        probe ? fused->time(ins, fusedPtrs, options.benchRuns, burst)
+              : fused->time(ins, fusedPtrs, options.benchRuns);
     if (!fusedTime)
       return fusedTime.takeError();
     report.fused = *fusedTime;
+    if (probe)
+      setPairedPeakShare(report, bursts);
     if (naive) {
       std::vector<HostTensor *> naivePtrs = pointersTo(naiveOut);
       llvm::Expected<Timing> naiveTime =

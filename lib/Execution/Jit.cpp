@@ -274,13 +274,20 @@ llvm::Error JitKernel::run(const std::vector<HostTensor *> &inputs,
   return llvm::Error::success();
 }
 
-llvm::Expected<Timing> mlir::attn::exec::benchmark(
-    JitKernel &kernel, const std::vector<HostTensor *> &inputs,
-    const std::vector<HostTensor *> &outputs, int runs) {
+llvm::Expected<Timing>
+mlir::attn::exec::benchmark(JitKernel &kernel,
+                            const std::vector<HostTensor *> &inputs,
+                            const std::vector<HostTensor *> &outputs, int runs,
+                            llvm::function_ref<llvm::Error()> between) {
   if (llvm::Error e = kernel.run(inputs, outputs))
     return std::move(e);
   std::vector<double> ms;
-  for (int i = 0; i < runs; ++i) {
+  for (int i = 0; i <= runs; ++i) {
+    if (between)
+      if (llvm::Error e = between())
+        return std::move(e);
+    if (i == runs)
+      break;
     auto t0 = std::chrono::steady_clock::now();
     if (llvm::Error e = kernel.run(inputs, outputs))
       return std::move(e);
@@ -293,9 +300,11 @@ llvm::Expected<Timing> mlir::attn::exec::benchmark(
 Timing mlir::attn::exec::medianTiming(std::vector<double> ms) {
   Timing timing;
   timing.runs = static_cast<int>(ms.size());
+  timing.runMs = ms;
   if (ms.empty())
     return timing;
   std::sort(ms.begin(), ms.end());
+  timing.bestMs = ms.front();
   size_t n = ms.size();
   timing.medianMs = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
   return timing;

@@ -245,6 +245,57 @@ mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context, double seconds) {
   return measurePeak(context, seconds, /*bf16Dot=*/false);
 }
 
+llvm::Expected<std::unique_ptr<PeakProbe>>
+PeakProbe::create(MLIRContext &context, double burstSeconds) {
+  auto kernel = PeakKernel::compile(context, hostPeakShape(), false);
+  if (!kernel)
+    return kernel.takeError();
+  std::unique_ptr<PeakProbe> probe(new PeakProbe());
+  probe->kernel = std::move(*kernel);
+  // One run first: the first call into the engine is far slower than the
+  // loop (38 ms for 1024 iterations here), and would size the bursts to
+  // almost nothing. Then double the iterations until a run takes a tenth of
+  // a burst, and scale.
+  if (llvm::Expected<double> warm = probe->kernel->run(1 << 10); !warm)
+    return warm.takeError();
+  int64_t iters = 1 << 10;
+  for (;;) {
+    llvm::Expected<double> dt = probe->kernel->run(iters);
+    if (!dt)
+      return dt.takeError();
+    if (*dt >= burstSeconds / 10 || iters >= (int64_t(1) << 40)) {
+      probe->iterations =
+          std::max<int64_t>(iters, static_cast<int64_t>(iters * burstSeconds /
+                                                        std::max(*dt, 1e-9)));
+      return std::move(probe);
+    }
+    iters *= 2;
+  }
+}
+
+PeakProbe::~PeakProbe() = default;
+
+llvm::Expected<double> PeakProbe::burst() {
+  llvm::Expected<double> dt = kernel->run(iterations);
+  if (!dt)
+    return dt.takeError();
+  return kernel->flopPerIteration * iterations / std::max(*dt, 1e-12) / 1e9;
+}
+
+std::vector<double>
+mlir::attn::exec::pairedPeakShares(llvm::ArrayRef<double> callGflops,
+                                   llvm::ArrayRef<double> burstGflops,
+                                   int threads) {
+  if (burstGflops.size() != callGflops.size() + 1 || threads < 1 ||
+      llvm::any_of(burstGflops, [](double g) { return !(g > 0); }))
+    return {};
+  std::vector<double> shares;
+  for (size_t i = 0; i < callGflops.size(); ++i)
+    shares.push_back(callGflops[i] /
+                     (threads * 0.5 * (burstGflops[i] + burstGflops[i + 1])));
+  return shares;
+}
+
 llvm::Expected<double>
 mlir::attn::exec::measureBf16DotPeakGflops(MLIRContext &context,
                                            double seconds) {

@@ -83,6 +83,13 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
   else
     os << "  (median of " << fused.runs << ", threads "
        << threadsText(report.threads) << ")\n";
+  if (report.pairedPeakShare)
+    os << format("  paired %9.1f%% of peak: the median of the %d calls, "
+                 "each against the f32 FMA probe run just before and after "
+                 "it (%.2f-%.2f GFLOP/s); best call %.3f ms, %.2f GFLOP/s\n",
+                 100 * *report.pairedPeakShare, fused.runs,
+                 report.burstMinGflops, report.burstMaxGflops, fused.bestMs,
+                 report.flops / (fused.bestMs * 1e6));
   if (report.naive) {
     os << format("  naive  %10.3f ms", report.naive->medianMs);
     if (report.flops)
@@ -206,6 +213,12 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
     if (report.flops)
       root["fused_gflops"] = number(report.gflops(*fused));
     root["bench_runs"] = fused->runs;
+    root["fused_best_ms"] = number(fused->bestMs);
+  }
+  if (report.pairedPeakShare) {
+    root["fused_pct_peak_paired"] = number(100 * *report.pairedPeakShare);
+    root["probe_burst_gflops_min"] = number(report.burstMinGflops);
+    root["probe_burst_gflops_max"] = number(report.burstMaxGflops);
   }
   if (report.readGBs) {
     root["read_gbs"] = number(*report.readGBs);

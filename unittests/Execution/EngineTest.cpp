@@ -18,6 +18,8 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::exec;
@@ -362,6 +364,46 @@ TEST(EngineTest, BenchTimesEveryRun) {
   // --check none: only the fused result's no-NaN check.
   ASSERT_EQ(1u, report->checks.size());
   EXPECT_EQ("no-NaN", report->checks[0].oracle);
+  // Each run's time, in order; the best is the least of them. No --peak:
+  // no paired share.
+  ASSERT_EQ(3u, report->fused->runMs.size());
+  EXPECT_EQ(*std::min_element(report->fused->runMs.begin(),
+                              report->fused->runMs.end()),
+            report->fused->bestMs);
+  EXPECT_LE(report->fused->bestMs, report->fused->medianMs);
+  EXPECT_FALSE(report->pairedPeakShare.has_value());
+}
+
+TEST(EngineTest, PeakPairsEveryTimedRunWithProbes) {
+  RunOptions options = optionsFor("hq=1,lq=32,d=16");
+  options.benchRuns = 3;
+  options.peak = true;
+  options.check = CheckMode::None;
+  llvm::Expected<RunReport> report = runAttn(context(), options);
+  ASSERT_TRUE(bool(report)) << errorOf(report);
+  ASSERT_TRUE(report->pairedPeakShare.has_value());
+  EXPECT_GT(*report->pairedPeakShare, 0);
+  EXPECT_GT(report->burstMinGflops, 0);
+  EXPECT_LE(report->burstMinGflops, report->burstMaxGflops);
+  // The median paired share lies between the best and the worst call's
+  // rate over the fastest and the slowest burst.
+  double best = report->flops / (report->fused->bestMs * 1e6);
+  EXPECT_LE(*report->pairedPeakShare, best / report->burstMinGflops);
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printReport(os, *report);
+  EXPECT_NE(std::string::npos,
+            text.find("of peak: the median of the 3 calls, each against the "
+                      "f32 FMA probe run just before and after it"))
+      << text;
+  llvm::json::Value json = reportToJson(*report);
+  llvm::json::Object *root = json.getAsObject();
+  ASSERT_TRUE(root);
+  EXPECT_TRUE(root->getNumber("fused_pct_peak_paired"));
+  EXPECT_TRUE(root->getNumber("fused_best_ms"));
+  EXPECT_TRUE(root->getNumber("probe_burst_gflops_min"));
+  EXPECT_TRUE(root->getNumber("probe_burst_gflops_max"));
 }
 
 } // namespace

@@ -129,6 +129,37 @@ TEST(ReadProbeTest, EveryPatternReadsEveryWordOnce) {
   }
 }
 
+TEST(PairedPeakTest, EachCallAgainstTheBurstsAroundIt) {
+  // Call 0 between bursts of 100 and 200 (mean 150), call 1 between 200
+  // and 50 (mean 125): each call's share is against its own pair.
+  std::vector<double> shares = pairedPeakShares({120, 100}, {100, 200, 50}, 1);
+  ASSERT_EQ(2u, shares.size());
+  EXPECT_DOUBLE_EQ(0.8, shares[0]);
+  EXPECT_DOUBLE_EQ(0.8, shares[1]);
+  // Two threads: against twice one core's burst.
+  shares = pairedPeakShares({300}, {100, 200}, 2);
+  ASSERT_EQ(1u, shares.size());
+  EXPECT_DOUBLE_EQ(1.0, shares[0]);
+}
+
+TEST(PairedPeakTest, MismatchedOrEmptyBurstsGiveNothing) {
+  EXPECT_TRUE(pairedPeakShares({120, 100}, {100, 200}, 1).empty());
+  EXPECT_TRUE(pairedPeakShares({120}, {100, 0}, 1).empty());
+  EXPECT_TRUE(pairedPeakShares({120}, {100, 200}, 0).empty());
+}
+
+TEST(PairedPeakTest, ProbeBurstsRunTheFmaLoop) {
+  std::unique_ptr<mlir::MLIRContext> context = createEngineContext();
+  auto probe = PeakProbe::create(*context, 0.002);
+  ASSERT_TRUE(bool(probe)) << llvm::toString(probe.takeError());
+  for (int i = 0; i < 3; ++i) {
+    llvm::Expected<double> gflops = (*probe)->burst();
+    ASSERT_TRUE(bool(gflops)) << llvm::toString(gflops.takeError());
+    EXPECT_GT(*gflops, 0.0);
+    EXPECT_TRUE(std::isfinite(*gflops));
+  }
+}
+
 TEST(ReadProbeTest, MeasuresAPositiveRate) {
   double gbs = measureReadBandwidthGBs(/*threads=*/1, size_t(8) << 20);
   EXPECT_GT(gbs, 0.0);

@@ -135,6 +135,13 @@ struct RunReport {
   /// One core's bf16 rate on AMX tiles (where the CPU and OS run them):
   /// bf16 runs are also a share of this.
   std::optional<double> amxPeakGflops;
+  /// With --peak on the CPU: the fused calls' median share of the f32 FMA
+  /// peak, each call against the probe bursts run just before and after it
+  /// (PeakProbe, pairedPeakShares), and the bursts' lowest and highest
+  /// rates. Steadier than one probe taken before the calls when the
+  /// machine's speed drifts.
+  std::optional<double> pairedPeakShare;
+  double burstMinGflops = 0, burstMaxGflops = 0;
   /// Bytes of K and V: a decode step's memory roofline reads them once.
   double kvBytes = 0;
   /// The run was --grad: results are d_query, d_key, d_value and `flops` is

@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -67,21 +68,28 @@ private:
 llvm::Expected<std::unique_ptr<ExecutionEngine>>
 createHostEngine(ModuleOp llvmModule);
 
-/// The median of `runs` timed runs of `kernel` after one warm-up run.
+/// The median and the best of `runs` timed runs of `kernel` after one
+/// warm-up run, and each run's time in the order they ran.
 struct Timing {
   double medianMs = 0;
+  double bestMs = 0;
   int runs = 0;
+  std::vector<double> runMs;
 };
 
-/// The median of the run times `ms` (milliseconds), with their count.
+/// The median and best of the run times `ms` (milliseconds, in the order
+/// they ran), with their count.
 Timing medianTiming(std::vector<double> ms);
 
 /// Runs `kernel` once to warm up, then `runs` times, and returns the median
-/// time. Every run is checked: the first failure is returned.
-llvm::Expected<Timing> benchmark(JitKernel &kernel,
-                                 const std::vector<HostTensor *> &inputs,
-                                 const std::vector<HostTensor *> &outputs,
-                                 int runs);
+/// time. Every run is checked: the first failure is returned. `between`,
+/// when given, is called before each timed run and once after the last
+/// (outside the timed span): a probe paired with each run (RunReport's
+/// paired peak share); its error ends the benchmark.
+llvm::Expected<Timing>
+benchmark(JitKernel &kernel, const std::vector<HostTensor *> &inputs,
+          const std::vector<HostTensor *> &outputs, int runs,
+          llvm::function_ref<llvm::Error()> between = nullptr);
 
 /// Sets the number of OpenMP threads the JIT-compiled code uses.
 void setJitThreads(int threads);

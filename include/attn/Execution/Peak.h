@@ -7,12 +7,14 @@
 #ifndef ATTN_EXECUTION_PEAK_H
 #define ATTN_EXECUTION_PEAK_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class ExecutionEngine;
@@ -66,6 +68,35 @@ private:
 /// few enough to stay in registers), timed for about `seconds`.
 llvm::Expected<double> measureFmaPeakGflops(MLIRContext &context,
                                             double seconds);
+
+/// The f32 FMA peak loop in short bursts, to run beside each timed call of
+/// a kernel: on a shared machine one core's rate moves from second to
+/// second, so a call is compared with the bursts just before and after it
+/// (pairedPeakShares) rather than with one probe taken earlier.
+class PeakProbe {
+public:
+  /// Compiles the loop (hostPeakShape) and sizes a burst to about
+  /// `burstSeconds`.
+  static llvm::Expected<std::unique_ptr<PeakProbe>> create(MLIRContext &context,
+                                                           double burstSeconds);
+  ~PeakProbe();
+  /// Runs one burst; returns its rate in GFLOP/s.
+  llvm::Expected<double> burst();
+
+private:
+  PeakProbe() = default;
+  std::unique_ptr<PeakKernel> kernel;
+  int64_t iterations = 0;
+};
+
+/// Each call's share of the peak measured around it: call i ran at
+/// `callGflops[i]` on `threads` threads between bursts i and i + 1 of
+/// `burstGflops` (one more than the calls); its share is its rate over
+/// `threads` x the mean of those two bursts. Empty when the sizes do not fit
+/// or a burst is not positive.
+std::vector<double> pairedPeakShares(llvm::ArrayRef<double> callGflops,
+                                     llvm::ArrayRef<double> burstGflops,
+                                     int threads);
 
 /// One core's bf16 dot-product rate in GFLOP/s (each of the 32 bf16
 /// products of a vdpbf16ps and its add count as 2 FLOP): the same loop on
