@@ -2,8 +2,10 @@
 """Two sets of attn-run options compared on one case, for a machine that
 other jobs share: the two alternate, round by round (the order flipped
 every round), each an `attn-run --sdpa SPEC --threads T --bench 5 --check
-none --peak` process whose "% of peak" (the fused run's median against the
-f32 FMA peak that process measured) is kept. Prints every round, the
+none --peak` process whose paired "% of peak" (the median of the fused
+calls' shares of the f32 FMA probe bursts run just before and after each:
+attn-run's `paired` line; where an older attn-run has none, the fused
+median against the one peak that process measured) is kept. Prints every round, the
 median of each side and its best (other jobs only slow a run down, so the
 best is the least disturbed).
 
@@ -28,7 +30,8 @@ def percent_of_peak(attn_run, spec, threads, options):
         sys.exit(f"ab-options: attn-run with [{options}] exited "
                  f"{run.returncode}:\n{run.stderr}")
     out = run.stdout
-    match = re.search(r"([\d.]+)% of peak", out)
+    match = (re.search(r"paired\s+([\d.]+)% of peak", out) or
+             re.search(r"([\d.]+)% of peak", out))
     if not match:
         sys.exit(f"no '% of peak' in attn-run's output:\n{out}")
     return float(match.group(1))

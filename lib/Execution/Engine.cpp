@@ -89,6 +89,19 @@ struct LoadedModule {
 
 } // namespace
 
+/// With more than one thread, the f32 FMA rate of that many cores at once.
+static llvm::Error measureAllThreadsPeak(MLIRContext &context,
+                                         RunReport &report) {
+  if (report.usedThreads < 2)
+    return llvm::Error::success();
+  llvm::Expected<double> peak =
+      measureFmaPeakAllThreadsGflops(context, report.usedThreads, 1.0);
+  if (!peak)
+    return makeError("all-threads peak probe: " + toString(peak.takeError()));
+  report.peakAllThreadsGflops = *peak;
+  return llvm::Error::success();
+}
+
 /// The bf16 dot-product peak beside the f32 one, where the CPU has it, and
 /// the AMX tile peak where it runs AMX.
 static llvm::Error measureBf16Peak(MLIRContext &context, RunReport &report) {
@@ -513,6 +526,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       return makeError("peak probe: " + toString(peak.takeError()));
     report.peakOnly = true;
     report.peakGflops = *peak;
+    if (llvm::Error e = measureAllThreadsPeak(context, report))
+      return std::move(e);
     if (llvm::Error e = measureBf16Peak(context, report))
       return std::move(e);
     report.pass = true;
@@ -642,6 +657,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       if (!peak)
         return makeError("peak probe: " + toString(peak.takeError()));
       report.peakGflops = *peak;
+      if (llvm::Error e = measureAllThreadsPeak(context, report))
+        return std::move(e);
       if (llvm::Error e = measureBf16Peak(context, report))
         return std::move(e);
       report.readGBs =

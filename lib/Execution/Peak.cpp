@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <array>
 #include <cassert>
 #include <chrono>
 #include <memory>
@@ -179,8 +180,12 @@ PeakKernel::compileText(MLIRContext &context, llvm::StringRef text,
 PeakKernel::~PeakKernel() = default;
 
 llvm::Expected<double> PeakKernel::run(int64_t iterations) {
-  int64_t desc[5] = {reinterpret_cast<int64_t>(out),
-                     reinterpret_cast<int64_t>(out), 0, 16, 1};
+  return run(iterations, out);
+}
+
+llvm::Expected<double> PeakKernel::run(int64_t iterations, float *sum) {
+  int64_t desc[5] = {reinterpret_cast<int64_t>(sum),
+                     reinterpret_cast<int64_t>(sum), 0, 16, 1};
   void *descPtr = desc;
   void *args[2] = {&iterations, &descPtr};
   auto t0 = std::chrono::steady_clock::now();
@@ -188,6 +193,30 @@ llvm::Expected<double> PeakKernel::run(int64_t iterations) {
     return std::move(e);
   auto t1 = std::chrono::steady_clock::now();
   return std::chrono::duration<double>(t1 - t0).count();
+}
+
+/// The iterations for runs of `kernel` of about `seconds` each. One run
+/// first, untimed: the first call into a new engine takes far longer than
+/// the loop (41-46 ms for 4096 iterations of the f32 loop here), and sized
+/// from it the runs shrank to a fraction of a millisecond, short enough for
+/// one moment of a shared machine to decide the peak. Then the iterations
+/// double until a run takes 20 ms (or a tenth of `seconds`, if less), and
+/// scale.
+static llvm::Expected<int64_t> iterationsFor(PeakKernel &kernel,
+                                             double seconds) {
+  if (llvm::Expected<double> warm = kernel.run(1 << 10); !warm)
+    return warm.takeError();
+  double enough = std::min(0.02, seconds / 10);
+  int64_t iters = 1 << 10;
+  for (;;) {
+    llvm::Expected<double> dt = kernel.run(iters);
+    if (!dt)
+      return dt.takeError();
+    if (*dt >= enough || iters >= (int64_t(1) << 40))
+      return std::max<int64_t>(
+          iters, static_cast<int64_t>(iters * seconds / std::max(*dt, 1e-9)));
+    iters *= 2;
+  }
 }
 
 /// The best rate of `kernel` over five runs of about seconds/5 each.
@@ -215,21 +244,10 @@ mlir::attn::exec::measureAmxPeakGflops(MLIRContext &context, double seconds) {
 }
 
 static llvm::Expected<double> bestRate(PeakKernel &kernel, double seconds) {
-  // Calibrate (double the iterations until a run takes 20 ms), then take
-  // the best of five runs of about seconds/5 each.
-  int64_t iters = 1 << 12;
-  double t = 0;
-  for (;;) {
-    llvm::Expected<double> dt = kernel.run(iters);
-    if (!dt)
-      return dt.takeError();
-    t = *dt;
-    if (t >= 0.02 || iters >= (int64_t(1) << 40))
-      break;
-    iters *= 2;
-  }
-  iters = std::max<int64_t>(
-      iters, static_cast<int64_t>(iters * (seconds / 5) / std::max(t, 1e-6)));
+  llvm::Expected<int64_t> sized = iterationsFor(kernel, seconds / 5);
+  if (!sized)
+    return sized.takeError();
+  int64_t iters = *sized;
   double best = 0;
   for (int k = 0; k < 5; ++k) {
     llvm::Expected<double> dt = kernel.run(iters);
@@ -245,6 +263,44 @@ mlir::attn::exec::measureFmaPeakGflops(MLIRContext &context, double seconds) {
   return measurePeak(context, seconds, /*bf16Dot=*/false);
 }
 
+llvm::Expected<double>
+mlir::attn::exec::measureFmaPeakAllThreadsGflops(MLIRContext &context,
+                                                 int threads, double seconds) {
+  if (threads < 1)
+    return makeError("the all-threads peak needs at least one thread");
+  auto kernel = PeakKernel::compile(context, hostPeakShape(), false);
+  if (!kernel)
+    return kernel.takeError();
+  PeakKernel &loop = **kernel;
+  // Sized on one thread as bestRate sizes its runs: about seconds/5 each.
+  llvm::Expected<int64_t> sized = iterationsFor(loop, seconds / 5);
+  if (!sized)
+    return sized.takeError();
+  int64_t iters = *sized;
+  std::vector<std::array<float, 16>> sums(threads);
+  std::vector<std::string> errors(threads);
+  double best = 0;
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t)
+      workers.emplace_back([&, t] {
+        if (llvm::Expected<double> dt = loop.run(iters, sums[t].data()); !dt)
+          errors[t] = llvm::toString(dt.takeError());
+      });
+    for (std::thread &w : workers)
+      w.join();
+    double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    for (const std::string &e : errors)
+      if (!e.empty())
+        return makeError(e);
+    best = std::max(best, threads * loop.flopPerIteration * iters / wall / 1e9);
+  }
+  return best;
+}
+
 llvm::Expected<std::unique_ptr<PeakProbe>>
 PeakProbe::create(MLIRContext &context, double burstSeconds) {
   auto kernel = PeakKernel::compile(context, hostPeakShape(), false);
@@ -252,25 +308,11 @@ PeakProbe::create(MLIRContext &context, double burstSeconds) {
     return kernel.takeError();
   std::unique_ptr<PeakProbe> probe(new PeakProbe());
   probe->kernel = std::move(*kernel);
-  // One run first: the first call into the engine is far slower than the
-  // loop (38 ms for 1024 iterations here), and would size the bursts to
-  // almost nothing. Then double the iterations until a run takes a tenth of
-  // a burst, and scale.
-  if (llvm::Expected<double> warm = probe->kernel->run(1 << 10); !warm)
-    return warm.takeError();
-  int64_t iters = 1 << 10;
-  for (;;) {
-    llvm::Expected<double> dt = probe->kernel->run(iters);
-    if (!dt)
-      return dt.takeError();
-    if (*dt >= burstSeconds / 10 || iters >= (int64_t(1) << 40)) {
-      probe->iterations =
-          std::max<int64_t>(iters, static_cast<int64_t>(iters * burstSeconds /
-                                                        std::max(*dt, 1e-9)));
-      return std::move(probe);
-    }
-    iters *= 2;
-  }
+  llvm::Expected<int64_t> sized = iterationsFor(*probe->kernel, burstSeconds);
+  if (!sized)
+    return sized.takeError();
+  probe->iterations = *sized;
+  return std::move(probe);
 }
 
 PeakProbe::~PeakProbe() = default;

@@ -24,6 +24,11 @@ static void printPeakOnly(llvm::raw_ostream &os, const RunReport &report) {
   os << format("f32 FMA peak of one core: %.2f GFLOP/s (16 chains of "
                "vector<16xf32> FMAs)\n",
                *report.peakGflops);
+  if (report.peakAllThreadsGflops)
+    os << format("f32 FMA peak of %d cores at once: %.2f GFLOP/s (%.2fx one "
+                 "core's)\n",
+                 report.usedThreads, *report.peakAllThreadsGflops,
+                 *report.peakAllThreadsGflops / *report.peakGflops);
   if (report.bf16PeakGflops)
     os << format("bf16 dot-product peak of one core: %.2f GFLOP/s (16 chains "
                  "of vdpbf16ps on vector<32xbf16>)\n",
@@ -68,6 +73,10 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
                    100 * report.gflops(fused) /
                        (*report.peakGflops * report.usedThreads),
                    report.usedThreads);
+    if (report.peakAllThreadsGflops)
+      os << format("  %5.1f%% of the %d-thread peak",
+                   100 * report.gflops(fused) / *report.peakAllThreadsGflops,
+                   report.usedThreads);
     if (report.bf16PeakGflops && hasBf16Inputs(report))
       os << format("  %5.1f%% of bf16 peak",
                    100 * report.gflops(fused) /
@@ -101,6 +110,11 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
     os << format("  peak   %10.2f GFLOP/s  (one core, f32 FMA, measured in "
                  "this run)\n",
                  *report.peakGflops);
+  if (report.peakAllThreadsGflops)
+    os << format("  peak   %10.2f GFLOP/s  (%d cores at once, f32 FMA, "
+                 "measured in this run: %.2fx one core's)\n",
+                 *report.peakAllThreadsGflops, report.usedThreads,
+                 *report.peakAllThreadsGflops / *report.peakGflops);
   if (report.bf16PeakGflops)
     os << format("  peak   %10.2f GFLOP/s  (one core, bf16 dot products, "
                  "measured in this run)\n",
@@ -163,6 +177,8 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
   using llvm::json::Object;
   if (report.peakOnly) {
     Object peaks{{"peak_gflops", number(*report.peakGflops)}};
+    if (report.peakAllThreadsGflops)
+      peaks["peak_all_threads_gflops"] = number(*report.peakAllThreadsGflops);
     if (report.bf16PeakGflops)
       peaks["bf16_peak_gflops"] = number(*report.bf16PeakGflops);
     if (report.amxPeakGflops)
@@ -233,6 +249,12 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       root["fused_pct_peak"] =
           number(100 * report.gflops(*report.fused) /
                  (*report.peakGflops * report.usedThreads));
+  }
+  if (report.peakAllThreadsGflops) {
+    root["peak_all_threads_gflops"] = number(*report.peakAllThreadsGflops);
+    if (report.fused && report.flops)
+      root["fused_pct_peak_all_threads"] = number(
+          100 * report.gflops(*report.fused) / *report.peakAllThreadsGflops);
   }
   if (report.bf16PeakGflops) {
     root["bf16_peak_gflops"] = number(*report.bf16PeakGflops);

@@ -404,6 +404,31 @@ TEST(EngineTest, PeakPairsEveryTimedRunWithProbes) {
   EXPECT_TRUE(root->getNumber("fused_best_ms"));
   EXPECT_TRUE(root->getNumber("probe_burst_gflops_min"));
   EXPECT_TRUE(root->getNumber("probe_burst_gflops_max"));
+  // One thread: no all-threads peak.
+  EXPECT_FALSE(report->peakAllThreadsGflops.has_value());
+  EXPECT_FALSE(root->getNumber("peak_all_threads_gflops"));
+}
+
+TEST(EngineTest, PeakWithThreadsMeasuresThemAtOnce) {
+  RunOptions options = optionsFor("hq=2,lq=32,d=16");
+  options.threads = 2;
+  options.benchRuns = 2;
+  options.peak = true;
+  options.check = CheckMode::None;
+  llvm::Expected<RunReport> report = runAttn(context(), options);
+  ASSERT_TRUE(bool(report)) << errorOf(report);
+  ASSERT_TRUE(report->peakAllThreadsGflops.has_value());
+  EXPECT_GT(*report->peakAllThreadsGflops, 0);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printReport(os, *report);
+  EXPECT_NE(std::string::npos, text.find("of the 2-thread peak")) << text;
+  EXPECT_NE(std::string::npos, text.find("(2 cores at once, f32 FMA")) << text;
+  llvm::json::Value json = reportToJson(*report);
+  llvm::json::Object *root = json.getAsObject();
+  ASSERT_TRUE(root);
+  EXPECT_TRUE(root->getNumber("peak_all_threads_gflops"));
+  EXPECT_TRUE(root->getNumber("fused_pct_peak_all_threads"));
 }
 
 } // namespace

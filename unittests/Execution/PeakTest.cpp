@@ -160,6 +160,20 @@ TEST(PairedPeakTest, ProbeBurstsRunTheFmaLoop) {
   }
 }
 
+TEST(PeakTest, AllThreadsPeakRunsOnEveryThread) {
+  std::unique_ptr<mlir::MLIRContext> context = createEngineContext();
+  llvm::Expected<double> two =
+      measureFmaPeakAllThreadsGflops(*context, /*threads=*/2, 0.05);
+  ASSERT_TRUE(bool(two)) << llvm::toString(two.takeError());
+  EXPECT_GT(*two, 0.0);
+  EXPECT_TRUE(std::isfinite(*two));
+  llvm::Expected<double> none =
+      measureFmaPeakAllThreadsGflops(*context, /*threads=*/0, 0.05);
+  ASSERT_FALSE(bool(none));
+  EXPECT_NE(std::string::npos,
+            llvm::toString(none.takeError()).find("needs at least one thread"));
+}
+
 TEST(ReadProbeTest, MeasuresAPositiveRate) {
   double gbs = measureReadBandwidthGBs(/*threads=*/1, size_t(8) << 20);
   EXPECT_GT(gbs, 0.0);

@@ -129,6 +129,10 @@ struct RunReport {
   std::vector<CheckRecord> checks;
   std::optional<Timing> fused, naive;
   std::optional<double> peakGflops, readGBs;
+  /// With more than one thread: the f32 FMA rate of usedThreads cores
+  /// running at once (measureFmaPeakAllThreadsGflops), the fair ceiling of
+  /// a multi-threaded run where one core alone clocks higher.
+  std::optional<double> peakAllThreadsGflops;
   /// One core's bf16 dot-product peak (with the f32 one, on CPUs that have
   /// avx512_bf16): bf16 runs are also a share of this.
   std::optional<double> bf16PeakGflops;

@@ -53,6 +53,9 @@ public:
   /// Runs `iterations` of the loop; returns the seconds it took. The sum of
   /// the chains is then in `out` (the first `shape.lanes` floats).
   llvm::Expected<double> run(int64_t iterations);
+  /// The same, storing the sum into `sum` (16 floats): for runs on several
+  /// threads at once, each with its own.
+  llvm::Expected<double> run(int64_t iterations, float *sum);
 
   PeakShape shape{};
   double flopPerIteration = 0;
@@ -97,6 +100,15 @@ private:
 std::vector<double> pairedPeakShares(llvm::ArrayRef<double> callGflops,
                                      llvm::ArrayRef<double> burstGflops,
                                      int threads);
+
+/// The f32 FMA rate of `threads` cores at once in GFLOP/s, the sum over
+/// them: measureFmaPeakGflops's loop run on `threads` threads side by side
+/// (the best of five rounds of about seconds/5). Against threads x one
+/// core's rate, what running every core costs in clock (turbo with one
+/// core busy is faster than with all) and in anything else the cores share.
+llvm::Expected<double> measureFmaPeakAllThreadsGflops(MLIRContext &context,
+                                                      int threads,
+                                                      double seconds);
 
 /// One core's bf16 dot-product rate in GFLOP/s (each of the 32 bf16
 /// products of a vdpbf16ps and its add count as 2 FLOP): the same loop on
