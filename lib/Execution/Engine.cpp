@@ -543,6 +543,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.blockQ = pipeline.blockQ;
   report.blockKV = pipeline.blockKV;
   report.narrowBlockQ = narrowBlockQFor(pipeline);
+  report.wideBlockKV = wideBlockKVFor(pipeline);
   report.ompSchedule = pipeline.ompSchedule;
   if (options.cuda) {
     if (options.peak)
@@ -553,6 +554,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
                        "are options of the CPU pipeline");
     report.target = "cuda";
     report.blockQ = report.blockKV = report.narrowBlockQ = 0;
+    report.wideBlockKV = 0;
     report.ompSchedule.clear();
     // No driver or no GPU: one line, before anything is compiled.
     llvm::Expected<std::string> chip = probeCudaDevice();

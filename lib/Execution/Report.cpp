@@ -192,6 +192,7 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       {"block_q", report.blockQ},
       {"block_kv", report.blockKV},
       {"narrow_block_q", report.narrowBlockQ},
+      {"wide_block_kv", report.wideBlockKV},
       {"omp_schedule", report.ompSchedule},
       {"naive_skipped", report.naiveSkipped},
       {"f64_skipped", report.refSkipped},

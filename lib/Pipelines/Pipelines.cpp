@@ -189,6 +189,12 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
   return options.narrowBlockQ;
 }
 
+int64_t mlir::attn::wideBlockKVFor(const CpuPipelineOptions &options) {
+  if (!options.microkernels || options.blockKV.hasValue())
+    return 0;
+  return microkernelOptionsFor(options).amx ? 128 : 0;
+}
+
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   AttnTileOnlineSoftmaxOptions tiling;
@@ -223,6 +229,14 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   tiling.splitF16 = options.microkernels && kernels.amx && !kernels.amxFp16;
   if (options.microkernels && kernels.amx)
     tiling.narrowLowpMaxD = 256;
+  // And 128-key blocks for bf16 ops with D or Dv above 64 (unless block-kv
+  // is given): each P.V accumulator tile is loaded and stored once per 128
+  // keys rather than 64. One thread, paired CPU time against block-kv's 64
+  // on an Emerald Rapids Xeon (bench/ab-paired.py): d=128 L=4096 0.877x,
+  // L=2048 0.954x, d=256 0.904x; d=64 lost (1.070x) and f16 (split into
+  // bf16 parts) gained nothing (0.987x) (docs/benchmarks.md, round
+  // thirteen).
+  tiling.wideBlockKV = wideBlockKVFor(options);
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.

@@ -115,6 +115,9 @@ struct RunReport {
   /// The pipeline's block-q, block-kv and narrow-block-q (the rows per
   /// block of ops with D, Dv <= 64 and no band; 0: block-q).
   int64_t blockQ = 0, blockKV = 0, narrowBlockQ = 0;
+  /// The pipeline's wide-block-kv (the keys per block of bf16 ops with D or
+  /// Dv above 64 that take narrow-block-q; 0: block-kv).
+  int64_t wideBlockKV = 0;
   /// The pipeline's omp-schedule (the query-block loops' OpenMP schedule).
   std::string ompSchedule;
   /// "cpu" or "cuda", and the SM the cuda run compiled for.

@@ -143,6 +143,11 @@ microkernelOptionsFor(const CpuPipelineOptions &options);
 /// others.
 int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
+/// wide-block-kv as attn-lower-cpu applies it: 128 on the amx kernels path
+/// (`kernels`, resolved for this host) with microkernels, unless block-kv is
+/// given; else 0.
+int64_t wideBlockKVFor(const CpuPipelineOptions &options);
+
 /// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
 /// OpenMP, LLVM. The fused lowering for the CPU.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);

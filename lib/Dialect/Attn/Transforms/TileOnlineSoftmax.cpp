@@ -418,7 +418,8 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
 /// The options `op` is tiled with: narrow-block-q, where it applies, in
 /// place of block-q. Not with a user mask and grouped-query heads: larger
 /// blocks would group more of their rows, whose mask tile the CPU kernels do
-/// not take (a scalar loop instead).
+/// not take (a scalar loop instead). Where it applies to an op with bf16
+/// values and D or Dv above 64, wide-block-kv in place of block-kv.
 static AttnTileOnlineSoftmaxOptions
 tilingFor(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
   AttnTileOnlineSoftmaxOptions opTiling = tiling;
@@ -430,8 +431,11 @@ tilingFor(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
                      : 64;
   if (tiling.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
       !ShapedType::isDynamic(dv) && d <= maxD && dv <= maxD &&
-      !getVisibleBand(op) && !(op.getMask() && op.getGroupSize() > 1))
+      !getVisibleBand(op) && !(op.getMask() && op.getGroupSize() > 1)) {
     opTiling.blockQ = tiling.narrowBlockQ;
+    if (tiling.wideBlockKV > 0 && valueElt.isBF16() && (d > 64 || dv > 64))
+      opTiling.blockKV = tiling.wideBlockKV;
+  }
   return opTiling;
 }
 
@@ -591,7 +595,8 @@ struct AttnTileOnlineSoftmaxPass
     for (auto [name, value] :
          {std::pair<StringRef, int64_t>{"kv-splits", kvSplits},
           {"decode-rows", decodeRows},
-          {"narrow-block-q", narrowBlockQ}})
+          {"narrow-block-q", narrowBlockQ},
+          {"wide-block-kv", wideBlockKV}})
       if (value < 0) {
         getOperation()->emitError() << getArgument() << ": " << name << " ("
                                     << value << ") must not be negative";
@@ -607,7 +612,7 @@ struct AttnTileOnlineSoftmaxPass
     populateTileOnlineSoftmaxPatterns(
         patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
                    decodeWidth, decodeBf16Dot, narrowBlockQ, narrowLowpMaxD,
-                   transposeValues, f16Tiles, splitF16});
+                   wideBlockKV, transposeValues, f16Tiles, splitF16});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

@@ -119,6 +119,12 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "The largest D and Dv of an op with bf16 or f16 values that "
            "narrow-block-q applies to (64 for f32): on the AMX kernels the "
            "larger blocks pay at D = 128 and 256 too">,
+    Option<"wideBlockKV", "wide-block-kv", "int64_t", /*default=*/"0",
+           "Keys per block, in place of block-kv, for an op with bf16 "
+           "values and D or Dv above 64 that takes narrow-block-q: on the "
+           "AMX kernels a P.V tile product then runs twice the keys "
+           "between loading and storing its accumulator tiles; 0: "
+           "block-kv everywhere">,
     Option<"transposeValues", "transpose-values", "bool", /*default=*/"false",
            "For bf16 values with Dv and the key blocks multiples of 16 (not "
            "the decode kernel): V is transposed once per call, before the "
