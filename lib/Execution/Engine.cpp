@@ -396,8 +396,12 @@ createProbeBeside(MLIRContext &context, Kernel &kernel,
 static void setPairedPeakShare(RunReport &report,
                                const std::vector<double> &bursts) {
   std::vector<double> callGflops;
-  for (double ms : report.fused->runMs)
+  for (double ms : report.fused->runMs) {
+    // A call below the clock's resolution has no rate to pair.
+    if (!(ms > 0))
+      return;
     callGflops.push_back(report.flops / (ms * 1e6));
+  }
   std::vector<double> shares =
       pairedPeakShares(callGflops, bursts, report.usedThreads);
   if (shares.empty())

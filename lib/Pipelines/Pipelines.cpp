@@ -190,7 +190,9 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
 }
 
 int64_t mlir::attn::wideBlockKVFor(const CpuPipelineOptions &options) {
-  if (!options.microkernels || options.blockKV.hasValue())
+  // Only ops on the narrow path take it: none where narrow blocks are off.
+  if (!options.microkernels || options.blockKV.hasValue() ||
+      narrowBlockQFor(options) == 0)
     return 0;
   return microkernelOptionsFor(options).amx ? 128 : 0;
 }

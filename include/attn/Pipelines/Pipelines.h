@@ -145,7 +145,7 @@ int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
 /// wide-block-kv as attn-lower-cpu applies it: 128 on the amx kernels path
 /// (`kernels`, resolved for this host) with microkernels, unless block-kv is
-/// given; else 0.
+/// given or narrow blocks are off (narrowBlockQFor is 0); else 0.
 int64_t wideBlockKVFor(const CpuPipelineOptions &options);
 
 /// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
