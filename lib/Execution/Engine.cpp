@@ -5,7 +5,8 @@
 // runAttn() in named steps: load the module, size the entry, make the
 // inputs, decide which oracles fit, compile, run on poisoned outputs,
 // compute the f64 reference and the input's conditioning, judge, time,
-// dump.
+// dump. The check step lives in Checks.cpp, the peaks measured beside the
+// timing (and the probe paired with the timed calls) in RunPeaks.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "Checks.h"
 #include "Grad.h"
+#include "RunPeaks.h"
 
 #include "attn/Execution/CudaRun.h"
 #include "attn/Execution/Error.h"
@@ -88,37 +90,6 @@ struct LoadedModule {
 };
 
 } // namespace
-
-/// With more than one thread, the f32 FMA rate of that many cores at once.
-static llvm::Error measureAllThreadsPeak(MLIRContext &context,
-                                         RunReport &report) {
-  if (report.usedThreads < 2)
-    return llvm::Error::success();
-  llvm::Expected<double> peak =
-      measureFmaPeakAllThreadsGflops(context, report.usedThreads, 1.0);
-  if (!peak)
-    return makeError("all-threads peak probe: " + toString(peak.takeError()));
-  report.peakAllThreadsGflops = *peak;
-  return llvm::Error::success();
-}
-
-/// The bf16 dot-product peak beside the f32 one, where the CPU has it, and
-/// the AMX tile peak where it runs AMX.
-static llvm::Error measureBf16Peak(MLIRContext &context, RunReport &report) {
-  if (!hostHasBf16Dot())
-    return llvm::Error::success();
-  llvm::Expected<double> peak = measureBf16DotPeakGflops(context, 1.0);
-  if (!peak)
-    return makeError("bf16 peak probe: " + toString(peak.takeError()));
-  report.bf16PeakGflops = *peak;
-  if (!hostGrantsAmx())
-    return llvm::Error::success();
-  llvm::Expected<double> amx = measureAmxPeakGflops(context, 1.0);
-  if (!amx)
-    return makeError("AMX peak probe: " + toString(amx.takeError()));
-  report.amxPeakGflops = *amx;
-  return llvm::Error::success();
-}
 
 llvm::Error
 mlir::attn::exec::detail::parsePipelineOptions(const RunOptions &options,
@@ -374,46 +345,6 @@ struct Kernel {
 };
 } // namespace
 
-/// The f32 FMA probe to pair with the timed calls of `kernel`: each burst
-/// about as long as one call (one more run times it), within 20 to 50 ms
-/// (shorter bursts ran slower here: 113-140 GFLOP/s for 5 ms, 159-167 for
-/// 50 ms, as the core came up to speed).
-static llvm::Expected<std::unique_ptr<PeakProbe>>
-createProbeBeside(MLIRContext &context, Kernel &kernel,
-                  const std::vector<HostTensor *> &inputs,
-                  const std::vector<HostTensor *> &outputs) {
-  auto t0 = std::chrono::steady_clock::now();
-  if (llvm::Error e = kernel.run(inputs, outputs))
-    return std::move(e);
-  double call =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
-  return PeakProbe::create(context, std::clamp(call, 0.02, 0.05));
-}
-
-/// The fused calls' median paired share of the peak (pairedPeakShares) and
-/// the bursts' range.
-static void setPairedPeakShare(RunReport &report,
-                               const std::vector<double> &bursts) {
-  std::vector<double> callGflops;
-  for (double ms : report.fused->runMs) {
-    // A call below the clock's resolution has no rate to pair.
-    if (!(ms > 0))
-      return;
-    callGflops.push_back(report.flops / (ms * 1e6));
-  }
-  std::vector<double> shares =
-      pairedPeakShares(callGflops, bursts, report.usedThreads);
-  if (shares.empty())
-    return;
-  std::sort(shares.begin(), shares.end());
-  size_t n = shares.size();
-  report.pairedPeakShare =
-      n % 2 ? shares[n / 2] : 0.5 * (shares[n / 2 - 1] + shares[n / 2]);
-  report.burstMinGflops = *std::min_element(bursts.begin(), bursts.end());
-  report.burstMaxGflops = *std::max_element(bursts.begin(), bursts.end());
-}
-
 /// Compiles the fused or the naive lowering of the entry for the CPU (JIT)
 /// or, with options.cuda, for the GPU (CudaRun.h).
 static llvm::Expected<Kernel> compileKernel(const RunOptions &options,
@@ -525,14 +456,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.inputsDir = options.inputsDir;
 
   if (options.peak && options.inputFile.empty() && !options.spec) {
-    llvm::Expected<double> peak = measureFmaPeakGflops(context, 1.0);
-    if (!peak)
-      return makeError("peak probe: " + toString(peak.takeError()));
     report.peakOnly = true;
-    report.peakGflops = *peak;
-    if (llvm::Error e = measureAllThreadsPeak(context, report))
-      return std::move(e);
-    if (llvm::Error e = measureBf16Peak(context, report))
+    if (llvm::Error e = measureRunPeaks(context, report))
       return std::move(e);
     report.pass = true;
     return report;
@@ -659,13 +584,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   // Time.
   if (options.benchRuns > 0) {
     if (options.peak) {
-      llvm::Expected<double> peak = measureFmaPeakGflops(context, 1.0);
-      if (!peak)
-        return makeError("peak probe: " + toString(peak.takeError()));
-      report.peakGflops = *peak;
-      if (llvm::Error e = measureAllThreadsPeak(context, report))
-        return std::move(e);
-      if (llvm::Error e = measureBf16Peak(context, report))
+      if (llvm::Error e = measureRunPeaks(context, report))
         return std::move(e);
       report.readGBs =
           measureReadBandwidthGBs(options.threads, size_t(1) << 30);
@@ -675,8 +594,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     std::vector<double> bursts;
     std::unique_ptr<PeakProbe> probe;
     if (options.peak && report.flops) {
-      llvm::Expected<std::unique_ptr<PeakProbe>> created =
-          createProbeBeside(context, *fused, ins, fusedPtrs);
+      llvm::Expected<std::unique_ptr<PeakProbe>> created = createProbeBeside(
+          context, [&] { return fused->run(ins, fusedPtrs); });
       if (!created)
         return created.takeError();
       probe = std::move(*created);
