@@ -62,23 +62,27 @@ static bool windowAdmits(const SdpaProblem &p, int64_t i, int64_t j,
   return (left < 0 || diag - j <= left) && (right < 0 || j - diag <= right);
 }
 
-/// The admitted pairs of one batch with `lk` keys under a window or key
-/// lengths, one row at a time (O(lq)).
+/// The admitted pairs of one batch with `lk` keys under a window, causal
+/// alignment or key lengths. Every bound is on j - i: the window's sides
+/// around the diagonal, the causal diagonal, so row i sees keys
+/// j in [i + tLo, i + tHi) clamped to [0, lk), and the count is
+/// sumClampedDiagonal(tHi) - sumClampedDiagonal(tLo) (O(1): lq may be ~2^40).
 static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
+  // Offsets are clamped to [-lq, lk], where clamp(i + c, 0, lk) no longer
+  // changes for any row, so no sum below overflows whatever the window.
+  auto clampOffset = [&](int64_t c) {
+    return std::min(std::max(c, -p.lq), lk);
+  };
   const int64_t big = int64_t(1) << 62;
   auto [left, right] = p.window.value_or(std::pair<int64_t, int64_t>{-1, -1});
-  int64_t pairs = 0;
-  for (int64_t i = 0; i < p.lq; ++i) {
-    int64_t diag = windowDiagonal(p, i, lk);
-    int64_t lo =
-        left < 0 ? 0 : std::max<int64_t>(0, diag - std::min(left, big));
-    int64_t hi = right < 0 ? lk - 1 : diag + std::min(right, big);
-    if (p.causal != Causal::None)
-      hi = std::min(hi, p.causal == Causal::TopLeft ? i : i + lk - p.lq);
-    hi = std::min(hi, lk - 1);
-    pairs += std::max<int64_t>(0, hi - lo + 1);
-  }
-  return pairs;
+  int64_t diag = p.causal == Causal::TopLeft ? 0 : lk - p.lq;
+  int64_t tLo = left < 0 ? -p.lq : clampOffset(diag - std::min(left, big));
+  int64_t tHi = right < 0 ? lk : clampOffset(diag + std::min(right, big) + 1);
+  if (p.causal != Causal::None)
+    tHi = std::min(tHi, clampOffset(diag + 1));
+  if (tHi <= tLo)
+    return 0;
+  return sumClampedDiagonal(p.lq, lk, tHi) - sumClampedDiagonal(p.lq, lk, tLo);
 }
 
 size_t keyLengthsArgIndex(const SdpaProblem &p) {
@@ -118,8 +122,11 @@ int64_t SdpaProblem::flops() const {
   if (varlen)
     return varlenFlops(*this);
   if (keyLengths) {
-    int64_t pairs = 0;
-    for (int64_t batch = 0; batch < b; ++batch)
+    // Batches past the given lengths (none when only sizes are known) see
+    // all lk keys: one count for them all, since b may be ~2^40.
+    int64_t given = std::min<int64_t>(b, keyLengthValues.size());
+    int64_t pairs = (b - given) * bandPairs(*this, lk);
+    for (int64_t batch = 0; batch < given; ++batch)
       pairs += bandPairs(*this, keyLengthOf(*this, batch));
     return 2 * hq * (d + dv) * pairs;
   }

@@ -440,6 +440,54 @@ TEST(ReferenceTest, FlopsCountAdmittedPairs) {
   }
 }
 
+TEST(ReferenceTest, FlopsUnderWindowsAndKeyLengthsMatchBruteForce) {
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  const int64_t sides[] = {-1, 0, 1, 2, 5, huge};
+  for (Causal causal : {Causal::None, Causal::TopLeft, Causal::BottomRight})
+    for (int64_t left : sides)
+      for (int64_t right : sides)
+        for (int64_t lq = 1; lq <= 7; ++lq)
+          for (int64_t lk = 1; lk <= 7; ++lk) {
+            SdpaProblem s = makeProblem(2, 1, 1, lq, lk, 1, 1);
+            s.causal = causal;
+            s.window = std::make_pair(left, right);
+            s.keyLengths = true;
+            s.keyLengthValues = {lk - 2}; // Batch 1: no value, all lk keys.
+            int64_t pairs = 0;
+            for (int64_t batch = 0; batch < 2; ++batch) {
+              int64_t n = batch == 0 ? std::max<int64_t>(0, lk - 2) : lk;
+              for (int64_t i = 0; i < lq; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  int64_t diag = causal == Causal::TopLeft ? i : i + n - lq;
+                  bool seen = (left < 0 || diag - j <= left) &&
+                              (right < 0 || j - diag <= right);
+                  if (causal == Causal::TopLeft)
+                    seen = seen && j <= i;
+                  if (causal == Causal::BottomRight)
+                    seen = seen && j <= i + n - lq;
+                  pairs += seen;
+                }
+            }
+            ASSERT_EQ(s.flops(), 2 * 1 * (1 + 1) * pairs)
+                << "causal " << static_cast<int>(causal) << " window " << left
+                << ":" << right << " lq " << lq << " lk " << lk;
+          }
+}
+
+TEST(ReferenceTest, FlopsOfHugeBandedProblemsAreClosedForm) {
+  // Sizes at the 2^40-element limit: a per-row or per-batch count would run
+  // for hours (the parser fuzzer timed out on such a spec).
+  SdpaProblem rows = makeProblem(1, 1, 1, int64_t(1) << 40, 1, 1, 1);
+  rows.causal = Causal::TopLeft; // Every row sees key 0; 4 FLOPs a pair.
+  rows.window = std::make_pair(std::numeric_limits<int64_t>::max(), int64_t(0));
+  EXPECT_EQ(rows.flops(), 4 * (int64_t(1) << 40));
+  rows.window = std::make_pair(int64_t(0), int64_t(0)); // Row 0 only.
+  EXPECT_EQ(rows.flops(), 4);
+  SdpaProblem batches = makeProblem(int64_t(1) << 40, 1, 1, 1, 1, 1, 1);
+  batches.keyLengths = true;
+  EXPECT_EQ(batches.flops(), 4 * (int64_t(1) << 40));
+}
+
 TEST(ReferenceTest, ValidateReportsProblems) {
   SdpaProblem p = makeProblem(1, 8, 2, 16, 16, 64, 64);
   EXPECT_EQ(messageOf(p.validate()), "");
