@@ -6,11 +6,14 @@
 # in.
 #   scripts/sanitize.sh          the whole suite (unit tests and lit): ~20 min
 #                                on 2 cores, 12 of them the Integration grids
-#   scripts/sanitize.sh --quick  the unit tests and every lit test outside
-#                                test/Integration/ (CI, ~7 min): the passes'
-#                                lit tests, attn-run's and attn-compile's
-#                                hostile inputs; the grids run the same passes
-#                                on more shapes, unsanitized, in scripts/test.sh
+#   scripts/sanitize.sh --quick  the GoogleTest unit tests and every lit test
+#                                outside test/Integration/ (CI, ~5 min): the
+#                                passes' lit tests, attn-run's and
+#                                attn-compile's hostile inputs. The grids (the
+#                                same passes on more shapes) and pytest (its
+#                                170 s there are mostly Python and the
+#                                uninstrumented libraries it loads) run
+#                                unsanitized in scripts/test.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
@@ -47,7 +50,7 @@ export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1"
 cd "$BUILD"
 if [ "$QUICK" = 1 ]; then
-  ctest --output-on-failure -j "$(nproc)" -E '^lit$'
+  ctest --output-on-failure -j "$(nproc)" -E '^(lit|python-pytest)$'
   "$LLVM_PREFIX/bin/lit" -sv -j "$(nproc)" --filter-out '^ATTN :: Integration/' \
     "$BUILD/test"
 else
