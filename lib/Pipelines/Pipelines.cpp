@@ -217,6 +217,13 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     tiling.decodeRows = options.decodeRows;
     tiling.decodeWidth = kernels.vectorWidth;
     tiling.decodeBf16Dot = kernels.bf16Dot;
+    // f32 K and V prefetched into L2 on the AMX hosts (Intel Xeons): on an
+    // Emerald Rapids, hq=32 hkv=8 Lk=32k d=128, paired time against L1
+    // (bench/ab-paired.py): f32 one thread 0.914x (CPU time), two 0.956x
+    // (wall), hq=8 hkv=1 (split-K) 0.929x, hq=hkv=32 within the noise; bf16
+    // 1.014x, so 16-bit K and V keep L1. A Zen 5 measured L2 no better for
+    // f32 (docs/benchmarks.md: "Decode, round two" and round fourteen).
+    tiling.decodeL2PrefetchF32 = kernels.amx;
   }
   // The AMX kernels' P.V reads V transposed: made once per call. Their
   // bf16 and f16 ops take 128-row blocks up to D = 256: hq=8 L=4096, one

@@ -120,11 +120,13 @@ void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
   auto type = cast<MemRefType>(buf.getType());
   int64_t perLine =
       std::max<int64_t>(1, 8 * kCacheLineBytes / type.getElementTypeBitWidth());
+  // Into L1 (3), or L2 (2) for f32 rows with decode-l2-prefetch-f32.
+  uint32_t locality =
+      sdpa.decodeL2PrefetchF32 && type.getElementTypeBitWidth() == 32 ? 2 : 3;
   for (int64_t col = c0 * width; col < c1 * width; col += perLine)
     memref::PrefetchOp::create(
         b, loc, buf, ValueRange{qb.batch, qb.kvHead, row, kernel.idx(col)},
-        /*isWrite=*/false, /*localityHint=*/3,
-        /*isDataCache=*/true);
+        /*isWrite=*/false, locality, /*isDataCache=*/true);
 }
 
 void DecodeBuilder::readQueries() {

@@ -57,6 +57,9 @@ struct TiledSdpa {
   int64_t decodeWidth = 0;
   /// The decode kernel's Q.K on bf16 dot products (decode-bf16-dot).
   bool decodeBf16Dot = false;
+  /// The decode kernel prefetches f32 K and V into L2, not L1
+  /// (decode-l2-prefetch-f32).
+  bool decodeL2PrefetchF32 = false;
   /// transpose-values: V transposed once per call into valuesT [B, Hkv, Dv,
   /// Lk rounded up to bk] (TileKvOperands.cpp); P.V reads its tiles.
   bool transposeValues = false;

@@ -146,6 +146,11 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "giving both parts); `scores` and `pv` read both parts (three "
            "inputs, K or V = hi + lo): for bf16 tile products (the AMX "
            "kernels) that give f16 inputs f32-accurate products">,
+    Option<"decodeL2PrefetchF32", "decode-l2-prefetch-f32", "bool",
+           /*default=*/"false",
+           "Decode kernel with f32 K and V: its software prefetches of the "
+           "next blocks' K and V rows go to L2 (locality 2, prefetcht1) "
+           "instead of L1 (locality 3, prefetcht0); 16-bit K and V keep L1">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
