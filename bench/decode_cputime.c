@@ -10,6 +10,10 @@
  * of the read-K/V-once roofline: (bytes of K and V / bandwidth) / time.
  * Wall-time figures of the same runs follow the '|'.
  *
+ * With ATTN_HUGEPAGES=1 in the environment, K, V and the probe's buffer
+ * are 2 MiB aligned and madvise(MADV_HUGEPAGE)d (transparent huge pages where
+ * the kernel's setting is "madvise"); without it, plain malloc as before.
+ *
  *   bench/decode-cputime.sh dtype threads [iters]   (builds and runs this)
  */
 #include <dlfcn.h>
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static double now(clockid_t c) {
@@ -33,6 +38,18 @@ static int cmp(const void *a, const void *b) {
 
 static float value(size_t i) {
   return (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+}
+
+/* `bytes` for a large buffer: see ATTN_HUGEPAGES above. */
+static void *bigAlloc(size_t bytes) {
+  const char *env = getenv("ATTN_HUGEPAGES");
+  if (!env || strcmp(env, "1") != 0)
+    return malloc(bytes);
+  size_t huge = (size_t)2 << 20, rounded = (bytes + huge - 1) / huge * huge;
+  void *p = aligned_alloc(huge, rounded);
+  if (p && madvise(p, rounded, MADV_HUGEPAGE) != 0)
+    perror("madvise");
+  return p;
 }
 
 int main(int argc, char **argv) {
@@ -54,7 +71,7 @@ int main(int argc, char **argv) {
   size_t qn = hq * d, kn = hkv * lk * d, n[3] = {qn, kn, kn};
   void *bufs[4];
   for (int t = 0; t < 4; ++t)
-    bufs[t] = malloc((t == 3 ? qn : n[t]) * elt);
+    bufs[t] = bigAlloc((t == 3 ? qn : n[t]) * elt);
   for (int t = 0; t < 3; ++t)
     for (size_t i = 0; i < n[t]; ++i) {
       float f = value(i);
@@ -69,7 +86,7 @@ int main(int argc, char **argv) {
   double kvBytes = 2.0 * kn * elt;
 
   size_t words = (1ul << 30) / 8;
-  uint64_t *buf = malloc(words * 8);
+  uint64_t *buf = bigAlloc(words * 8);
   for (size_t i = 0; i < words; ++i)
     buf[i] = i;
   double bw = 0, bwWall = 0;
