@@ -62,10 +62,10 @@ static bool windowAdmits(const SdpaProblem &p, int64_t i, int64_t j,
   return (left < 0 || diag - j <= left) && (right < 0 || j - diag <= right);
 }
 
-/// The admitted pairs of one batch with `lk` keys under a window, causal
-/// alignment or key lengths. Every bound is on j - i: the window's sides
-/// around the diagonal, the causal diagonal, so row i sees keys
-/// j in [i + tLo, i + tHi) clamped to [0, lk), and the count is
+/// The admitted pairs of one batch with `lk` keys (its key length, or Lk)
+/// under the op's window and causal alignment, if any. Every bound is on j - i:
+/// the window's sides around the diagonal, the causal diagonal, so row i sees
+/// keys j in [i + tLo, i + tHi) clamped to [0, lk), and the count is
 /// sumClampedDiagonal(tHi) - sumClampedDiagonal(tLo) (O(1): lq may be ~2^40).
 static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
   // Offsets are clamped to [-lq, lk], where clamp(i + c, 0, lk) no longer
@@ -75,7 +75,7 @@ static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
   };
   const int64_t big = int64_t(1) << 62;
   auto [left, right] = p.window.value_or(std::pair<int64_t, int64_t>{-1, -1});
-  int64_t diag = p.causal == Causal::TopLeft ? 0 : lk - p.lq;
+  int64_t diag = windowDiagonal(p, 0, lk);
   int64_t tLo = left < 0 ? -p.lq : clampOffset(diag - std::min(left, big));
   int64_t tHi = right < 0 ? lk : clampOffset(diag + std::min(right, big) + 1);
   if (p.causal != Causal::None)
@@ -130,20 +130,7 @@ int64_t SdpaProblem::flops() const {
       pairs += bandPairs(*this, keyLengthOf(*this, batch));
     return 2 * hq * (d + dv) * pairs;
   }
-  if (window)
-    return 2 * b * hq * (d + dv) * bandPairs(*this, lk);
-  int64_t pairs = lq * lk;
-  switch (causal) {
-  case Causal::None:
-    break;
-  case Causal::TopLeft: // j <= i
-    pairs = sumClampedDiagonal(lq, lk, 1);
-    break;
-  case Causal::BottomRight: // j <= i + lk - lq
-    pairs = sumClampedDiagonal(lq, lk, lk - lq + 1);
-    break;
-  }
-  return 2 * b * hq * (d + dv) * pairs;
+  return 2 * b * hq * (d + dv) * bandPairs(*this, lk);
 }
 
 static llvm::Error makeError(const llvm::Twine &message) {

@@ -92,7 +92,7 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
   else
     os << "  (median of " << fused.runs << ", threads "
        << threadsText(report.threads) << ")\n";
-  if (report.pairedPeakShare && fused.bestMs > 0)
+  if (report.pairedPeakShare)
     os << format("  paired %9.1f%% of peak: the median of the %d calls, "
                  "each against the f32 FMA probe run just before and after "
                  "it (%.2f-%.2f GFLOP/s); best call %.3f ms, %.2f GFLOP/s\n",
