@@ -26,10 +26,10 @@ using namespace mlir;
 using namespace mlir::attn::detail;
 
 SmallVector<Value> KernelBuilder::loopCarrying(
-    int64_t lb, int64_t ub, int64_t step, ValueRange inits,
+    Value lb, Value ub, int64_t step, ValueRange inits,
     function_ref<SmallVector<Value>(Value, ValueRange)> body) {
   auto loopOp = scf::ForOp::create(
-      b, loc, idx(lb), idx(ub), idx(step), inits,
+      b, loc, lb, ub, idx(step), inits,
       [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
@@ -212,7 +212,8 @@ void mlir::attn::detail::emitRegisterBlocks(
     KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
     const ContractionExtras &extras,
     function_ref<SmallVector<Value>(const RegisterBlock &, SmallVector<Value>)>
-        body) {
+        body,
+    function_ref<Value(const RegisterBlock &)> needed) {
   int64_t numC = memrefOf(out).getDimSize(0), bq = memrefOf(out).getDimSize(1);
   int64_t rowStep = blocking.width * blocking.rowVecs;
   kernel.blocked(numC, blocking.regBlock, [&](Value c0, int64_t count) {
@@ -227,9 +228,20 @@ void mlir::attn::detail::emitRegisterBlocks(
       for (int64_t c = 0; c < count; ++c)
         block.cOffsets.push_back(kernel.idx(c));
       Value outBlock = kernel.window(out, {c0, i0}, {count, rowStep});
-      SmallVector<Value> red = body(
-          block, loadAccumulators(kernel, blocking, outBlock, extras, block));
-      storeAccumulators(kernel, blocking, red, outBlock, extras, block);
+      auto run = [&] {
+        SmallVector<Value> red = body(
+            block, loadAccumulators(kernel, blocking, outBlock, extras, block));
+        storeAccumulators(kernel, blocking, red, outBlock, extras, block);
+      };
+      if (!needed) {
+        run();
+        return;
+      }
+      auto ifOp = scf::IfOp::create(kernel.b, kernel.loc, needed(block),
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(kernel.b);
+      kernel.b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      run();
     });
   });
 }
@@ -255,8 +267,15 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
             bIsTC ? kernel.window(bMat, {zero, block.c0}, {numB, count})
                   : kernel.window(bMat, {block.c0, zero}, {count, numB});
         SmallVector<Value> firstLines = prefetch.firstLines(block);
+        // P.V on the diagonal: no key past the last one a row of the block
+        // sees (i0 + rowStep - 1 + h), at least one key (h >= 0 here).
+        Value tEnd = kernel.idx(numT);
+        if (bIsTC && extras.hiddenAbove)
+          tEnd = arith::MinSIOp::create(
+              kernel.b, kernel.loc, tEnd,
+              kernel.add(block.i0, rowStep + *extras.hiddenAbove));
         return kernel.loopCarrying(
-            0, numT, 1, acc, [&](Value t, ValueRange carried) {
+            kernel.idx(0), tEnd, 1, acc, [&](Value t, ValueRange carried) {
               SmallVector<Value> rowVec, next;
               prefetch.emit(firstLines, t);
               for (Value col : block.rowOffsets)
@@ -272,7 +291,18 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
               }
               return next;
             });
-      });
+      },
+      // Scores on the diagonal: a block whose first key is hidden from its
+      // last row (c0 > i0 + rowStep - 1 + h) has every key hidden from every
+      // row.
+      !bIsTC && extras.hiddenAbove
+          ? function_ref<Value(const RegisterBlock &)>(
+                [&](const RegisterBlock &block) -> Value {
+                  return arith::CmpIOp::create(
+                      kernel.b, kernel.loc, arith::CmpIPredicate::sle, block.c0,
+                      kernel.add(block.i0, rowStep - 1 + *extras.hiddenAbove));
+                })
+          : function_ref<Value(const RegisterBlock &)>());
 }
 
 void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,

@@ -88,6 +88,12 @@ public:
   /// Returns the loop's results.
   SmallVector<Value>
   loopCarrying(int64_t lb, int64_t ub, int64_t step, ValueRange inits,
+               function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    return loopCarrying(idx(lb), idx(ub), step, inits, body);
+  }
+  /// The same with index values as bounds.
+  SmallVector<Value>
+  loopCarrying(Value lb, Value ub, int64_t step, ValueRange inits,
                function_ref<SmallVector<Value>(Value, ValueRange)> body);
 
   /// for (iv = lb; iv < ub; iv += step) body(iv), as scf.for.
@@ -193,6 +199,13 @@ struct ContractionExtras {
   /// the next block starts, without a burst of prefetches in one place.
   Value nextRows;
   bool nextRowsForWrite = false;
+  /// If set (h: the tile op's kHiddenAboveAttrName, a block on the causal
+  /// diagonal), key j is hidden from row i wherever j > i + h: the f32
+  /// kernels leave out the register blocks of scores whose keys are all
+  /// hidden from all their rows (St [keys, rows]: left as they are, for the
+  /// element mask after them to replace), and end P.V's reduction over keys
+  /// at the last key a row of the register block sees.
+  std::optional<int64_t> hiddenAbove;
 };
 
 /// The row stride of a 2-D view whose rows follow each other without a gap
@@ -253,11 +266,15 @@ private:
 /// rowScale[rows[r]] when set), handed to `body`, and what it returns is
 /// stored back and, with rowMax set, folded into the row max while in
 /// registers.
-void emitRegisterBlocks(KernelBuilder &kernel, const RegisterBlocking &blocking,
-                        Value out, const ContractionExtras &extras,
-                        function_ref<SmallVector<Value>(
-                            const RegisterBlock &block, SmallVector<Value> acc)>
-                            body);
+/// With `needed`, a block runs (loads, body, stores) only where needed(block)
+/// (an i1) is true.
+void emitRegisterBlocks(
+    KernelBuilder &kernel, const RegisterBlocking &blocking, Value out,
+    const ContractionExtras &extras,
+    function_ref<SmallVector<Value>(const RegisterBlock &block,
+                                    SmallVector<Value> acc)>
+        body,
+    function_ref<Value(const RegisterBlock &block)> needed = nullptr);
 
 /// out[c, i] += sum_t B(c, t) * A[t, i], the register-blocked kernel of both
 /// products: A [T, BQ] is read as row vectors, B one element at a time (as

@@ -199,6 +199,14 @@ linalg::GenericOp probsAfter(Operation *after, Value st, int64_t width) {
   return {};
 }
 
+/// The tile op's kHiddenAboveAttrName (a block on the causal diagonal), if
+/// any: the f32 kernels leave out the pairs it hides.
+std::optional<int64_t> hiddenAbove(linalg::GenericOp op) {
+  if (auto attr = op->getAttrOfType<IntegerAttr>(kHiddenAboveAttrName))
+    return attr.getInt();
+  return std::nullopt;
+}
+
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]. The tile's zero fill right before it
 /// is folded in (accumulators start at 0), and so is the row max right after
 /// it (taken from the accumulators while they are in registers).
@@ -266,6 +274,7 @@ bool rewriteScores(TileRewrite &rewrite) {
   // f16 (or bf16 off the dot products) K: widened to f32 once per tile.
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, k))
     k = wide;
+  extras.hiddenAbove = hiddenAbove(rewrite.op);
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
                   /*bMat=*/k, /*bIsTC=*/false, out, extras);
   return true;
@@ -304,6 +313,7 @@ bool rewritePV(TileRewrite &rewrite) {
     return true;
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, v))
     v = wide;
+  extras.hiddenAbove = hiddenAbove(rewrite.op);
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
                   /*bMat=*/v, /*bIsTC=*/true, out, extras);
   return true;

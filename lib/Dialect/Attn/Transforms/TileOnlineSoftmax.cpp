@@ -56,16 +56,22 @@ Value dimIndex(OpBuilder &b, Location loc, Value t, int64_t dim) {
 /// One step of the online softmax over the key block starting at kStart.
 /// `validKeys` is set for a padded tail block; `banded` asks for the
 /// causal / window band's element mask.
+/// `hiddenAbove` (a block on the causal diagonal whose geometry is static):
+/// tags the scores and P.V tile ops with kHiddenAboveAttrName.
 SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
                          const QueryBlock &qb, Value qTile, Value kStart,
                          const KvTiles &tiles, Value validKeys, bool banded,
-                         const SoftmaxState &state) {
+                         const SoftmaxState &state,
+                         std::optional<int64_t> hiddenAbove = std::nullopt) {
   // The ops come in the order a target can fuse neighbours in: the row max
   // right after the scores (its init before them), the row sum right after
   // the probabilities, the rescale of the accumulator right before P.V.
   Value rowMaxInit =
       filledTile(b, sdpa.loc, {sdpa.bq}, kNegInf, TileRole::InitRowMax);
   Value s = emitScoreTile(b, sdpa, qTile, tiles.k, tiles.kLo);
+  if (hiddenAbove)
+    s.getDefiningOp()->setAttr(kHiddenAboveAttrName,
+                               b.getI64IntegerAttr(*hiddenAbove));
   if (sdpa.softcap)
     s = applySoftcap(b, sdpa, s);
   if (qb.alibiSlope)
@@ -81,23 +87,28 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
   Value l = accumulateRowSum(b, sdpa, p, lScaled);
   Value acc = accumulateValues(b, sdpa, p, tiles.v, tiles.vLo,
                                rescaleRows(b, sdpa, state.acc, alpha));
+  if (hiddenAbove)
+    acc.getDefiningOp()->setAttr(kHiddenAboveAttrName,
+                                 b.getI64IntegerAttr(*hiddenAbove));
   return {mNew, l, acc};
 }
 
 /// A loop over the full key blocks [lb, ub) (block indices); tiles are views.
 SoftmaxState emitKvLoop(OpBuilder &b, const TiledSdpa &sdpa,
                         const QueryBlock &qb, Value qTile, Value lb, Value ub,
-                        bool banded, const SoftmaxState &init) {
+                        bool banded, const SoftmaxState &init,
+                        std::optional<int64_t> hiddenAbove = std::nullopt) {
   Location loc = sdpa.loc;
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, indexConstant(b, loc, 1), init.asValues(),
       [&](OpBuilder &nb, Location nloc, Value kvBlock, ValueRange iterArgs) {
         Value kStart = arith::MulIOp::create(nb, nloc, kvBlock,
                                              indexConstant(nb, nloc, sdpa.bk));
-        SoftmaxState next = emitKvBlock(
-            nb, sdpa, qb, qTile, kStart,
-            kvTilesAt(nb, sdpa, qb, kStart, /*tailLen=*/Value()),
-            /*validKeys=*/Value(), banded, SoftmaxState::from(iterArgs));
+        SoftmaxState next =
+            emitKvBlock(nb, sdpa, qb, qTile, kStart,
+                        kvTilesAt(nb, sdpa, qb, kStart, /*tailLen=*/Value()),
+                        /*validKeys=*/Value(), banded,
+                        SoftmaxState::from(iterArgs), hiddenAbove);
         scf::YieldOp::create(nb, nloc, next.asValues());
       });
   return SoftmaxState::from(loop.getResults());
@@ -271,6 +282,34 @@ SoftmaxState initSoftmaxState(OpBuilder &b, const TiledSdpa &sdpa) {
           filledTile(b, loc, {sdpa.dv, sdpa.bq}, 0.0f, TileRole::InitAcc)};
 }
 
+/// Where every block of the loop over the band's upper edge starts exactly
+/// at its query block's first diagonal key, the offset h (0) such that key
+/// j of such a block is hidden from its row i wherever j > i + h; nullopt
+/// where that is not known statically. It holds for a causal band (right
+/// edge 0) with key blocks as long as query blocks, plain query rows and a
+/// static diagonal shift that is a non-negative multiple of the block: the
+/// query block [q0, q0 + bq) then has its diagonal at keys [q0 + shift,
+/// q0 + shift + bq), the one block that loop visits (a query block cut
+/// short by Lq, or keys cut short by Lk, leaves that loop empty and goes to
+/// the tail block instead).
+std::optional<int64_t> diagonalHiddenAbove(const TiledSdpa &sdpa,
+                                           const QueryBlock &qb) {
+  if (!sdpa.band || !sdpa.band->right || *sdpa.band->right != 0 ||
+      sdpa.bq != sdpa.bk || sdpa.groupedRows)
+    return std::nullopt;
+  // Lk - Lq (bottom_right) or 0 (top_left), of static sizes.
+  std::optional<int64_t> shift = getConstantIntValue(qb.diagShift);
+  if (auto sub = qb.diagShift.getDefiningOp<arith::SubIOp>()) {
+    std::optional<int64_t> lk = getConstantIntValue(sub.getLhs());
+    std::optional<int64_t> lq = getConstantIntValue(sub.getRhs());
+    if (lk && lq)
+      shift = *lk - *lq;
+  }
+  if (!shift || *shift < 0 || *shift % sdpa.bk != 0)
+    return std::nullopt;
+  return 0;
+}
+
 /// The online softmax over every key block the query block sees: the
 /// blocks on the band's lower edge, the unmasked blocks, the blocks on its
 /// upper edge (the causal diagonal), then the tail.
@@ -285,7 +324,7 @@ SoftmaxState attendToKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
                      /*banded=*/false, state);
   if (sdpa.band && sdpa.band->right)
     state = emitKvLoop(b, sdpa, qb, qTile, keys.unmaskedEnd, keys.fullEnd,
-                       /*banded=*/true, state);
+                       /*banded=*/true, state, diagonalHiddenAbove(sdpa, qb));
   Value tailStart = arith::MulIOp::create(b, loc, keys.fullEnd, keys.blockSize);
   Value tailLen = arith::SubIOp::create(b, loc, keys.keyEnd, tailStart);
   return emitKvTail(b, sdpa, qb, qTile, tailStart, tailLen, state);

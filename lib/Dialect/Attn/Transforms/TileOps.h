@@ -32,6 +32,14 @@ constexpr double kLog2E = 1.4426950408889634;
 /// query tile was multiplied by (scale * log2 e).
 constexpr llvm::StringLiteral kScoreScaleAttrName = "attn.score_scale";
 
+/// The i64 attribute `h` on the `scores` and `pv` tile ops of a block on the
+/// causal diagonal whose geometry is static: key j of the tile is hidden
+/// from row i of the tile wherever j > i + h. A kernel may skip such pairs
+/// (scores left as they are, for the element mask after them to replace;
+/// probabilities of hidden keys are 0, so P.V may leave them out: SPEC's
+/// rule 8 lets a hidden key's value row be multiplied by 0 or not at all).
+constexpr llvm::StringLiteral kHiddenAboveAttrName = "attn.hidden_above";
+
 /// What every tile builder needs to know about the op being tiled.
 struct TiledSdpa {
   mutable SdpaOp op; // op accessors are not const

@@ -1,0 +1,98 @@
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32" -canonicalize -cse | FileCheck %s --check-prefix=TILE
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1" -canonicalize -cse | FileCheck %s
+
+// The block on the causal diagonal: with key blocks as long as query blocks
+// and a static diagonal shift that is a multiple of them, its key j is
+// hidden from its row i wherever j > i. The tiling tags that block's scores
+// and P.V (attn.hidden_above = 0), not the blocks below the diagonal nor
+// the tail; the f32 kernels then skip the register blocks of scores whose
+// first key lies past their last row (key c0 > row i0 + 15), and end P.V's
+// reduction over keys at the block's last row (min(i0 + 16, 32)).
+
+// TILE-LABEL: func.func @top_left
+// The blocks below the diagonal: untagged.
+// TILE: scf.for
+// TILE-NOT: attn.hidden_above
+// TILE: attn.tile = #attn.tile<scores>
+// TILE-NOT: attn.hidden_above
+// TILE: attn.tile = #attn.tile<pv>
+// The diagonal block: both products tagged.
+// TILE: scf.for
+// TILE: attn.hidden_above = 0 : i64, attn.score_scale = {{.*}}, attn.tile = #attn.tile<scores>
+// TILE: attn.hidden_above = 0 : i64, attn.tile = #attn.tile<pv>
+// The tail (none here, but built): untagged.
+// TILE: scf.if
+// TILE-NOT: attn.hidden_above
+// TILE: return
+
+// CHECK-LABEL: func.func @top_left
+// The diagonal block's loop (the second over keys): scores, then P.V.
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %[[LB:.*]] to %{{.*}} step %c1 {
+// CHECK:   scf.for %[[C0:.*]] = %c0 to %c32 step %c4 {
+// CHECK:     scf.for %[[I0:.*]] = %c0 to %c32 step %c16 {
+// CHECK:       %[[LAST:.*]] = arith.addi %[[I0]], %c15 : index
+// CHECK:       %[[NEEDED:.*]] = arith.cmpi sle, %[[C0]], %[[LAST]] : index
+// CHECK:       scf.if %[[NEEDED]] {
+// CHECK:         scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
+// CHECK:   scf.for %{{.*}} = %c0 to %c16 step %c4 {
+// CHECK:     scf.for %[[PI0:.*]] = %c0 to %c32 step %c16 {
+// CHECK:       %[[PEND:.*]] = arith.addi %[[PI0]], %c16 : index
+// CHECK:       %[[TEND:.*]] = arith.minsi %[[PEND]], %c32 : index
+// CHECK:       scf.for %{{.*}} = %c0 to %[[TEND]] step %c1 iter_args(
+func.func @top_left(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
+  return %o : tensor<1x1x64x16xf32>
+}
+
+// -----
+
+// bottom_right with Lk - Lq = 32: a multiple of the block, tagged.
+// TILE-LABEL: func.func @bottom_right_aligned
+// TILE: attn.hidden_above = 0 : i64, attn.score_scale
+// CHECK-LABEL: func.func @bottom_right_aligned
+// CHECK: arith.cmpi sle
+// CHECK: arith.minsi
+func.func @bottom_right_aligned(%q: tensor<1x1x32x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x32x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x32x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x32x16xf32>
+  return %o : tensor<1x1x32x16xf32>
+}
+
+// -----
+
+// Lk - Lq = 16 is not a multiple of the block: the diagonal cuts the key
+// blocks elsewhere in each query block; nothing tagged, nothing skipped.
+// TILE-LABEL: func.func @bottom_right_unaligned
+// TILE-NOT: attn.hidden_above
+// CHECK-LABEL: func.func @bottom_right_unaligned
+// CHECK-NOT: arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// CHECK: return
+func.func @bottom_right_unaligned(%q: tensor<1x1x48x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x48x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x48x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x48x16xf32>
+  return %o : tensor<1x1x48x16xf32>
+}
+
+// -----
+
+// A window with a right edge past the diagonal: not tagged.
+// TILE-LABEL: func.func @window_right
+// TILE-NOT: attn.hidden_above
+// TILE: return
+func.func @window_right(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
+  %o = attn.sdpa %q, %k, %k {window = array<i64: 8, 8>} : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
+  return %o : tensor<1x1x64x16xf32>
+}
+
+// -----
+
+// Dynamic sizes: the shift is not known; not tagged.
+// TILE-LABEL: func.func @dynamic
+// TILE-NOT: attn.hidden_above
+// TILE: return
+func.func @dynamic(%q: tensor<1x1x?x16xf32>, %k: tensor<1x1x?x16xf32>) -> tensor<1x1x?x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>
+  return %o : tensor<1x1x?x16xf32>
+}
