@@ -200,11 +200,17 @@ linalg::GenericOp probsAfter(Operation *after, Value st, int64_t width) {
 }
 
 /// The tile op's kHiddenAboveAttrName (a block on the causal diagonal), if
-/// any: the f32 kernels leave out the pairs it hides.
+/// any: the f32 kernels leave out the pairs it hides. Only what the tiling
+/// sets is taken (a signless i64 in [0, 2^30]: no index sums of the kernels
+/// overflow); anything else is ignored, and the whole tile is computed.
 std::optional<int64_t> hiddenAbove(linalg::GenericOp op) {
-  if (auto attr = op->getAttrOfType<IntegerAttr>(kHiddenAboveAttrName))
-    return attr.getInt();
-  return std::nullopt;
+  auto attr = op->getAttrOfType<IntegerAttr>(kHiddenAboveAttrName);
+  if (!attr || !attr.getType().isSignlessInteger(64))
+    return std::nullopt;
+  int64_t h = attr.getInt();
+  if (h < 0 || h > (int64_t(1) << 30))
+    return std::nullopt;
+  return h;
 }
 
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]. The tile's zero fill right before it

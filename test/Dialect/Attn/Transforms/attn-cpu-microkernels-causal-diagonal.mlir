@@ -3,6 +3,14 @@
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1" -canonicalize -cse | FileCheck %s
+// A tag the tiling would not write (negative, or not an i64) is ignored:
+// the whole tile is computed.
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32" -canonicalize -cse \
+// RUN:   | sed -e 's/attn.hidden_above = 0 : i64, attn.score/attn.hidden_above = -1 : i64, attn.score/' \
+// RUN:         -e 's/attn.hidden_above = 0 : i64, attn.tile/attn.hidden_above = 0 : i32, attn.tile/' \
+// RUN:   | attn-opt -split-input-file --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1" -canonicalize -cse | FileCheck %s --check-prefix=IGNORED
 
 // The block on the causal diagonal: with key blocks as long as query blocks
 // and a static diagonal shift that is a multiple of them, its key j is
@@ -43,6 +51,10 @@
 // CHECK:       %[[PEND:.*]] = arith.addi %[[PI0]], %c16 : index
 // CHECK:       %[[TEND:.*]] = arith.minsi %[[PEND]], %c32 : index
 // CHECK:       scf.for %{{.*}} = %c0 to %[[TEND]] step %c1 iter_args(
+// IGNORED-LABEL: func.func @top_left
+// IGNORED-NOT: arith.cmpi sle, %arg{{[0-9]+}}, %{{[0-9]+}} : index
+// IGNORED-NOT: scf.for %{{.*}} = %c0 to %{{[0-9]+}} step %c1 iter_args(
+// IGNORED: return
 func.func @top_left(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
   return %o : tensor<1x1x64x16xf32>
@@ -68,7 +80,8 @@ func.func @bottom_right_aligned(%q: tensor<1x1x32x16xf32>, %k: tensor<1x1x64x16x
 // TILE-LABEL: func.func @bottom_right_unaligned
 // TILE-NOT: attn.hidden_above
 // CHECK-LABEL: func.func @bottom_right_unaligned
-// CHECK-NOT: arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// CHECK-NOT: arith.cmpi sle, %arg{{[0-9]+}}, %{{[0-9]+}} : index
+// CHECK-NOT: scf.for %{{.*}} = %c0 to %{{[0-9]+}} step %c1 iter_args(
 // CHECK: return
 func.func @bottom_right_unaligned(%q: tensor<1x1x48x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x48x16xf32> {
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x48x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x48x16xf32>
@@ -88,7 +101,18 @@ func.func @window_right(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) ->
 
 // -----
 
-// Dynamic sizes: the shift is not known; not tagged.
+// top_left's shift is 0 whatever the sizes: tagged with dynamic sizes too.
+// TILE-LABEL: func.func @top_left_dynamic
+// TILE: attn.hidden_above = 0 : i64, attn.score_scale
+// TILE: attn.hidden_above = 0 : i64, attn.tile = #attn.tile<pv>
+func.func @top_left_dynamic(%q: tensor<1x1x?x16xf32>, %k: tensor<1x1x?x16xf32>) -> tensor<1x1x?x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>
+  return %o : tensor<1x1x?x16xf32>
+}
+
+// -----
+
+// bottom_right with dynamic sizes: the shift is not known; not tagged.
 // TILE-LABEL: func.func @dynamic
 // TILE-NOT: attn.hidden_above
 // TILE: return
