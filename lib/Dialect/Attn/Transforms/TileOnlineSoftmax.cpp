@@ -297,14 +297,9 @@ std::optional<int64_t> diagonalHiddenAbove(const TiledSdpa &sdpa,
   if (!sdpa.band || !sdpa.band->right || *sdpa.band->right != 0 ||
       sdpa.bq != sdpa.bk || sdpa.groupedRows)
     return std::nullopt;
-  // Lk - Lq (bottom_right) or 0 (top_left), of static sizes.
+  // Lk - Lq (bottom_right, a constant where both are static: see
+  // buildDiagonalShift) or 0 (top_left).
   std::optional<int64_t> shift = getConstantIntValue(qb.diagShift);
-  if (auto sub = qb.diagShift.getDefiningOp<arith::SubIOp>()) {
-    std::optional<int64_t> lk = getConstantIntValue(sub.getLhs());
-    std::optional<int64_t> lq = getConstantIntValue(sub.getRhs());
-    if (lk && lq)
-      shift = *lk - *lq;
-  }
   if (!shift || *shift < 0 || *shift % sdpa.bk != 0)
     return std::nullopt;
   return 0;

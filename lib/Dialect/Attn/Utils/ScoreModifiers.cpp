@@ -39,8 +39,10 @@ std::optional<VisibleBand> mlir::attn::getVisibleBand(SdpaOp op) {
 Value mlir::attn::buildDiagonalShift(OpBuilder &b, Location loc,
                                      const VisibleBand &band, Value lq,
                                      Value lk) {
+  // Folded where both sizes are static, so that passes see the shift as a
+  // constant (the tiling's diagonal blocks).
   if (band.alignment == CausalKind::BottomRight)
-    return arith::SubIOp::create(b, loc, lk, lq);
+    return b.createOrFold<arith::SubIOp>(loc, lk, lq);
   return arith::ConstantIndexOp::create(b, loc, 0);
 }
 
