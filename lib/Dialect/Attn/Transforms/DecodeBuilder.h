@@ -60,6 +60,26 @@ inline int64_t dotGroupsFor(int64_t groups, int64_t width) {
 constexpr int64_t kCacheLineBytes = 64;
 constexpr int64_t kPrefetchBlocks = 1;
 
+/// Where decode-phased takes a block in two phases (phasedBlocks): f32 K
+/// and V, at least kPhasedMinRows query rows and rows * D at least
+/// kPhasedMinWork, i.e. 64 or more FMAs of Q.K per key on 8 lanes. Then the
+/// overlapped blocks' P.V loops, which also carry the next block's dot
+/// products, are bound by the FP load/store pipes (docs/benchmarks.md,
+/// round ten), and reading each block's K in its score loop and its V in
+/// its P.V loops, each stream prefetched from its own loop, takes less
+/// time. On a Zen 3 (AVX2), one thread, Lk=32k, paired CPU time against
+/// the overlapped blocks (bit for bit the same outputs): d=128 hq=32 hkv=8
+/// (4 rows) 0.84x, two threads 0.88x, hq=32 hkv=4 (8 rows) 0.73x, hq=16
+/// hkv=2 0.85x, d=64 hq=64 hkv=8 (8 rows) 0.88x; below the bounds it does
+/// not pay: d=64 4 rows 1.0-1.05x, d=128 2 rows 0.99x, 1 row 1.23-1.37x;
+/// d=256 4 rows 0.98x. bf16 K and V (widened in registers: compute-bound
+/// on that host) 1.12x. K prefetched as in the overlapped blocks' loops (V
+/// one block ahead, K two): V and K 2 and 2 blocks ahead 0.83x, 1 and 1
+/// 0.85x, 2 and 3 0.88x, all within the noise of each other
+/// (docs/benchmarks.md, round sixteen).
+constexpr int64_t kPhasedMinRows = 4;
+constexpr int64_t kPhasedMinWork = 512;
+
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
 /// vectors (empty where DecodeBuilder::accBuffer holds them).
@@ -91,8 +111,14 @@ public:
     auto isBf16 = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
     };
+    auto isF32 = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getElementType().isF32();
+    };
     keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
               isBf16(sdpa.op.getQuery());
+    phased = sdpa.decodePhased && rows >= kPhasedMinRows &&
+             rows * sdpa.d >= kPhasedMinWork && isF32(sdpa.op.getKey()) &&
+             isF32(sdpa.op.getValue());
   }
 
   SoftmaxState build(Value begin, Value end);
@@ -188,6 +214,19 @@ private:
   /// over 12 rounds); in cache 3-6% slower (docs/benchmarks.md, round six).
   DecodeState interleavedBlocks(Value begin, Value end, Value numFull,
                                 const DecodeState &init);
+  /// The full blocks, each in two phases (decode-phased, where `phased`
+  /// says): its scores first, by phasedScores, then its softmax and P.V
+  /// loops, which prefetch V but not K.
+  DecodeState phasedBlocks(Value begin, Value end, Value numFull,
+                           const DecodeState &init);
+  /// The scores of the full block from j0: a loop over its keys,
+  /// keysPerGroup() at a time (their dot products by keyGroupDots, stored
+  /// to `tile`, [W, rows, W] f32 like NextDots' tile), that also prefetches
+  /// as many K rows from keyPrefetchBase on; then the tile folded.
+  SmallVector<Value> phasedScores(Value j0, Value tile);
+  /// The blocks in two phases (see kPhasedMinWork), and their tile.
+  bool phased = false;
+  Value phasedTile;
   SoftmaxState finish(const DecodeState &state);
 
   OpBuilder &b;

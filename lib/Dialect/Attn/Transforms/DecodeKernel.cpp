@@ -182,7 +182,9 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
                                  ArrayRef<Value> given, NextDots *nextDots) {
   Value value = sdpa.op.getValue();
   SmallVector<Value> scores(given);
-  if (given.empty())
+  if (given.empty() && phased && !tailLen)
+    scores = phasedScores(j0, phasedTile);
+  else if (given.empty())
     scores = scoresOf([&](int64_t j) {
       Value k = kernel.add(j0, j);
       return lastKey ? minIndex(b, loc, k, lastKey) : k;
@@ -267,8 +269,9 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
             // group, spread through the block, rather than a burst of all
             // the block's K lines before the scores (which LLVM schedules
             // together): bf16 hq=32 hkv=8 Lk=32k d=128, 1 thread, 7.8-8.8
-            // -> 6.9-7.8 ms (docs/benchmarks.md).
-            if (n1 > n0)
+            // -> 6.9-7.8 ms (docs/benchmarks.md). Phased blocks prefetch
+            // K from their scores loop instead (phasedScores).
+            if (n1 > n0 && !phased)
               prefetchRow(keyBuffer,
                           arith::AddIOp::create(b, loc, keyPrefetchBase, j),
                           n0 * chunkWidths, n1 * chunkWidths);
@@ -448,6 +451,60 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
   return DecodeState::from(loop.getResults().take_front(stateCount), rows);
 }
 
+SmallVector<Value> DecodeBuilder::phasedScores(Value j0, Value tile) {
+  int64_t n = keysPerGroup();
+  int64_t chunkWidths = keyDots ? 2 : 1;
+  scf::ForOp::create(
+      b, loc, kernel.idx(0), kernel.idx(width), kernel.idx(n), ValueRange{},
+      [&](OpBuilder &nb, Location, Value jp, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value first = arith::AddIOp::create(b, loc, j0, jp);
+        // The same keys two blocks ahead, every line of their K rows.
+        if (keyPrefetchBase) {
+          Value ahead = arith::AddIOp::create(b, loc, keyPrefetchBase, jp);
+          for (int64_t g = 0; g < n; ++g)
+            prefetchRow(keyBuffer, kernel.add(ahead, g), 0,
+                        keyChunks() * chunkWidths);
+        }
+        SmallVector<SmallVector<Value>> dots =
+            keyGroupDots([&](int64_t g) { return kernel.add(first, g); }, 0, n);
+        for (int64_t g = 0; g < n; ++g)
+          for (int64_t r = 0; r < rows; ++r)
+            vector::StoreOp::create(
+                b, loc, dots[g][r], tile,
+                ValueRange{kernel.add(jp, g), kernel.idx(r), kernel.idx(0)});
+        scf::YieldOp::create(b, loc);
+      });
+  return scoresFromTile(tile);
+}
+
+DecodeState DecodeBuilder::phasedBlocks(Value begin, Value end, Value numFull,
+                                        const DecodeState &init) {
+  Value w = kernel.idx(width), one = kernel.idx(1);
+  phasedTile = scratch({width, rows, width});
+  SmallVector<Value> inits = init.asValues();
+  auto loop = scf::ForOp::create(
+      b, loc, kernel.idx(0), numFull, one, inits,
+      [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value j0 = arith::AddIOp::create(b, loc, begin,
+                                         arith::MulIOp::create(b, loc, iv, w));
+        Value last = arith::SubIOp::create(b, loc, end, w);
+        // V one block ahead, K two (the distances of interleavedBlocks; the
+        // rows past the end are not prefetched).
+        prefetchBase =
+            minIndex(b, loc, kernel.add(j0, kPrefetchBlocks * width), last);
+        keyPrefetchBase = minIndex(
+            b, loc, kernel.add(j0, (kPrefetchBlocks + 1) * width), last);
+        DecodeState next =
+            block(j0, Value(), Value(), DecodeState::from(carried, rows));
+        scf::YieldOp::create(b, loc, next.asValues());
+      });
+  return DecodeState::from(loop.getResults(), rows);
+}
+
 SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   readQueries();
   end = maxIndex(b, loc, end, begin);
@@ -469,7 +526,8 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   };
   keyBuffer = asBuffer(sdpa.op.getKey());
   valueBuffer = asBuffer(sdpa.op.getValue());
-  DecodeState state = interleavedBlocks(begin, end, numFull, init);
+  DecodeState state = phased ? phasedBlocks(begin, end, numFull, init)
+                             : interleavedBlocks(begin, end, numFull, init);
   prefetchBase = keyPrefetchBase = Value();
 
   // The last keys, fewer than W: rows past the end read the last key (their

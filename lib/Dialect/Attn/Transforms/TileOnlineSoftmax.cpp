@@ -538,6 +538,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
     sdpa.decodeWidth = tiling.decodeWidth;
     sdpa.decodeBf16Dot = tiling.decodeBf16Dot;
     sdpa.decodeL2PrefetchF32 = tiling.decodeL2PrefetchF32;
+    sdpa.decodePhased = tiling.decodePhased;
     sdpa.bq = rows;
   }
   sdpa.bk =
@@ -645,10 +646,10 @@ struct AttnTileOnlineSoftmaxPass
     }
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
-        patterns,
-        {blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeWidth,
-         decodeBf16Dot, narrowBlockQ, narrowLowpMaxD, wideBlockKV,
-         transposeValues, f16Tiles, splitF16, decodeL2PrefetchF32});
+        patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
+                   decodeWidth, decodeBf16Dot, narrowBlockQ, narrowLowpMaxD,
+                   wideBlockKV, transposeValues, f16Tiles, splitF16,
+                   decodeL2PrefetchF32, decodePhased});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

@@ -68,6 +68,9 @@ struct TiledSdpa {
   /// The decode kernel prefetches f32 K and V into L2, not L1
   /// (decode-l2-prefetch-f32).
   bool decodeL2PrefetchF32 = false;
+  /// The decode kernel's blocks in two phases where it pays
+  /// (decode-phased; DecodeBuilder.h).
+  bool decodePhased = false;
   /// transpose-values: V transposed once per call into valuesT [B, Hkv, Dv,
   /// Lk rounded up to bk] (TileKvOperands.cpp); P.V reads its tiles.
   bool transposeValues = false;

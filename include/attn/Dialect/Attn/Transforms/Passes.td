@@ -98,7 +98,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "Decode kernel: a block of at most this many query rows (Lq, or "
            "Lq times the group size with grouped-query attention) streams K "
            "and V once with vectors along D instead of the tile ops "
-           "(docs/passes.md lists the cases it takes); 0: never">,
+           "(the README's pass table lists the cases it takes); 0: never">,
     Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector of the decode kernel (a power of 2)">,
     Option<"decodeBf16Dot", "decode-bf16-dot", "bool", /*default=*/"false",
@@ -151,6 +151,13 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "Decode kernel with f32 K and V: its software prefetches of the "
            "next blocks' K and V rows go to L2 (locality 2, prefetcht1) "
            "instead of L1 (locality 3, prefetcht0); 16-bit K and V keep L1">,
+    Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
+           "Decode kernel with f32 K and V, at least 4 query rows and rows "
+           "times D at least 512: each block of keys in two phases, its "
+           "scores first (a loop over its keys that also prefetches the K "
+           "rows two blocks ahead), then its softmax and P.V loops (which "
+           "prefetch only V), instead of P.V loops that also take the next "
+           "block's dot products">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
