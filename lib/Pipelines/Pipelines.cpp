@@ -224,12 +224,15 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     // 1.014x, so 16-bit K and V keep L1. A Zen 5 measured L2 no better for
     // f32 (docs/benchmarks.md: "Decode, round two" and round fourteen).
     tiling.decodeL2PrefetchF32 = kernels.amx;
-    // The blocks of f32 decode in two phases on the avx2 kernels (8 lanes):
-    // on a Zen 3, one thread, paired CPU time against the overlapped blocks,
-    // Lk=32k d=128: hq=32 hkv=8 0.84x, two threads 0.88x, hq=32 hkv=4
-    // 0.73x; bf16 1.12x, so 16-bit K and V keep the overlap (DecodeBuilder.h;
-    // docs/benchmarks.md, round sixteen). No AVX-512 host was at hand.
-    tiling.decodePhased = kernels.vectorWidth == 8;
+    // The blocks of f32 decode in two phases on the avx2 kernels at their 8
+    // lanes: on a Zen 3, one thread, paired CPU time against the overlapped
+    // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),
+    // hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K and V keep the overlap
+    // (DecodeBuilder.h; docs/benchmarks.md, round sixteen). Not on the
+    // AVX-512 paths, at any width: no such host was at hand to measure.
+    tiling.decodePhased =
+        kernels.vectorWidth == 8 &&
+        resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;
   }
   // The AMX kernels' P.V reads V transposed: made once per call. Their
   // bf16 and f16 ops take 128-row blocks up to D = 256: hq=8 L=4096, one

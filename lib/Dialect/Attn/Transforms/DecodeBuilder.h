@@ -61,24 +61,31 @@ constexpr int64_t kCacheLineBytes = 64;
 constexpr int64_t kPrefetchBlocks = 1;
 
 /// Where decode-phased takes a block in two phases (phasedBlocks): f32 K
-/// and V, at least kPhasedMinRows query rows and rows * D at least
-/// kPhasedMinWork, i.e. 64 or more FMAs of Q.K per key on 8 lanes. Then the
-/// overlapped blocks' P.V loops, which also carry the next block's dot
-/// products, are bound by the FP load/store pipes (docs/benchmarks.md,
-/// round ten), and reading each block's K in its score loop and its V in
-/// its P.V loops, each stream prefetched from its own loop, takes less
-/// time. On a Zen 3 (AVX2), one thread, Lk=32k, paired CPU time against
-/// the overlapped blocks (bit for bit the same outputs): d=128 hq=32 hkv=8
-/// (4 rows) 0.84x, two threads 0.88x, hq=32 hkv=4 (8 rows) 0.73x, hq=16
-/// hkv=2 0.85x, d=64 hq=64 hkv=8 (8 rows) 0.88x; below the bounds it does
-/// not pay: d=64 4 rows 1.0-1.05x, d=128 2 rows 0.99x, 1 row 1.23-1.37x;
-/// d=256 4 rows 0.98x. bf16 K and V (widened in registers: compute-bound
-/// on that host) 1.12x. K prefetched as in the overlapped blocks' loops (V
-/// one block ahead, K two): V and K 2 and 2 blocks ahead 0.83x, 1 and 1
-/// 0.85x, 2 and 3 0.88x, all within the noise of each other
-/// (docs/benchmarks.md, round sixteen).
+/// and V, at least kPhasedMinRows query rows, rows * D at least
+/// kPhasedMinWork (64 or more FMAs of Q.K per key on 8 lanes), and above
+/// kPhasedMaxRowsAnyD rows (one key per iteration of the scores loop) D at
+/// least kPhasedMinWideD. Then the overlapped blocks' P.V loops, which also
+/// carry the next block's dot products, are bound by the FP load/store pipes
+/// (docs/benchmarks.md, round ten), and reading each block's K in its score
+/// loop and its V in its P.V loops, each stream prefetched from its own
+/// loop, takes less time. On a Zen 3 (AVX2), paired CPU time against the
+/// overlapped blocks, one thread unless said (bench/ab-paired.py, 30-40
+/// pairs; outputs bit for bit the same: the same FMAs in the same order):
+/// - taken: hq=32 hkv=8 Lk=32k d=128 (4 rows) 0.85x, two threads 0.86x
+///   (wall), b=4 Lk=8k 0.85x, Lk=1024 (in cache) 0.96x; hq=32 hkv=4 (8
+///   rows) 0.80-0.90x; hq=64 hkv=8 d=64 (8 rows) 0.91-0.92x; hq=64 hkv=4
+///   d=128 (16 rows) 0.94x, hq=128 hkv=8 0.91x;
+/// - left out: 4 rows d=64 1.00-1.05x, 2 rows d=128 0.99x, 1 row
+///   1.23-1.37x, 16 rows d=64 (hq=16 hkv=4 Lq=4) 1.03x; bf16 K and V
+///   (widened in registers: compute-bound on that host) 1.12x;
+/// - taken, unclear: 4 rows d=256 0.98x.
+/// K prefetched at the distances of the overlapped blocks (V one block
+/// ahead, K two): 2 and 2 blocks gave 0.83x, 1 and 1 0.85x, 2 and 3 0.88x,
+/// within the noise of each other (docs/benchmarks.md, round sixteen).
 constexpr int64_t kPhasedMinRows = 4;
 constexpr int64_t kPhasedMinWork = 512;
+constexpr int64_t kPhasedMaxRowsAnyD = 8;
+constexpr int64_t kPhasedMinWideD = 128;
 
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
@@ -117,8 +124,9 @@ public:
     keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
               isBf16(sdpa.op.getQuery());
     phased = sdpa.decodePhased && rows >= kPhasedMinRows &&
-             rows * sdpa.d >= kPhasedMinWork && isF32(sdpa.op.getKey()) &&
-             isF32(sdpa.op.getValue());
+             rows * sdpa.d >= kPhasedMinWork &&
+             (rows <= kPhasedMaxRowsAnyD || sdpa.d >= kPhasedMinWideD) &&
+             isF32(sdpa.op.getKey()) && isF32(sdpa.op.getValue());
   }
 
   SoftmaxState build(Value begin, Value end);

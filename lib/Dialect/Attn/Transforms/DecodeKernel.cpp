@@ -21,6 +21,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 
 using namespace mlir;
@@ -182,9 +183,10 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
                                  ArrayRef<Value> given, NextDots *nextDots) {
   Value value = sdpa.op.getValue();
   SmallVector<Value> scores(given);
-  if (given.empty() && phased && !tailLen)
+  if (given.empty() && phased && !tailLen) {
+    assert(phasedTile && "phased full blocks come from phasedBlocks");
     scores = phasedScores(j0, phasedTile);
-  else if (given.empty())
+  } else if (given.empty())
     scores = scoresOf([&](int64_t j) {
       Value k = kernel.add(j0, j);
       return lastKey ? minIndex(b, loc, k, lastKey) : k;
@@ -452,8 +454,8 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
 }
 
 SmallVector<Value> DecodeBuilder::phasedScores(Value j0, Value tile) {
+  assert(!keyDots && "phased blocks have f32 K");
   int64_t n = keysPerGroup();
-  int64_t chunkWidths = keyDots ? 2 : 1;
   scf::ForOp::create(
       b, loc, kernel.idx(0), kernel.idx(width), kernel.idx(n), ValueRange{},
       [&](OpBuilder &nb, Location, Value jp, ValueRange) {
@@ -464,8 +466,7 @@ SmallVector<Value> DecodeBuilder::phasedScores(Value j0, Value tile) {
         if (keyPrefetchBase) {
           Value ahead = arith::AddIOp::create(b, loc, keyPrefetchBase, jp);
           for (int64_t g = 0; g < n; ++g)
-            prefetchRow(keyBuffer, kernel.add(ahead, g), 0,
-                        keyChunks() * chunkWidths);
+            prefetchRow(keyBuffer, kernel.add(ahead, g), 0, dChunks);
         }
         SmallVector<SmallVector<Value>> dots =
             keyGroupDots([&](int64_t g) { return kernel.add(first, g); }, 0, n);

@@ -18,8 +18,9 @@
 // read side by side through the block rather than in turns, and they
 // prefetch the V rows of the next block and the K rows of the one after
 // (memref.prefetch on read-only to_buffer views of K and V). With
-// decode-phased, where K and V are f32 and each key has enough Q.K work
-// (DecodeBuilder.h: kPhasedMinWork), a block runs in two phases instead: its
+// decode-phased, where K and V are f32, the block has at least 4 rows and
+// each key enough Q.K work (DecodeBuilder.h: kPhasedMinWork and the bounds
+// beside it), a block runs in two phases instead: its
 // dot products by a loop over its keys that prefetches the K rows ahead,
 // then its softmax and P.V loops, which prefetch V. bf16/f16 K and
 // V are read as they are and widened in registers. The loops are built on

@@ -41,6 +41,7 @@
 // ON-NOT: vector.transfer_read %[[K]]
 // ON: scf.if
 // ON: vector.transfer_read %[[K]][
+// ON-NOT: {{ step %[a-z0-9_]+ \{$}}
 // The overlapped blocks: no loop without loop-carried values, and the P.V
 // loops prefetch K rows too.
 // OFF-NOT: {{ step %[a-z0-9_]+ \{$}}
@@ -85,8 +86,38 @@ func.func @rows8_d64(%q: tensor<1x16x1x64xf32>, %k: tensor<1x2x40x64xf32>, %v: t
 
 // -----
 
+// 16 rows (hq=64, hkv=4) x D=128: phased, one key per iteration.
+// CHECK-LABEL: func.func @rows16_d128
+// ON: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c8{{[_0-9]*}} step %c1{{[_0-9]*}} {
+// OFF-NOT: {{ step %[a-z0-9_]+ \{$}}
+// CHECK: return
+// WIDE-LABEL: func.func @rows16_d128
+// WIDE-NOT: {{ step %[a-z0-9_]+ \{$}}
+// WIDE: return
+func.func @rows16_d128(%q: tensor<1x64x1x128xf32>, %k: tensor<1x4x40x128xf32>, %v: tensor<1x4x40x128xf32>) -> tensor<1x64x1x128xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x64x1x128xf32>, tensor<1x4x40x128xf32>, tensor<1x4x40x128xf32> -> tensor<1x64x1x128xf32>
+  return %o : tensor<1x64x1x128xf32>
+}
+
+// -----
+
+// A dynamic Lk: the full blocks' count is a value, the same loops.
+// CHECK-LABEL: func.func @dynamic_keys
+// ON: %[[TILE:.*]] = memref.alloc() : memref<8x4x8xf32>
+// ON: scf.for %{{.*}} = %c0{{[_0-9]*}} to %c8{{[_0-9]*}} step %c2{{[_0-9]*}} {
+// ON-COUNT-8: vector.store %{{.*}}, %[[TILE]][
+// OFF-NOT: {{ step %[a-z0-9_]+ \{$}}
+// CHECK: return
+func.func @dynamic_keys(%q: tensor<1x8x1x128xf32>, %k: tensor<1x2x?x128xf32>, %v: tensor<1x2x?x128xf32>) -> tensor<1x8x1x128xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x128xf32>, tensor<1x2x?x128xf32>, tensor<1x2x?x128xf32> -> tensor<1x8x1x128xf32>
+  return %o : tensor<1x8x1x128xf32>
+}
+
+// -----
+
 // Below the bounds the blocks stay overlapped, with the option or without:
-// 4 rows x D=64 (256), 2 rows x D=256, bf16 K and V.
+// 4 rows x D=64 (256), 2 rows x D=256, 16 rows x D=64 (hq=16, hkv=4, Lq=4:
+// above 8 rows D must be at least 128), bf16 and f16 K and V.
 // CHECK-LABEL: func.func @rows4_d64
 // CHECK-NOT: {{ step %[a-z0-9_]+ \{$}}
 // CHECK: return
@@ -109,6 +140,32 @@ func.func @rows4_d64(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x40x64xf32>, %v: te
 func.func @rows2_d256(%q: tensor<1x4x1x256xf32>, %k: tensor<1x2x40x256xf32>, %v: tensor<1x2x40x256xf32>) -> tensor<1x4x1x256xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<1x4x1x256xf32>, tensor<1x2x40x256xf32>, tensor<1x2x40x256xf32> -> tensor<1x4x1x256xf32>
   return %o : tensor<1x4x1x256xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rows16_d64
+// CHECK-NOT: {{ step %[a-z0-9_]+ \{$}}
+// CHECK: return
+// WIDE-LABEL: func.func @rows16_d64
+// WIDE-NOT: {{ step %[a-z0-9_]+ \{$}}
+// WIDE: return
+func.func @rows16_d64(%q: tensor<1x16x4x64xf32>, %k: tensor<1x4x40x64xf32>, %v: tensor<1x4x40x64xf32>) -> tensor<1x16x4x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x16x4x64xf32>, tensor<1x4x40x64xf32>, tensor<1x4x40x64xf32> -> tensor<1x16x4x64xf32>
+  return %o : tensor<1x16x4x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rows4_d128_f16
+// CHECK-NOT: {{ step %[a-z0-9_]+ \{$}}
+// CHECK: return
+// WIDE-LABEL: func.func @rows4_d128_f16
+// WIDE-NOT: {{ step %[a-z0-9_]+ \{$}}
+// WIDE: return
+func.func @rows4_d128_f16(%q: tensor<1x8x1x128xf16>, %k: tensor<1x2x40x128xf16>, %v: tensor<1x2x40x128xf16>) -> tensor<1x8x1x128xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x128xf16>, tensor<1x2x40x128xf16>, tensor<1x2x40x128xf16> -> tensor<1x8x1x128xf16>
+  return %o : tensor<1x8x1x128xf16>
 }
 
 // -----

@@ -152,8 +152,9 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "next blocks' K and V rows go to L2 (locality 2, prefetcht1) "
            "instead of L1 (locality 3, prefetcht0); 16-bit K and V keep L1">,
     Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
-           "Decode kernel with f32 K and V, at least 4 query rows and rows "
-           "times D at least 512: each block of keys in two phases, its "
+           "Decode kernel with f32 K and V, at least 4 query rows, rows "
+           "times D at least 512 and, above 8 rows, D at least 128: each "
+           "block of keys in two phases, its "
            "scores first (a loop over its keys that also prefetches the K "
            "rows two blocks ahead), then its softmax and P.V loops (which "
            "prefetch only V), instead of P.V loops that also take the next "
