@@ -222,6 +222,11 @@ private:
   /// over 12 rounds); in cache 3-6% slower (docs/benchmarks.md, round six).
   DecodeState interleavedBlocks(Value begin, Value end, Value numFull,
                                 const DecodeState &init);
+  /// The first key of full block `iv` from `begin` (keys to `end`; `w`:
+  /// the index constant W), and the prefetch bases for it: V
+  /// kPrefetchBlocks blocks ahead, K one block further, both clamped to the
+  /// last full block.
+  Value startFullBlock(Value begin, Value end, Value iv, Value w);
   /// The full blocks, each in two phases (decode-phased, where `phased`
   /// says): its scores first, by phasedScores, then its softmax and P.V
   /// loops, which prefetch V but not K.

@@ -390,6 +390,19 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
   return {mT, lT, acc};
 }
 
+Value DecodeBuilder::startFullBlock(Value begin, Value end, Value iv, Value w) {
+  Value j0 = arith::AddIOp::create(b, loc, begin,
+                                   arith::MulIOp::create(b, loc, iv, w));
+  // Rows past the end are not prefetched: the last blocks prefetch the last
+  // W keys again.
+  Value last = arith::SubIOp::create(b, loc, end, w);
+  prefetchBase =
+      minIndex(b, loc, kernel.add(j0, kPrefetchBlocks * width), last);
+  keyPrefetchBase =
+      minIndex(b, loc, kernel.add(j0, (kPrefetchBlocks + 1) * width), last);
+  return j0;
+}
+
 DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
                                              Value numFull,
                                              const DecodeState &init) {
@@ -429,16 +442,9 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
       [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value j0 = arith::AddIOp::create(b, loc, begin,
-                                         arith::MulIOp::create(b, loc, iv, w));
-        Value last = arith::SubIOp::create(b, loc, end, w);
-        // Rows past the end are not prefetched: the last blocks prefetch
-        // the last W keys again. V one block ahead; K one more, as this
-        // block's P.V loops read the next block's K rows.
-        prefetchBase =
-            minIndex(b, loc, kernel.add(j0, kPrefetchBlocks * width), last);
-        keyPrefetchBase = minIndex(
-            b, loc, kernel.add(j0, (kPrefetchBlocks + 1) * width), last);
+        // K one block further than V, as this block's P.V loops read the
+        // next block's K rows.
+        Value j0 = startFullBlock(begin, end, iv, w);
         NextDots nd{minIndex(b, loc, kernel.add(j0, width), lastFull), tile};
         SmallVector<Value> given(carried.slice(stateCount, rows).begin(),
                                  carried.slice(stateCount, rows).end());
@@ -490,15 +496,9 @@ DecodeState DecodeBuilder::phasedBlocks(Value begin, Value end, Value numFull,
       [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        Value j0 = arith::AddIOp::create(b, loc, begin,
-                                         arith::MulIOp::create(b, loc, iv, w));
-        Value last = arith::SubIOp::create(b, loc, end, w);
-        // V one block ahead, K two (the distances of interleavedBlocks; the
-        // rows past the end are not prefetched).
-        prefetchBase =
-            minIndex(b, loc, kernel.add(j0, kPrefetchBlocks * width), last);
-        keyPrefetchBase = minIndex(
-            b, loc, kernel.add(j0, (kPrefetchBlocks + 1) * width), last);
+        // The distances of interleavedBlocks: the K prefetches of a block's
+        // scores loop reach the block after next, like theirs.
+        Value j0 = startFullBlock(begin, end, iv, w);
         DecodeState next =
             block(j0, Value(), Value(), DecodeState::from(carried, rows));
         scf::YieldOp::create(b, loc, next.asValues());
