@@ -63,15 +63,19 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
                          const KvTiles &tiles, Value validKeys, bool banded,
                          const SoftmaxState &state,
                          std::optional<int64_t> hiddenAbove = std::nullopt) {
+  // The two products of a diagonal block carry its hidden pairs.
+  auto tagHidden = [&](Value product) {
+    if (hiddenAbove)
+      product.getDefiningOp()->setAttr(kHiddenAboveAttrName,
+                                       b.getI64IntegerAttr(*hiddenAbove));
+  };
   // The ops come in the order a target can fuse neighbours in: the row max
   // right after the scores (its init before them), the row sum right after
   // the probabilities, the rescale of the accumulator right before P.V.
   Value rowMaxInit =
       filledTile(b, sdpa.loc, {sdpa.bq}, kNegInf, TileRole::InitRowMax);
   Value s = emitScoreTile(b, sdpa, qTile, tiles.k, tiles.kLo);
-  if (hiddenAbove)
-    s.getDefiningOp()->setAttr(kHiddenAboveAttrName,
-                               b.getI64IntegerAttr(*hiddenAbove));
+  tagHidden(s);
   if (sdpa.softcap)
     s = applySoftcap(b, sdpa, s);
   if (qb.alibiSlope)
@@ -87,9 +91,7 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
   Value l = accumulateRowSum(b, sdpa, p, lScaled);
   Value acc = accumulateValues(b, sdpa, p, tiles.v, tiles.vLo,
                                rescaleRows(b, sdpa, state.acc, alpha));
-  if (hiddenAbove)
-    acc.getDefiningOp()->setAttr(kHiddenAboveAttrName,
-                                 b.getI64IntegerAttr(*hiddenAbove));
+  tagHidden(acc);
   return {mNew, l, acc};
 }
 
