@@ -101,6 +101,10 @@ static auto guardPages = opt<bool>(
     false);
 static auto rowVectors =
     opt<std::string>("row-vectors", "Row vectors per register block", "");
+static auto prefetchSpread = opt<std::string>(
+    "prefetch-spread",
+    "Most reduction steps per prefetch in the f32 products (a power of two)",
+    "");
 static auto kvSplits = opt<std::string>(
     "kv-splits", "Split-K chunks of the keys (0: auto, 1: never)", "");
 static auto decodeRows = opt<std::string>(
@@ -191,9 +195,9 @@ int main(int argc, char **argv) {
   if (guardPages)
     installGuardFaultHandler("attn-run: error: ", 1);
   for (cl::opt<std::string> *flag :
-       {&blockQ, &blockKV, &regBlock, &rowVectors, &gradBlockQ, &gradBlockKV,
-        &kernels, &kvSplits, &decodeRows, &narrowBlockQ, &blendStores,
-        &ompSchedule})
+       {&blockQ, &blockKV, &regBlock, &rowVectors, &prefetchSpread, &gradBlockQ,
+        &gradBlockKV, &kernels, &kvSplits, &decodeRows, &narrowBlockQ,
+        &blendStores, &ompSchedule})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

@@ -77,6 +77,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       *this, "row-vectors",
       llvm::cl::desc("Row vectors per register block in the microkernels"),
       llvm::cl::init(AttnCpuMicrokernelsOptions{}.rowVectors)};
+  PassOptions::Option<int64_t> prefetchSpread{
+      *this, "prefetch-spread",
+      llvm::cl::desc("Most reduction steps per prefetch in the f32 products "
+                     "(attn-cpu-microkernels' prefetch-spread; default 8 on "
+                     "the avx2 kernels, 1 on the others)"),
+      llvm::cl::init(AttnCpuMicrokernelsOptions{}.prefetchSpread)};
   PassOptions::Option<bool> amxFp16{
       *this, "amx-fp16",
       llvm::cl::desc("On the amx kernels: f16 products on AMX-FP16 tiles "

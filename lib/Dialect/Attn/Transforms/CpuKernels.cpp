@@ -274,22 +274,51 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
           tEnd = arith::MinSIOp::create(
               kernel.b, kernel.loc, tEnd,
               kernel.add(block.i0, rowStep + *extras.hiddenAbove));
+        auto step = [&](Value t, ValueRange carried, bool withPrefetch) {
+          SmallVector<Value> rowVec, next;
+          if (withPrefetch)
+            prefetch.emit(firstLines, t);
+          for (Value col : block.rowOffsets)
+            rowVec.push_back(kernel.load(aBlock, {t, col}));
+          for (int64_t c = 0; c < count; ++c) {
+            Value cOff = block.cOffsets[c];
+            Value bc = bIsTC ? kernel.broadcast(bBlock, {t, cOff})
+                             : kernel.broadcast(bBlock, {cOff, t});
+            for (int64_t r = 0; r < blocking.rowVecs; ++r)
+              next.push_back(
+                  vector::FMAOp::create(kernel.b, kernel.loc, bc, rowVec[r],
+                                        carried[c * blocking.rowVecs + r]));
+          }
+          return next;
+        };
+        // spread steps per iteration, the first of them prefetching; a
+        // dynamic end (P.V on the diagonal) finishes step by step, without.
+        int64_t spread = prefetch.spread();
+        if (spread == 1)
+          return kernel.loopCarrying(
+              kernel.idx(0), tEnd, 1, acc, [&](Value t, ValueRange carried) {
+                return step(t, carried, /*withPrefetch=*/true);
+              });
+        Value tMain = tEnd;
+        if (bIsTC && extras.hiddenAbove)
+          tMain = arith::MulIOp::create(
+              kernel.b, kernel.loc,
+              arith::DivUIOp::create(kernel.b, kernel.loc, tEnd,
+                                     kernel.idx(spread)),
+              kernel.idx(spread));
+        SmallVector<Value> red = kernel.loopCarrying(
+            kernel.idx(0), tMain, spread, acc,
+            [&](Value t, ValueRange carried) {
+              SmallVector<Value> cur(carried);
+              for (int64_t k = 0; k < spread; ++k)
+                cur = step(kernel.add(t, k), cur, /*withPrefetch=*/k == 0);
+              return cur;
+            });
+        if (tMain == tEnd)
+          return red;
         return kernel.loopCarrying(
-            kernel.idx(0), tEnd, 1, acc, [&](Value t, ValueRange carried) {
-              SmallVector<Value> rowVec, next;
-              prefetch.emit(firstLines, t);
-              for (Value col : block.rowOffsets)
-                rowVec.push_back(kernel.load(aBlock, {t, col}));
-              for (int64_t c = 0; c < count; ++c) {
-                Value cOff = block.cOffsets[c];
-                Value bc = bIsTC ? kernel.broadcast(bBlock, {t, cOff})
-                                 : kernel.broadcast(bBlock, {cOff, t});
-                for (int64_t r = 0; r < blocking.rowVecs; ++r)
-                  next.push_back(
-                      vector::FMAOp::create(kernel.b, kernel.loc, bc, rowVec[r],
-                                            carried[c * blocking.rowVecs + r]));
-              }
-              return next;
+            tMain, tEnd, 1, red, [&](Value t, ValueRange carried) {
+              return step(t, carried, /*withPrefetch=*/false);
             });
       },
       // Scores on the diagonal: a block whose first key is hidden from its

@@ -199,6 +199,11 @@ struct ContractionExtras {
   /// the next block starts, without a burst of prefetches in one place.
   Value nextRows;
   bool nextRowsForWrite = false;
+  /// At most this many reduction steps per prefetch (a power of two): the
+  /// products' prefetch attn-cpu-microkernels' `prefetch-spread`. Each
+  /// prefetch costs an address, a clamp and a load slot in the reduction
+  /// loop; with one per step, most repeat the clamped last line.
+  int64_t prefetchSpread = 1;
   /// If set (h: the tile op's kHiddenAboveAttrName, a block on the causal
   /// diagonal), key j is hidden from row i wherever j > i + h: the f32
   /// kernels leave out the register blocks of scores whose keys are all
@@ -232,11 +237,17 @@ struct RegisterBlock {
 
 /// The prefetches of a contraction with out [C, BQ] and `numT` reduction
 /// steps (ContractionExtras::prefetchAfter and nextRows), built once before
-/// its register blocks. Per register block, `firstLines` (outside the
-/// reduction loop) gives each stream's first line: of the K/V tile after
-/// this one, register block * numT; of the next query block's rows,
-/// (register block * row groups + row group) * numT. `emit` then issues, at
-/// step t, line first + t of each stream, clamped to its last
+/// its register blocks. With a `spread` of 1 (one prefetch per step): per
+/// register block, `firstLines` (outside the reduction loop) gives each
+/// stream's first line: of the K/V tile after this one, register block *
+/// numT; of the next query block's rows, (register block * row groups + row
+/// group) * numT; `emit` then issues, at step t, line first + t of each
+/// stream, clamped to its last. With a larger spread (a power of two that
+/// divides numT, chosen from ContractionExtras::prefetchSpread so that the
+/// register blocks' steps still reach every line), only every spread-th
+/// step prefetches: register block b (counted over both the c blocks and
+/// the row groups) starts at line b * numT / spread, and `emit` at step t
+/// (a multiple of the spread) issues line first + t / spread
 /// (CpuPrefetch.cpp).
 class ContractionPrefetch {
 public:
@@ -244,6 +255,8 @@ public:
                       Value out, int64_t numT, const ContractionExtras &extras);
   SmallVector<Value> firstLines(const RegisterBlock &block);
   void emit(ArrayRef<Value> firstLines, Value t);
+  /// Reduction steps per prefetch of each stream (1 without streams).
+  int64_t spread() const { return every; }
 
 private:
   struct Stream {
@@ -256,6 +269,7 @@ private:
   KernelBuilder &kernel;
   const RegisterBlocking &blocking;
   int64_t numT, rowGroups;
+  int64_t every = 1;
   SmallVector<Stream, 2> streams;
 };
 

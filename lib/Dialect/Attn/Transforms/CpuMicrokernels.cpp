@@ -110,6 +110,8 @@ struct TileRewrite {
   /// output rows (the output tile's init), for the products to prefetch the
   /// next block's (NextBlockRows).
   const struct NextBlockRows *nextRows = nullptr;
+  /// The f32 products' most reduction steps per prefetch (prefetch-spread).
+  int64_t prefetchSpread = 1;
 
   Value input(unsigned i) { return op.getDpsInputs()[i]; }
   Value output(unsigned i = 0) { return op.getDpsInits()[i]; }
@@ -281,6 +283,7 @@ bool rewriteScores(TileRewrite &rewrite) {
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, k))
     k = wide;
   extras.hiddenAbove = hiddenAbove(rewrite.op);
+  extras.prefetchSpread = rewrite.prefetchSpread;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
                   /*bMat=*/k, /*bIsTC=*/false, out, extras);
   return true;
@@ -320,6 +323,7 @@ bool rewritePV(TileRewrite &rewrite) {
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, v))
     v = wide;
   extras.hiddenAbove = hiddenAbove(rewrite.op);
+  extras.prefetchSpread = rewrite.prefetchSpread;
   emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
                   /*bMat=*/v, /*bIsTC=*/true, out, extras);
   return true;
@@ -502,7 +506,7 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, bool bf16Dot, bool amx, bool amxFp16,
-                   bool scalefExp, bool blendStores,
+                   bool scalefExp, bool blendStores, int64_t prefetchSpread,
                    const NextBlockRows &nextRows,
                    DenseMap<Operation *, ProbPairs> &probPairs,
                    DenseSet<Operation *> &erased) {
@@ -553,8 +557,8 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
   KernelBuilder kernel(builder, op.getLoc(), width);
   kernel.scalefExp = scalefExp;
   kernel.blendStores = blendStores;
-  TileRewrite rewrite{op,  kernel,  blocking,   {},       bf16Dot,
-                      amx, amxFp16, &probPairs, &nextRows};
+  TileRewrite rewrite{op,  kernel,  blocking,   {},        bf16Dot,
+                      amx, amxFp16, &probPairs, &nextRows, prefetchSpread};
   if (!rewriteByRole(*role, rewrite))
     return false;
   for (Operation *folded : rewrite.folded) {
@@ -596,8 +600,15 @@ struct AttnCpuMicrokernelsPass
     if (failed(verifyPositiveOptions(getOperation(), getArgument(),
                                      {{"vector-width", vectorWidth},
                                       {"reg-block", regBlock},
-                                      {"row-vectors", rowVectors}})))
+                                      {"row-vectors", rowVectors},
+                                      {"prefetch-spread", prefetchSpread}})))
       return signalPassFailure();
+    if (!llvm::isPowerOf2_64(prefetchSpread)) {
+      getOperation()->emitError()
+          << getArgument() << ": prefetch-spread (" << int64_t(prefetchSpread)
+          << ") must be a power of two";
+      return signalPassFailure();
+    }
     SmallVector<linalg::GenericOp> tiles;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (getTileRole(op))
@@ -614,8 +625,8 @@ struct AttnCpuMicrokernelsPass
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
         rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, amx,
-                      amxFp16, avx512Exp, blendStores, nextRows, probPairs,
-                      erased);
+                      amxFp16, avx512Exp, blendStores, prefetchSpread, nextRows,
+                      probPairs, erased);
   }
 };
 

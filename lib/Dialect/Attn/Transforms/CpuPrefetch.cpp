@@ -77,6 +77,19 @@ ContractionPrefetch::ContractionPrefetch(KernelBuilder &kernel,
     addStream(extras.prefetchAfter, /*forWrite=*/false, /*perRowGroup=*/false);
   if (extras.nextRows)
     addStream(extras.nextRows, extras.nextRowsForWrite, /*perRowGroup=*/true);
+  if (streams.empty())
+    return;
+  // The largest spread whose steps still reach every line of every stream:
+  // register blocks * numT / spread of them.
+  MemRefType outType = memrefOf(out);
+  int64_t regBlocks =
+      llvm::divideCeil(outType.getDimSize(0), blocking.regBlock) * rowGroups;
+  int64_t lines = 0;
+  for (const Stream &stream : streams)
+    lines = std::max(lines, stream.lines);
+  for (int64_t spread = 2; spread <= extras.prefetchSpread; spread *= 2)
+    if (numT % spread == 0 && regBlocks * (numT / spread) >= lines)
+      every = spread;
 }
 
 void ContractionPrefetch::addStream(Value view, bool forWrite,
@@ -98,12 +111,13 @@ SmallVector<Value> ContractionPrefetch::firstLines(const RegisterBlock &block) {
   for (const Stream &stream : streams) {
     Value step =
         arith::DivUIOp::create(b, loc, block.c0, kernel.idx(blocking.regBlock));
-    if (stream.perRowGroup)
+    if (stream.perRowGroup || every > 1)
       step = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, step, kernel.idx(rowGroups)),
           arith::DivUIOp::create(
               b, loc, block.i0, kernel.idx(blocking.width * blocking.rowVecs)));
-    lines.push_back(arith::MulIOp::create(b, loc, step, kernel.idx(numT)));
+    lines.push_back(
+        arith::MulIOp::create(b, loc, step, kernel.idx(numT / every)));
   }
   return lines;
 }
@@ -112,9 +126,11 @@ void ContractionPrefetch::emit(ArrayRef<Value> firstLines, Value t) {
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
   for (auto [stream, first] : llvm::zip_equal(streams, firstLines)) {
-    Value line =
-        arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, first, t),
-                               kernel.idx(stream.lines - 1));
+    Value step =
+        every == 1 ? t : arith::DivUIOp::create(b, loc, t, kernel.idx(every));
+    Value line = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, first, step),
+        kernel.idx(stream.lines - 1));
     prefetchAt(kernel,
                arith::AddIOp::create(
                    b, loc, stream.after,

@@ -232,7 +232,14 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       static shapes (one query block per head: short sequences), `scores`
       also prefetches the query rows after its block's and `pv` the output
       rows after its block's (for write), one line per reduction step of
-      each register block; `scale_query` and `output` prefetch the same
+      each register block; with `prefetch-spread=N` the f32 products
+      instead run N reduction steps per iteration and prefetch in the first
+      of them only (N cut to the largest power of two that divides the
+      reduction and leaves enough steps to reach every line: register block
+      b, counted over its key or value-column block and its row group,
+      takes lines b * T / N onwards; a reduction that ends at a dynamic
+      key, P.V on the causal diagonal, finishes its last steps one per
+      iteration without prefetching); `scale_query` and `output` prefetch the same
       rows of the next query block (for write, for the output). Short
       sequences (L = 128) start every query block on operands that no cache
       holds yet.
@@ -317,6 +324,13 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "microcoded and many times slower on AMD Zen cores); x86 only, "
            "and the target needs vector registers of vector-width f32 "
            "(AVX at 8, AVX-512 at 16), else LLVM fails to compile the asm">,
+    Option<"prefetchSpread", "prefetch-spread", "int64_t", /*default=*/"1",
+           "Most reduction steps per prefetch in the f32 scores and P.V "
+           "kernels (a power of two; 1: one line per step, the clamped "
+           "last line repeated once the tile is covered): each kernel takes "
+           "the largest power of two up to this that divides its reduction "
+           "and still reaches every line of the next tile, and prefetches "
+           "each line once, in the first step of each group of that many">,
     Option<"targetFeatures", "target-features", "std::string",
            /*default=*/"\"\"",
            "LLVM target features to compile the function with, set as its "
