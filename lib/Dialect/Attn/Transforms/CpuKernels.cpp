@@ -299,8 +299,11 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
               kernel.idx(0), tEnd, 1, acc, [&](Value t, ValueRange carried) {
                 return step(t, carried, /*withPrefetch=*/true);
               });
+        // tEnd = min(numT, i0 + rowStep + h) is a multiple of the spread
+        // already when rowStep and h are (numT is, i0 one of rowStep).
         Value tMain = tEnd;
-        if (bIsTC && extras.hiddenAbove)
+        if (bIsTC && extras.hiddenAbove &&
+            (rowStep % spread != 0 || *extras.hiddenAbove % spread != 0))
           tMain = arith::MulIOp::create(
               kernel.b, kernel.loc,
               arith::DivUIOp::create(kernel.b, kernel.loc, tEnd,

@@ -199,10 +199,10 @@ struct ContractionExtras {
   /// the next block starts, without a burst of prefetches in one place.
   Value nextRows;
   bool nextRowsForWrite = false;
-  /// At most this many reduction steps per prefetch (a power of two): the
-  /// products' prefetch attn-cpu-microkernels' `prefetch-spread`. Each
-  /// prefetch costs an address, a clamp and a load slot in the reduction
-  /// loop; with one per step, most repeat the clamped last line.
+  /// At most this many reduction steps per prefetch (a power of two):
+  /// attn-cpu-microkernels' `prefetch-spread`, for the f32 products only.
+  /// Each prefetch costs an address, a clamp and a load slot in the
+  /// reduction loop; with one per step, most repeat the clamped last line.
   int64_t prefetchSpread = 1;
   /// If set (h: the tile op's kHiddenAboveAttrName, a block on the causal
   /// diagonal), key j is hidden from row i wherever j > i + h: the f32

@@ -169,6 +169,9 @@ void mlir::attn::detail::emitBf16Contraction(
     return vector::BitCastOp::create(b, loc, pairsType, words);
   };
   ContractionPrefetch prefetch(kernel, blocking, out, numT, extras);
+  // One prefetch per step below: no spread here (prefetch-spread is the f32
+  // products').
+  assert(prefetch.spread() == 1 && "the bf16 products take no spread");
   emitRegisterBlocks(
       kernel, blocking, out, extras,
       [&](const RegisterBlock &block, SmallVector<Value> acc) {

@@ -11,15 +11,21 @@
 // key block's K or V tile, which after the last one of a head is the next
 // head's (the layout is [B, H, L, D]), and the next query block's rows.
 // The products' prefetches (ContractionPrefetch) take one line of each
-// stream per reduction step; the query and output rows of the next block
-// issued all at once by the transposes alone left b = 32 BERT-base at
-// 185 GFLOP/s on one core, spread over the products too at 197–200.
+// stream per reduction step, or with a spread one per group of that many
+// steps (most per-step ones repeated the clamped last line; on a Zen 3 the
+// f32 products took 0.89-0.94x the time with 8: docs/benchmarks.md, round
+// seventeen); the query and output rows of the next block issued all at
+// once by the transposes alone left b = 32 BERT-base at 185 GFLOP/s on one
+// core, spread over the products too at 197–200.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cassert>
 
 using namespace mlir;
 using namespace mlir::attn::detail;
@@ -79,15 +85,21 @@ ContractionPrefetch::ContractionPrefetch(KernelBuilder &kernel,
     addStream(extras.nextRows, extras.nextRowsForWrite, /*perRowGroup=*/true);
   if (streams.empty())
     return;
-  // The largest spread whose steps still reach every line of every stream:
-  // register blocks * numT / spread of them.
+  // The largest spread whose steps, all of them taken, still reach every
+  // line of every stream: register blocks * numT / spread of them. (A block
+  // on the causal diagonal takes fewer: its skipped score blocks and its
+  // P.V's shortened reductions leave some lines unprefetched.) The kernels
+  // only take static tiles, so numT and out's dims are known.
   MemRefType outType = memrefOf(out);
+  assert(outType.hasStaticShape() && "the products take static tiles only");
   int64_t regBlocks =
-      llvm::divideCeil(outType.getDimSize(0), blocking.regBlock) * rowGroups;
+      llvm::divideCeilSigned(outType.getDimSize(0), blocking.regBlock) *
+      rowGroups;
   int64_t lines = 0;
   for (const Stream &stream : streams)
     lines = std::max(lines, stream.lines);
-  for (int64_t spread = 2; spread <= extras.prefetchSpread; spread *= 2)
+  int64_t most = std::min(extras.prefetchSpread, numT);
+  for (int64_t spread = 2; spread <= most; spread *= 2)
     if (numT % spread == 0 && regBlocks * (numT / spread) >= lines)
       every = spread;
 }
@@ -111,11 +123,16 @@ SmallVector<Value> ContractionPrefetch::firstLines(const RegisterBlock &block) {
   for (const Stream &stream : streams) {
     Value step =
         arith::DivUIOp::create(b, loc, block.c0, kernel.idx(blocking.regBlock));
-    if (stream.perRowGroup || every > 1)
-      step = arith::AddIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, step, kernel.idx(rowGroups)),
-          arith::DivUIOp::create(
-              b, loc, block.i0, kernel.idx(blocking.width * blocking.rowVecs)));
+    // With a spread, every stream counts register blocks over both the c
+    // blocks and the row groups, as the spread's bound does; with none, the
+    // K/V stream's row groups of one c block take the same lines (as before
+    // the spread existed).
+    if (stream.perRowGroup || every > 1) {
+      Value rowGroup = arith::DivUIOp::create(
+          b, loc, block.i0, kernel.idx(blocking.width * blocking.rowVecs));
+      Value before = arith::MulIOp::create(b, loc, step, kernel.idx(rowGroups));
+      step = arith::AddIOp::create(b, loc, before, rowGroup);
+    }
     lines.push_back(
         arith::MulIOp::create(b, loc, step, kernel.idx(numT / every)));
   }

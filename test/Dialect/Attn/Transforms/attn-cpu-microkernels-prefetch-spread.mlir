@@ -13,6 +13,17 @@
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1 prefetch-spread=8" -canonicalize -cse | FileCheck %s --check-prefix=DIAG
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="vector-width=8 reg-block=2 row-vectors=1 prefetch-spread=16" -canonicalize -cse | FileCheck %s --check-prefix=ODD
+// A spread larger than any reduction is cut to it (no overflow on the way).
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=64 block-kv=32 row-multiple=16" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1 prefetch-spread=4611686018427387904" -canonicalize -cse | FileCheck %s --check-prefix=HUGE
+// HUGE-LABEL: func.func @one_block
+// HUGE: scf.for %{{.*}} = %c0 to %c32 step %c8 iter_args(
 // attn-lower-cpu sets the spread on the avx2 kernels only.
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX512
@@ -50,8 +61,23 @@
 // CHECK:       "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
 // CHECK:       arith.minui %[[LINE]], %c95 : index
 // CHECK:       "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
-// CHECK-COUNT-32: vector.fma
-// CHECK-NOT:   llvm.intr.prefetch
+// Each of the 8 steps: 4 FMAs, no prefetch after the first step's.
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
 // CHECK:       scf.yield
 // The P.V kernel: the V tile after this one, the output rows for write.
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8 iter_args(
@@ -59,8 +85,22 @@
 // CHECK:   "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
 // CHECK:   arith.minui %{{.*}}, %c95 : index
 // CHECK:   "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 1 : i32}>
-// CHECK-COUNT-32: vector.fma
-// CHECK-NOT:   llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
+// CHECK-COUNT-4: vector.fma
+// CHECK-NOT: llvm.intr.prefetch
 // CHECK:   scf.yield
 
 // 8 keys by 3 row vectors (48 rows): 4 register blocks of 32 steps over 96 lines of
@@ -74,6 +114,7 @@
 // FEW: scf.yield
 
 // DIAG-LABEL: func.func @one_block
+// ODD-LABEL: func.func @one_block
 
 func.func @one_block(%q: tensor<1x2x48x32xf32>, %k: tensor<1x2x64x32xf32>,
                      %v: tensor<1x2x64x32xf32>) -> tensor<1x2x48x32xf32> {
@@ -94,12 +135,15 @@ func.func @one_block(%q: tensor<1x2x48x32xf32>, %k: tensor<1x2x64x32xf32>,
 // FEW:   arith.divui %[[T]], %c2 : index
 // FEW:   arith.minui %{{.*}}, %c63 : index
 // FEW:   "llvm.intr.prefetch"
-// FEW-COUNT-64: vector.fma
+// FEW-COUNT-32: vector.fma
+// FEW-NOT: llvm.intr.prefetch
+// FEW-COUNT-32: vector.fma
 // FEW-NOT: llvm.intr.prefetch
 // FEW: scf.yield
 
 // CHECK-LABEL: func.func @blocks
 // DIAG-LABEL: func.func @blocks
+// ODD-LABEL: func.func @blocks
 
 func.func @blocks(%q: tensor<1x1x80x32xf32>, %k: tensor<1x1x64x32xf32>,
                   %v: tensor<1x1x64x32xf32>) -> tensor<1x1x80x32xf32> {
@@ -112,21 +156,80 @@ func.func @blocks(%q: tensor<1x1x80x32xf32>, %k: tensor<1x1x64x32xf32>,
 // -----
 
 // The causal diagonal (block-q = block-kv = 32, tagged attn.hidden_above =
-// 0): P.V ends its reduction at e = min(i0 + 16, 32). 8 steps per
-// iteration up to e rounded down to a multiple of 8, then one per
-// iteration up to e, without a prefetch.
+// 0): P.V ends its reduction at e = min(i0 + rowStep, 32). With 16 rows per
+// register block and a spread of 8, e is a multiple of 8: one loop, 8
+// steps per iteration, up to e, and no remainder.
 // DIAG-LABEL: func.func @top_left
-// DIAG: %[[GROUPS:.*]] = arith.divui %[[END:[0-9]+]], %c8 : index
-// DIAG-NEXT: %[[MAIN:.*]] = arith.muli %[[GROUPS]], %c8 : index
-// DIAG-NEXT: %[[R:.*]]:4 = scf.for %{{.*}} = %c0 to %[[MAIN]] step %c8 iter_args(
-// DIAG:   "llvm.intr.prefetch"
-// DIAG-COUNT-32: vector.fma
+// DIAG: %[[E:.*]] = arith.addi %arg{{[0-9]+}}, %c16 : index
+// DIAG-NEXT: %[[END:.*]] = arith.minsi %[[E]], %c32 : index
+// DIAG-NEXT: %{{.*}}:4 = scf.for %{{.*}} = %c0 to %[[END]] step %c8 iter_args(
+// DIAG: "llvm.intr.prefetch"
+// DIAG-COUNT-4: vector.fma
 // DIAG-NOT: llvm.intr.prefetch
-// DIAG: scf.for %{{.*}} = %[[MAIN]] to %[[END]] step %c1 iter_args(%{{.*}} = %[[R]]#0, %{{.*}} = %[[R]]#1, %{{.*}} = %[[R]]#2, %{{.*}} = %[[R]]#3)
+// DIAG-COUNT-4: vector.fma
+// DIAG-NOT: llvm.intr.prefetch
+// DIAG-COUNT-4: vector.fma
+// DIAG-NOT: llvm.intr.prefetch
+// DIAG-COUNT-4: vector.fma
+// DIAG-NOT: llvm.intr.prefetch
+// DIAG-COUNT-4: vector.fma
+// DIAG-NOT: llvm.intr.prefetch
+// DIAG-COUNT-4: vector.fma
+// DIAG-NOT: llvm.intr.prefetch
+// DIAG-COUNT-4: vector.fma
 // DIAG-NOT: llvm.intr.prefetch
 // DIAG-COUNT-4: vector.fma
 // DIAG-NOT: llvm.intr.prefetch
 // DIAG: scf.yield
+// DIAG-NOT: scf.for %{{.*}} = %{{.*}} to %[[END]] step %c1
+
+// With 8 rows per register block (vector-width 8, one row vector) and a
+// spread of 16 (32 steps, 32 register blocks of V's 64 lines: 32 * 2 >=
+// 64), e = min(i0 + 8, 32) need not be a multiple of 16: 16 steps per
+// iteration up to e rounded down to 16, then one per iteration up to e,
+// without a prefetch.
+// ODD-LABEL: func.func @top_left
+// ODD: %[[GROUPS:.*]] = arith.divui %[[END:[0-9]+]], %c16 : index
+// ODD-NEXT: %[[MAIN:.*]] = arith.muli %[[GROUPS]], %c16 : index
+// ODD-NEXT: %[[R:.*]]:2 = scf.for %{{.*}} = %c0 to %[[MAIN]] step %c16 iter_args(
+// ODD: "llvm.intr.prefetch"
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD: scf.for %{{.*}} = %[[MAIN]] to %[[END]] step %c1 iter_args(%{{.*}} = %[[R]]#0, %{{.*}} = %[[R]]#1)
+// ODD-NOT: llvm.intr.prefetch
+// ODD-COUNT-2: vector.fma
+// ODD-NOT: llvm.intr.prefetch
+// ODD: scf.yield
 
 // CHECK-LABEL: func.func @top_left
 // FEW-LABEL: func.func @top_left

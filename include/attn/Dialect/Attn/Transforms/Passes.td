@@ -239,7 +239,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       b, counted over its key or value-column block and its row group,
       takes lines b * T / N onwards; a reduction that ends at a dynamic
       key, P.V on the causal diagonal, finishes its last steps one per
-      iteration without prefetching); `scale_query` and `output` prefetch the same
+      iteration without prefetching, where that end need not be a multiple
+      of N; the diagonal's skipped and shortened register blocks leave some
+      of the next tile's lines unprefetched); `scale_query` and `output` prefetch the same
       rows of the next query block (for write, for the output). Short
       sequences (L = 128) start every query block on operands that no cache
       holds yet.
@@ -329,8 +331,10 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "kernels (a power of two; 1: one line per step, the clamped "
            "last line repeated once the tile is covered): each kernel takes "
            "the largest power of two up to this that divides its reduction "
-           "and still reaches every line of the next tile, and prefetches "
-           "each line once, in the first step of each group of that many">,
+           "and whose groups, all taken, still reach every line of the next "
+           "tile, and prefetches one line per stream in the first step of "
+           "each group (a causal diagonal block, which skips work, leaves "
+           "some lines out)">,
     Option<"targetFeatures", "target-features", "std::string",
            /*default=*/"\"\"",
            "LLVM target features to compile the function with, set as its "
