@@ -291,14 +291,10 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
           }
           return next;
         };
-        // spread steps per iteration, the first of them prefetching; a
-        // dynamic end (P.V on the diagonal) finishes step by step, without.
+        // spread steps per iteration, the first of them prefetching (with a
+        // spread of 1, every step); a dynamic end (P.V on the diagonal)
+        // finishes step by step, without.
         int64_t spread = prefetch.spread();
-        if (spread == 1)
-          return kernel.loopCarrying(
-              kernel.idx(0), tEnd, 1, acc, [&](Value t, ValueRange carried) {
-                return step(t, carried, /*withPrefetch=*/true);
-              });
         // tEnd = min(numT, i0 + rowStep + h) is a multiple of the spread
         // already when rowStep and h are (numT is, i0 one of rowStep).
         Value tMain = tEnd;

@@ -241,8 +241,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       key, P.V on the causal diagonal, finishes its last steps one per
       iteration without prefetching, where that end need not be a multiple
       of N; the diagonal's skipped and shortened register blocks leave some
-      of the next tile's lines unprefetched); `scale_query` and `output` prefetch the same
-      rows of the next query block (for write, for the output). Short
+      of the next tile's lines unprefetched); `scale_query` and `output`
+      prefetch the same rows of the next query block (for write, for the
+      output). Short
       sequences (L = 128) start every query block on operands that no cache
       holds yet.
 
