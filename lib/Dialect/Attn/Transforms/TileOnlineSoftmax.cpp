@@ -168,8 +168,15 @@ QueryBlock locateQueryBlock(OpBuilder &b, const TiledSdpa &sdpa,
                         .getResult();
   qb.qStart =
       arith::MulIOp::create(b, loc, ivs[2], indexConstant(b, loc, sdpa.bq));
-  qb.qLen = minIndex(b, loc, indexConstant(b, loc, sdpa.bq),
-                     arith::SubIOp::create(b, loc, sdpa.lq, qb.qStart));
+  // Where every block is full (a static Lq that bq divides), the block's
+  // length is the constant bq: its query and output views are static, so
+  // the products can prefetch the next block's rows (NextBlockRows) and the
+  // query tile needs no zero rows.
+  std::optional<int64_t> lq = getConstantIntValue(sdpa.lq);
+  qb.qLen = lq && *lq % sdpa.bq == 0
+                ? indexConstant(b, loc, sdpa.bq)
+                : minIndex(b, loc, indexConstant(b, loc, sdpa.bq),
+                           arith::SubIOp::create(b, loc, sdpa.lq, qb.qStart));
   qb.qFirst = qb.qStart;
   qb.qEnd = arith::AddIOp::create(b, loc, qb.qStart, qb.qLen);
   return qb;

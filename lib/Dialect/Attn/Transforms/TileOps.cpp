@@ -129,11 +129,18 @@ Value mlir::attn::detail::emitScaledQueryTile(OpBuilder &b,
         b, loc, groupRows, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   } else {
     slice = sliceRows(b, loc, sdpa.op.getQuery(), qb.batch, qb.head, qb.qStart,
-                      qb.qLen);
+                      getAsOpFoldResult(qb.qLen));
   }
-  Value zero = filledTile(b, loc, {sdpa.d, sdpa.bq}, 0.0f, TileRole::InitQuery);
+  // A full block writes every row of the tile: no zeros to start from.
+  Value zero =
+      getConstantIntValue(qb.qLen) == sdpa.bq
+          ? tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{sdpa.d, sdpa.bq},
+                                    b.getF32Type())
+                .getResult()
+          : filledTile(b, loc, {sdpa.d, sdpa.bq}, 0.0f, TileRole::InitQuery);
   SmallVector<OpFoldResult> offsets(2, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(sdpa.d), qb.qLen};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(sdpa.d),
+                                     getAsOpFoldResult(qb.qLen)};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
   Value dest =
       tensor::ExtractSliceOp::create(b, loc, zero, offsets, sizes, strides);

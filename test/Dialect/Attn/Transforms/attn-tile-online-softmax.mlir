@@ -60,6 +60,24 @@ func.func @causal_gqa_lse(%q: tensor<1x4x100x16xf32>, %k: tensor<1x2x130x16xf32>
 
 // -----
 
+// Every query block full (Lq = 64, two blocks of 32): the block's length is
+// the constant 32, so the query and output rows are static slices, and the
+// query tile starts from an empty tensor (no zero rows to fill).
+// CHECK-LABEL: func.func @full_query_blocks
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK-NOT: arith.minsi
+// CHECK: %[[QROWS:.*]] = tensor.extract_slice %{{.*}}[0, 0, %{{.*}}, 0] [1, 1, 32, 16] [1, 1, 1, 1] : tensor<1x1x64x16xf32> to tensor<32x16xf32>
+// CHECK: %[[QE:.*]] = tensor.empty() : tensor<16x32xf32>
+// CHECK-NOT: init_query
+// CHECK: linalg.generic {{.*}} ins(%[[QROWS]] : tensor<32x16xf32>) outs(%[[QE]] : tensor<16x32xf32>) attrs = {attn.tile = #attn.tile<scale_query>}
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, 0, %{{.*}}, 0] [1, 1, 32, 16] [1, 1, 1, 1] : tensor<32x16xf32> into tensor<1x1x64x16xf32>
+func.func @full_query_blocks(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32>, tensor<1x1x64x16xf32> -> tensor<1x1x64x16xf32>
+  return %o : tensor<1x1x64x16xf32>
+}
+
+// -----
+
 // Without causality: one loop over all full blocks, then the tail; the
 // blocks never exceed a static sequence length (a decode step, Lq = 1, gets
 // 1-row query tiles). Lk = 1000 = 15 * 64 + 40: the tail always runs, so
@@ -160,9 +178,11 @@ func.func @decode_gqa(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x640x64xf32>) -> (
 // Every tile op and every fill that starts a buffer carries its role, in
 // the order a target fuses neighbours in. Lk = 100 with 64-key blocks and
 // bottom-right causality: a loop of unmasked blocks, a loop of diagonal
-// blocks (element mask), then the padded tail (element mask).
+// blocks (element mask), then the padded tail (element mask). Lq = 16
+// fills its one query block: no init_query fill (@short_query_block has
+// one).
 // ROLES-LABEL: func.func @tile_roles
-// ROLES: linalg.fill {attn.tile = #attn.tile<init_query>}
+// ROLES-NOT: init_query
 // ROLES: linalg.fill {attn.tile = #attn.tile<init_max>}
 // ROLES: linalg.fill {attn.tile = #attn.tile<init_sum>}
 // ROLES: linalg.fill {attn.tile = #attn.tile<init_acc>}
@@ -189,6 +209,19 @@ func.func @decode_gqa(%q: tensor<1x8x1x64xf32>, %k: tensor<1x2x640x64xf32>) -> (
 func.func @tile_roles(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x100x8xf32>) -> tensor<1x1x16x8xf32> {
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x16x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x100x8xf32> -> tensor<1x1x16x8xf32>
   return %o : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// A short last query block (Lq = 100 in blocks of 64): the query tile is
+// filled with zeros first (init_query), its rows past Lq stay zero.
+// ROLES-LABEL: func.func @short_query_block
+// ROLES: arith.minsi
+// ROLES: linalg.fill {attn.tile = #attn.tile<init_query>}
+// ROLES: attrs = {attn.tile = #attn.tile<scale_query>}
+func.func @short_query_block(%q: tensor<1x1x100x8xf32>, %k: tensor<1x1x100x8xf32>) -> tensor<1x1x100x8xf32> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x1x100x8xf32>, tensor<1x1x100x8xf32>, tensor<1x1x100x8xf32> -> tensor<1x1x100x8xf32>
+  return %o : tensor<1x1x100x8xf32>
 }
 
 // -----

@@ -40,6 +40,11 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     - after the loops the accumulator is divided by `l` once; rows with
       nothing visible (`l == 0`) give 0 and `lse = -inf`.
 
+    Where Lq is static and a multiple of the block's rows, every block's
+    length is the constant: its query and output slices are static and the
+    query tile is not zero-filled first (`init_query` only where the last
+    block is short).
+
     Tile ops are `linalg.generic`s on static `[block-q, block-kv]`,
     `[block-q, D]` and `[block-q, Dv]` tiles, so the same tiling serves every
     target: the CPU pipeline vectorizes and parallelizes it, a GPU pipeline
@@ -229,7 +234,8 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       their K (V) tile view, as many as it holds, one cache line per
       reduction step (the next key block; after a head's last, the next
       head's first); where the query block's query and output views have
-      static shapes (one query block per head: short sequences), `scores`
+      static shapes (every block full: a static Lq that `block-q`
+      divides, as in short sequences), `scores`
       also prefetches the query rows after its block's and `pv` the output
       rows after its block's (for write), one line per reduction step of
       each register block; with `prefetch-spread=N` the f32 products
