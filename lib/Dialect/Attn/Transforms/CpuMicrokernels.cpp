@@ -541,6 +541,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     KernelBuilder kernel(builder, op.getLoc(), width);
     kernel.scalefExp = scalefExp;
     kernel.blendStores = blendStores;
+    kernel.bf16InIntegers = !bf16Dot && !amx;
     if (!emitRowTranspose(kernel, op, *role))
       return false;
     op->erase();

@@ -11,9 +11,12 @@
 // block is W vector loads along the source's contiguous dim, the op's body
 // applied to the vectors (the body is elementwise), a transpose in registers
 // (log2(W) stages of vector.shuffle) and W vector stores along the
-// destination's contiguous dim. Only whole groups of W rows take this path;
-// the rows after the last group (a short last query block) keep a copy of
-// the op, on views of those rows.
+// destination's contiguous dim (an output narrower than f32 is transposed
+// as f32 and takes the body after the transpose, a row at a time with its
+// 1/l broadcast: a transpose of 16-bit lanes is scalar moves on AVX2, and
+// the rounding then runs on whole rows). Only whole groups of W rows take
+// this path; the rows after the last group (a short last query block) keep a
+// copy of the op, on views of those rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -209,18 +212,31 @@ bool emitOutput(KernelBuilder &kernel, linalg::GenericOp op) {
   Value whole = wholeGroups(kernel, n);
   Value after =
       contiguousRowStride(out) ? addressAfterView(kernel, out) : Value();
+  // An f32 output takes the body before the transpose (one inv vector per
+  // row group); a narrower one after it, on f32 rows with each row's inv
+  // broadcast, so that the transpose moves f32 lanes (a bf16 or f16 transpose
+  // is scalar moves on AVX2) and the rounding runs on whole rows.
+  bool bodyFirst = memrefOf(out).getElementType().isF32();
   rowGroups(kernel, whole, [&](Value i0) {
-    Value invRows = kernel.load(inv, {i0});
+    Value invRows = bodyFirst ? kernel.load(inv, {i0}) : Value();
     kernel.loop(0, dv, kernel.width, [&](Value e0) {
       prefetchRows(kernel, out, after, i0, e0, /*forWrite=*/true);
       SmallVector<Value> cols;
-      for (int64_t c = 0; c < kernel.width; ++c)
-        cols.push_back(applyBody(
-            kernel, op,
-            {kernel.load(acc, {kernel.add(e0, c), i0}), invRows, Value()}));
+      for (int64_t c = 0; c < kernel.width; ++c) {
+        Value col = kernel.load(acc, {kernel.add(e0, c), i0});
+        cols.push_back(
+            bodyFirst ? applyBody(kernel, op, {col, invRows, Value()}) : col);
+      }
       SmallVector<Value> rows = transposeSquare(kernel, cols);
-      for (int64_t r = 0; r < kernel.width; ++r)
-        kernel.store(rows[r], out, {kernel.add(i0, r), e0});
+      for (int64_t r = 0; r < kernel.width; ++r) {
+        Value i = kernel.add(i0, r);
+        Value row =
+            bodyFirst
+                ? rows[r]
+                : applyBody(kernel, op,
+                            {rows[r], kernel.broadcast(inv, {i}), Value()});
+        kernel.store(row, out, {i, e0});
+      }
     });
   });
   copyOpForRows(kernel, op, {1, 0, 0}, whole, n);

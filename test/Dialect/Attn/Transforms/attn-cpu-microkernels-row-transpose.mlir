@@ -15,6 +15,11 @@
 // op on views of those rows.
 
 // CHECK-LABEL: func.func @bf16_short_tail
+// roundToBf16's constants (the output, below).
+// CHECK-DAG: %[[QNAN:.*]] = arith.constant dense<0x7FC00000> : vector<16xf32>
+// CHECK-DAG: %[[C16:.*]] = arith.constant dense<16> : vector<16xi32>
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1> : vector<16xi32>
+// CHECK-DAG: %[[BIAS:.*]] = arith.constant dense<32767> : vector<16xi32>
 // CHECK-NOT: #attn.tile<scale_query>
 // CHECK: %[[QROWS:.*]] = memref.subview %{{.*}} : memref<1x2x40x32xbf16> to memref<?x32xbf16, strided<[32, 1], offset: ?>>
 // CHECK: linalg.fill {attn.tile = #attn.tile<init_query>}
@@ -56,22 +61,37 @@
 // CHECK:   arith.addi %[[AFTER]], %[[OFF]] : index
 // CHECK:   "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
 // CHECK:   vector.fma
-// The output: acct read along the rows, 1/l as one vector per 16 rows,
-// rounded to bf16 before the transpose, stored along Dv.
+// The output: acct read along the rows and transposed as f32 (a bf16
+// output takes the op's body after the transpose), then each row scaled by
+// its 1/l, broadcast, and rounded to bf16 in integer ops (roundToBf16: NaN
+// lanes to 0x7FC00000 by a select on f32 lanes, then (bits + 0x7FFF + lsb)
+// >> 16, narrowed), stored along Dv.
 // CHECK-NOT: #attn.tile<output>
 // CHECK: %[[ACC:.*]] = memref.subview %{{.*}}[0, 0] [32, %[[N]]] [1, 1] : memref<32x32xf32> to memref<32x?xf32, strided<[32, 1]>>
 // CHECK: %[[INV:.*]] = memref.subview %{{.*}}[0] [%[[N]]] [1] : memref<32xf32> to memref<?xf32, strided<[1]>>
 // CHECK: scf.for %[[J0:.*]] = %c0 to %[[WHOLE]] step %c16 {
-// CHECK:   %[[INVV:.*]] = vector.load %[[INV]][%[[J0]]] : memref<?xf32, strided<[1]>>, vector<16xf32>
-// CHECK:   scf.for %[[E0:.*]] = %c0 to %c32 step %c16 {
+// CHECK-NEXT:   scf.for %[[E0:.*]] = %c0 to %c32 step %c16 {
 // CHECK-COUNT-16: "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 1 : i32}>
-// CHECK:     %[[A:.*]] = vector.load %[[ACC]][%[[E0]], %[[J0]]] : memref<32x?xf32, strided<[32, 1]>>, vector<16xf32>
+// CHECK:     vector.load %[[ACC]][%[[E0]], %[[J0]]] : memref<32x?xf32, strided<[32, 1]>>, vector<16xf32>
+// CHECK-COUNT-15: vector.load %[[ACC]]
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
+// CHECK:     %[[INVS:.*]] = memref.load %[[INV]][%[[J0]]] : memref<?xf32, strided<[1]>>
+// CHECK:     %[[INVV:.*]] = vector.broadcast %[[INVS]] : f32 to vector<16xf32>
 // CHECK:     %[[EMPTY:.*]] = arith.cmpf oeq, %[[INVV]], %{{.*}} : vector<16xf32>
-// CHECK:     %[[SCALED:.*]] = arith.mulf %[[A]], %[[INVV]] : vector<16xf32>
+// CHECK:     %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[INVV]] : vector<16xf32>
 // CHECK:     %[[SEL:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[SCALED]] : vector<16xi1>, vector<16xf32>
-// CHECK:     arith.truncf %[[SEL]] : vector<16xf32> to vector<16xbf16>
-// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xbf16>, vector<16xbf16>
-// CHECK:     vector.store %{{.*}}, %[[OUT:.*]][%[[J0]], %[[E0]]] : memref<?x32xbf16, strided<[32, 1], offset: ?>>, vector<16xbf16>
+// CHECK:     %[[ISNAN:.*]] = arith.cmpf uno, %[[SEL]], %[[SEL]] : vector<16xf32>
+// CHECK:     %[[X:.*]] = arith.select %[[ISNAN]], %[[QNAN]], %[[SEL]] : vector<16xi1>, vector<16xf32>
+// CHECK:     %[[BITS:.*]] = arith.bitcast %[[X]] : vector<16xf32> to vector<16xi32>
+// CHECK:     %[[HI:.*]] = arith.shrui %[[BITS]], %[[C16]] : vector<16xi32>
+// CHECK:     %[[LSB:.*]] = arith.andi %[[HI]], %[[ONE]] : vector<16xi32>
+// CHECK:     %[[ADD:.*]] = arith.addi %[[LSB]], %[[BIAS]] : vector<16xi32>
+// CHECK:     %[[SUM:.*]] = arith.addi %[[BITS]], %[[ADD]] : vector<16xi32>
+// CHECK:     %[[R:.*]] = arith.shrui %[[SUM]], %[[C16]] : vector<16xi32>
+// CHECK:     %[[H:.*]] = arith.trunci %[[R]] : vector<16xi32> to vector<16xi16>
+// CHECK:     %[[B:.*]] = arith.bitcast %[[H]] : vector<16xi16> to vector<16xbf16>
+// CHECK-NOT: vector.shuffle
+// CHECK:     vector.store %[[B]], %[[OUT:.*]][%[[J0]], %[[E0]]] : memref<?x32xbf16, strided<[32, 1], offset: ?>>, vector<16xbf16>
 // CHECK-COUNT-15: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[E0]]]
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<?x32xbf16, strided<[32, 1], offset: ?>>) {
 // CHECK-NOT: attn.tile
@@ -83,7 +103,9 @@
 // AVX2: vector.load {{.*}} : memref<?x32xbf16, strided<[32, 1], offset: ?>>, vector<8xbf16>
 // AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
 // AVX2-NOT: #attn.tile<output>
-// AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xbf16>, vector<8xbf16>
+// AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
+// AVX2-NOT: vector.shuffle {{.*}} : vector<8xbf16>
+// AVX2: arith.trunci {{.*}} : vector<8xi32> to vector<8xi16>
 func.func @bf16_short_tail(%q: tensor<1x2x40x32xbf16>, %k: tensor<1x2x64x32xbf16>) -> tensor<1x2x40x32xbf16> {
   %o = attn.sdpa %q, %k, %k : tensor<1x2x40x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16> -> tensor<1x2x40x32xbf16>
   return %o : tensor<1x2x40x32xbf16>
