@@ -11,12 +11,11 @@
 // block is W vector loads along the source's contiguous dim, the op's body
 // applied to the vectors (the body is elementwise), a transpose in registers
 // (log2(W) stages of vector.shuffle) and W vector stores along the
-// destination's contiguous dim (an output narrower than f32 is transposed
-// as f32 and takes the body after the transpose, a row at a time with its
-// 1/l broadcast: a transpose of 16-bit lanes is scalar moves on AVX2, and
-// the rounding then runs on whole rows). Only whole groups of W rows take
-// this path; the rows after the last group (a short last query block) keep a
-// copy of the op, on views of those rows.
+// destination's contiguous dim (a bf16 output rounded in integer code is
+// transposed as f32 and takes the body after the transpose, a row at a time
+// with its 1/l broadcast: LLVM made a transpose of bf16 lanes scalar moves).
+// Only whole groups of W rows take this path; the rows after the last group
+// (a short last query block) keep a copy of the op, on views of those rows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -212,11 +211,14 @@ bool emitOutput(KernelBuilder &kernel, linalg::GenericOp op) {
   Value whole = wholeGroups(kernel, n);
   Value after =
       contiguousRowStride(out) ? addressAfterView(kernel, out) : Value();
-  // An f32 output takes the body before the transpose (one inv vector per
-  // row group); a narrower one after it, on f32 rows with each row's inv
-  // broadcast, so that the transpose moves f32 lanes (a bf16 or f16 transpose
-  // is scalar moves on AVX2) and the rounding runs on whole rows.
-  bool bodyFirst = memrefOf(out).getElementType().isF32();
+  // The body before the transpose (one inv vector per row group), except
+  // for a bf16 output rounded in integer code: after it, on f32 rows with
+  // each row's inv broadcast, so that the transpose moves f32 lanes and the
+  // rounding runs on whole rows (LLVM made the bf16 transpose and the
+  // rounding's select scalar moves and cmovs, on AVX2 and on AVX-512
+  // without AVX512-BF16 alike).
+  bool bodyFirst =
+      !(kernel.bf16InIntegers && memrefOf(out).getElementType().isBF16());
   rowGroups(kernel, whole, [&](Value i0) {
     Value invRows = bodyFirst ? kernel.load(inv, {i0}) : Value();
     kernel.loop(0, dv, kernel.width, [&](Value e0) {

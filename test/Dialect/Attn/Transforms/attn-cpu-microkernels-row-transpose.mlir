@@ -62,7 +62,8 @@
 // CHECK:   "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
 // CHECK:   vector.fma
 // The output: acct read along the rows and transposed as f32 (a bf16
-// output takes the op's body after the transpose), then each row scaled by
+// output rounded in integer code, as without bf16-dot, takes the op's body
+// after the transpose), then each row scaled by
 // its 1/l, broadcast, and rounded to bf16 in integer ops (roundToBf16: NaN
 // lanes to 0x7FC00000 by a select on f32 lanes, then (bits + 0x7FFF + lsb)
 // >> 16, narrowed), stored along Dv.

@@ -228,13 +228,13 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       be dynamic (a short last query block): whole groups of W rows take
       the vector path, the last rows keep an untagged copy of the op on
       views of them. Left alone if D (Dv) is not a static multiple of W.
-      An `output` narrower than f32 (bf16, f16) is transposed as f32 and
-      takes its body after the transpose, on rows with their 1/l
-      broadcast (a transpose of 16-bit lanes is scalar moves on AVX2);
-      without `bf16-dot` or `amx` its bf16 rounding is integer code (to
-      nearest even, NaN to 0x7FC0, with the NaN select on f32 lanes: LLVM
-      scalarizes the select on i16 lanes of arith-expand's truncf on AVX2;
-      BERT-base bf16 on a Zen 3, one thread, 0.89x the time).
+      Without `bf16-dot` or `amx`, a bf16 `output` is transposed as f32
+      and takes its body after the transpose, on rows with their 1/l
+      broadcast, its rounding integer code (to nearest even, NaN to
+      0x7FC0, with the NaN select on f32 lanes): LLVM made the bf16
+      transpose and the select on i16 lanes of arith-expand's truncf
+      scalar moves and cmovs, on AVX2 and AVX-512 alike (BERT-base bf16 on
+      a Zen 3, one thread: 0.89-0.94x the time).
     - Software prefetch into L2 (`llvm.intr.prefetch`, locality 2), spread
       over each kernel's own work: the `scores` and `pv` kernels (f32, on
       widened f16/bf16 tiles, and on `bf16-dot`) prefetch the bytes after
