@@ -171,6 +171,10 @@ mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
       kernels.amx &&
       (options.amxFp16.hasValue() ? bool(options.amxFp16) : hostHasAmxFp16());
   kernels.avx512Exp = path != CpuKernels::Avx2 && wide;
+  // As addBf16RoundingInIntegers: integer code where the path has no
+  // vcvtneps2bf16.
+  kernels.bf16RoundInIntegers =
+      path != CpuKernels::Avx512Bf16 && path != CpuKernels::Amx;
   kernels.targetFeatures = disabledTargetFeatures(path).str();
   // The host's default (attn-compile sets the option from --cpu's).
   kernels.blendStores =

@@ -3,12 +3,16 @@
 // avx512-bf16 puts bf16 Q.K^T and P.V on vdpbf16ps, avx512 widens bf16 to
 // f32 on 16-lane FMAs, avx2 runs 8-lane FMAs in a function compiled with
 // -avx512f.
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512-bf16" | FileCheck %s --check-prefix=BF16
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512-bf16" | FileCheck %s --check-prefix=BF16 --implicit-check-not="dense<32767>"
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" | FileCheck %s --check-prefix=AVX512 --implicit-check-not=dpbf16ps
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" | FileCheck %s --check-prefix=AVX2 --implicit-check-not=dpbf16ps
 
 // BF16: llvm.func @bf16
 // BF16: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"({{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// The output's bf16 rounding is left to LLVM (vcvtneps2bf16): the pipeline
+// sets bf16-round-in-integers=false here, and runs no arith-expand (no
+// integer rounding's 0x7FFF anywhere).
+// BF16: llvm.fptrunc {{.*}} : vector<16xf32> to vector<16xbf16>
 
 // AVX512: llvm.func @bf16
 // AVX512-NOT: target_features

@@ -2,12 +2,13 @@
 
   make DIR: bf16 query, key and value [1, 2, 128, 64] (raw bits, seeded
     normals) with two NaNs in the value: a quiet one with a payload (0x7FC1)
-    and a negative signalling one (0xFF81). Every output row of those heads
-    is NaN.
-  check DIR: fused.npy and naive.npy have NaN in the same places, and every
-    NaN is 0x7FC0 in both: the output kernel's integer rounding
-    (KernelBuilder::roundToBf16) gives what the naive lowering's truncf
-    (arith-expand) gives. Prints the counts.
+    and a negative signalling one (0xFF81): one output column of every row
+    of each head is NaN (2 x 128 values).
+  check DIR: prints how many NaN outputs fused.npy and naive.npy have,
+    whether they are in the same places, and the bits of each side's NaNs:
+    the output kernel's integer rounding (KernelBuilder::roundToBf16) gives
+    0x7FC0, as the naive lowering's truncf does where arith-expand rounds
+    it (a host without AVX512-BF16).
 """
 import sys
 

@@ -73,7 +73,8 @@ public:
   /// the i16 lanes after it, which AVX2 code generation scalarizes, element
   /// by element (a vucomiss and a cmov per element).
   Value roundToBf16(Value x);
-  /// emitBodyOnVectors rounds f32 to bf16 with roundToBf16 (kernels without
+  /// emitBodyOnVectors rounds f32 to bf16 with roundToBf16
+  /// (attn-cpu-microkernels' bf16-round-in-integers: kernels without
   /// AVX512-BF16's vcvtneps2bf16).
   bool bf16InIntegers = false;
 

@@ -463,7 +463,7 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
     return emitElementwise(rewrite.kernel, rewrite.op);
   case TileRole::UserMask:
     return rewriteUserMask(rewrite);
-  // Their rows are dynamic (a short last query block): rewriteTileOp hands
+  // Their rows may be dynamic (a short last query block): rewriteTileOp hands
   // them to emitRowTranspose before the static checks.
   case TileRole::ScaleQuery:
   case TileRole::Output:
@@ -506,8 +506,8 @@ RegisterBlocking chooseRegisterBlocking(int64_t bq, int64_t width,
 /// `erased`.
 bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    int64_t rowVectors, bool bf16Dot, bool amx, bool amxFp16,
-                   bool scalefExp, bool blendStores, int64_t prefetchSpread,
-                   const NextBlockRows &nextRows,
+                   bool scalefExp, bool blendStores, bool bf16RoundInIntegers,
+                   int64_t prefetchSpread, const NextBlockRows &nextRows,
                    DenseMap<Operation *, ProbPairs> &probPairs,
                    DenseSet<Operation *> &erased) {
   std::optional<TileRole> role = getTileRole(op);
@@ -541,7 +541,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     KernelBuilder kernel(builder, op.getLoc(), width);
     kernel.scalefExp = scalefExp;
     kernel.blendStores = blendStores;
-    kernel.bf16InIntegers = !bf16Dot && !amx;
+    kernel.bf16InIntegers = bf16RoundInIntegers;
     if (!emitRowTranspose(kernel, op, *role))
       return false;
     op->erase();
@@ -626,8 +626,8 @@ struct AttnCpuMicrokernelsPass
     for (linalg::GenericOp op : tiles)
       if (!erased.contains(op))
         rewriteTileOp(op, vectorWidth, regBlock, rowVectors, bf16Dot, amx,
-                      amxFp16, avx512Exp, blendStores, prefetchSpread, nextRows,
-                      probPairs, erased);
+                      amxFp16, avx512Exp, blendStores, bf16RoundInIntegers,
+                      prefetchSpread, nextRows, probPairs, erased);
   }
 };
 

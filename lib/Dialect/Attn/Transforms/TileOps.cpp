@@ -132,7 +132,7 @@ Value mlir::attn::detail::emitScaledQueryTile(OpBuilder &b,
                       getAsOpFoldResult(qb.qLen));
   }
   // A full block writes every row of the tile: no zeros to start from.
-  Value zero =
+  Value init =
       getConstantIntValue(qb.qLen) == sdpa.bq
           ? tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{sdpa.d, sdpa.bq},
                                     b.getF32Type())
@@ -143,7 +143,7 @@ Value mlir::attn::detail::emitScaledQueryTile(OpBuilder &b,
                                      getAsOpFoldResult(qb.qLen)};
   SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
   Value dest =
-      tensor::ExtractSliceOp::create(b, loc, zero, offsets, sizes, strides);
+      tensor::ExtractSliceOp::create(b, loc, init, offsets, sizes, strides);
   auto id2 = AffineMap::getMultiDimIdentityMap(2, context);
   float scale = sdpa.qScale;
   auto scaleOp = linalg::GenericOp::create(
@@ -160,7 +160,7 @@ Value mlir::attn::detail::emitScaledQueryTile(OpBuilder &b,
                 .getResult());
       });
   setTileRole(scaleOp, TileRole::ScaleQuery);
-  return tensor::InsertSliceOp::create(b, loc, scaleOp.getResult(0), zero,
+  return tensor::InsertSliceOp::create(b, loc, scaleOp.getResult(0), init,
                                        offsets, sizes, strides);
 }
 

@@ -6,6 +6,10 @@
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="vector-width=8 reg-block=4 row-vectors=2" -canonicalize -cse | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="bf16-round-in-integers=false" -canonicalize -cse | FileCheck %s --check-prefix=NATIVE
 
 // The query tile's transpose and scale (scale_query) and the output's
 // normalize and transpose (output) become 16 x 16 blocks: 16 vector loads
@@ -97,6 +101,15 @@
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<?x32xbf16, strided<[32, 1], offset: ?>>) {
 // CHECK-NOT: attn.tile
 // CHECK: return
+// bf16-round-in-integers=false (attn-lower-cpu's on the avx512-bf16 and
+// amx kernels): the body first, arith.truncf left to the target, then the
+// transpose of bf16 vectors.
+// NATIVE-LABEL: func.func @bf16_short_tail
+// NATIVE-NOT: #attn.tile<output>
+// NATIVE: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// NATIVE-COUNT-64: vector.shuffle {{.*}} : vector<16xbf16>, vector<16xbf16>
+// NATIVE-NOT: arith.trunci
+// NATIVE: return
 // 8 lanes: 8 x 8 blocks, 3 x 8 shuffles each.
 // AVX2-LABEL: func.func @bf16_short_tail
 // AVX2-NOT: #attn.tile<scale_query>
@@ -126,4 +139,25 @@ func.func @bf16_short_tail(%q: tensor<1x2x40x32xbf16>, %k: tensor<1x2x64x32xbf16
 func.func @d24(%q: tensor<1x1x32x24xf32>, %k: tensor<1x1x32x24xf32>) -> tensor<1x1x32x24xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<1x1x32x24xf32>, tensor<1x1x32x24xf32>, tensor<1x1x32x24xf32> -> tensor<1x1x32x24xf32>
   return %o : tensor<1x1x32x24xf32>
+}
+
+// -----
+
+// An f16 output keeps the body first (arith.truncf, vcvtps2ph on F16C),
+// then the transpose of f16 vectors, with or without
+// bf16-round-in-integers.
+// CHECK-LABEL: func.func @f16_out
+// CHECK-NOT: #attn.tile<output>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf16>, vector<16xf16>
+// CHECK: return
+// NATIVE-LABEL: func.func @f16_out
+// NATIVE: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
+// NATIVE-COUNT-64: vector.shuffle {{.*}} : vector<16xf16>, vector<16xf16>
+// AVX2-LABEL: func.func @f16_out
+// AVX2: arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf16>, vector<8xf16>
+func.func @f16_out(%q: tensor<1x1x32x32xf16>) -> tensor<1x1x32x32xf16> {
+  %o = attn.sdpa %q, %q, %q : tensor<1x1x32x32xf16>, tensor<1x1x32x32xf16>, tensor<1x1x32x32xf16> -> tensor<1x1x32x32xf16>
+  return %o : tensor<1x1x32x32xf16>
 }

@@ -42,8 +42,8 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
 
     Where Lq is static and a multiple of the block's rows, every block's
     length is the constant: its query and output slices are static and the
-    query tile is not zero-filled first (`init_query` only where the last
-    block is short).
+    query tile is not zero-filled first (`init_query` only where a block
+    may be short: a dynamic Lq, or one that the block does not divide).
 
     Tile ops are `linalg.generic`s on static `[block-q, block-kv]`,
     `[block-q, D]` and `[block-q, Dv]` tiles, so the same tiling serves every
@@ -228,21 +228,23 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       be dynamic (a short last query block): whole groups of W rows take
       the vector path, the last rows keep an untagged copy of the op on
       views of them. Left alone if D (Dv) is not a static multiple of W.
-      Without `bf16-dot` or `amx`, a bf16 `output` is transposed as f32
-      and takes its body after the transpose, on rows with their 1/l
-      broadcast, its rounding integer code (to nearest even, NaN to
-      0x7FC0, with the NaN select on f32 lanes): LLVM made the bf16
-      transpose and the select on i16 lanes of arith-expand's truncf
-      scalar moves and cmovs, on AVX2 and AVX-512 alike (BERT-base bf16 on
-      a Zen 3, one thread: 0.89-0.94x the time).
+      With `bf16-round-in-integers` (the default; `attn-lower-cpu` turns
+      it off on the `avx512-bf16` and `amx` kernels, where it keeps
+      vcvtneps2bf16), a bf16 `output` is transposed as f32 and takes its
+      body after the transpose, on rows with their 1/l broadcast, its
+      rounding integer code (to nearest even, NaN to 0x7FC0, with the NaN
+      select on f32 lanes): LLVM made the bf16 transpose and the select on
+      i16 lanes of arith-expand's truncf scalar moves and cmovs, on AVX2
+      and AVX-512 alike (BERT-base bf16 on a Zen 3, one thread: 0.93x the
+      time).
     - Software prefetch into L2 (`llvm.intr.prefetch`, locality 2), spread
       over each kernel's own work: the `scores` and `pv` kernels (f32, on
       widened f16/bf16 tiles, and on `bf16-dot`) prefetch the bytes after
       their K (V) tile view, as many as it holds, one cache line per
       reduction step (the next key block; after a head's last, the next
       head's first); where the query block's query and output views have
-      static shapes (every block full: a static Lq that `block-q`
-      divides, as in short sequences), `scores`
+      static shapes (every block full: a static Lq that the block's rows
+      divide, as in short sequences), `scores`
       also prefetches the query rows after its block's and `pv` the output
       rows after its block's (for write), one line per reduction step of
       each register block; with `prefetch-spread=N` the f32 products
@@ -349,6 +351,13 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "tile, and prefetches one line per stream in the first step of "
            "each group (a causal diagonal block, which skips work, leaves "
            "some lines out)">,
+    Option<"bf16RoundInIntegers", "bf16-round-in-integers", "bool",
+           /*default=*/"true",
+           "round a bf16 output (the output kernel) in integer code, to "
+           "nearest even with NaN to 0x7FC0 as arith-expand's truncf, after "
+           "an f32 transpose; false: the body first and arith.truncf for the "
+           "target to lower (AVX512-BF16's vcvtneps2bf16; attn-lower-cpu "
+           "sets false exactly where it skips arith-expand)">,
     Option<"targetFeatures", "target-features", "std::string",
            /*default=*/"\"\"",
            "LLVM target features to compile the function with, set as its "
