@@ -136,7 +136,8 @@ func.func @bool_mask(%q: tensor<2x3x50x32xf32>, %k: tensor<2x3x200x32xf32>, %m: 
 // -----
 
 // Dynamic batch and lengths: the forall and the loops get their bounds at
-// run time, the tiles stay static.
+// run time, the tiles stay static; a block may be short, so the query tile
+// is zero-filled first (init_query).
 // CHECK-LABEL: func.func @dynamic
 // CHECK-SAME: (%[[Q:.*]]: tensor<?x2x?x64xf32>, %[[K:.*]]: tensor<?x2x?x64xf32>)
 // CHECK-DAG: %[[B:.*]] = tensor.dim %[[Q]], %c0
@@ -144,7 +145,9 @@ func.func @bool_mask(%q: tensor<2x3x50x32xf32>, %k: tensor<2x3x200x32xf32>, %m: 
 // CHECK-DAG: %[[LK:.*]] = tensor.dim %[[K]], %c2
 // CHECK: %[[NQB:.*]] = arith.ceildivui %[[LQ]], %c32
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%[[B]], 2, %[[NQB]])
-// CHECK:   tensor<64x32xf32>
+// CHECK:   arith.minsi %{{.*}}, %c32 : index
+// CHECK:   linalg.fill {attn.tile = #attn.tile<init_query>} {{.*}} -> tensor<64x32xf32>
+// CHECK:   attrs = {attn.tile = #attn.tile<scale_query>}
 func.func @dynamic(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> tensor<?x2x?x64xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32>, tensor<?x2x?x64xf32> -> tensor<?x2x?x64xf32>
   return %o : tensor<?x2x?x64xf32>
@@ -154,14 +157,18 @@ func.func @dynamic(%q: tensor<?x2x?x64xf32>, %k: tensor<?x2x?x64xf32>) -> tensor
 
 // Decoding with grouped-query heads: one block holds the rows of all four
 // query heads that share a key/value head, so the forall runs over the
-// key/value heads and K and V are read once per group.
+// key/value heads and K and V are read once per group. The block's 4 rows
+// fill it: the query tile starts empty.
 // CHECK-LABEL: func.func @decode_gqa
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x8x1x64xf32>
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: scf.forall (%[[HKV:.*]]) in (2) shared_outs(%[[O:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}})
 // CHECK:   %[[H0:.*]] = arith.muli %[[HKV]], %[[C4]] : index
 // CHECK:   %[[G:.*]] = tensor.extract_slice %[[Q]][0, %[[H0]], 0, 0] [1, 4, 1, 64] [1, 1, 1, 1] : tensor<1x8x1x64xf32> to tensor<4x1x64xf32>
-// CHECK:   tensor.collapse_shape %[[G]] {{\[\[}}0, 1], [2]] : tensor<4x1x64xf32> into tensor<4x64xf32>
+// CHECK:   %[[GQ:.*]] = tensor.collapse_shape %[[G]] {{\[\[}}0, 1], [2]] : tensor<4x1x64xf32> into tensor<4x64xf32>
+// CHECK-NOT: init_query
+// CHECK:   %[[QE:.*]] = tensor.empty() : tensor<64x4xf32>
+// CHECK:   linalg.generic {{.*}} ins(%[[GQ]] : tensor<4x64xf32>) outs(%[[QE]] : tensor<64x4xf32>) attrs = {attn.tile = #attn.tile<scale_query>}
 // CHECK:   tensor.extract_slice %{{.*}}[0, %[[HKV]], %{{.*}}, 0] [1, 1, 64, 64]
 // CHECK:   %[[OG:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [4, 1, 64] : tensor<4x64xf32> into tensor<4x1x64xf32>
 // CHECK:   %[[LG:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
