@@ -510,7 +510,7 @@ Value mlir::attn::detail::emitBodyOnVectors(KernelBuilder &kernel, Block &body,
         v = vector::BroadcastOp::create(b, kernel.loc, vectorOf(v.getType()),
                                         v);
     if (auto trunc = dyn_cast<arith::TruncFOp>(inner);
-        trunc && kernel.bf16InIntegers && !trunc.getRoundingmodeAttr() &&
+        trunc && kernel.bf16RoundInIntegers && !trunc.getRoundingmodeAttr() &&
         trunc.getType().isBF16() && trunc.getIn().getType().isF32()) {
       map.map(trunc.getResult(), kernel.roundToBf16(operands[0]));
       continue;

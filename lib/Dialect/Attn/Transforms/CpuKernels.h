@@ -76,7 +76,7 @@ public:
   /// emitBodyOnVectors rounds f32 to bf16 with roundToBf16
   /// (attn-cpu-microkernels' bf16-round-in-integers: kernels without
   /// AVX512-BF16's vcvtneps2bf16).
-  bool bf16InIntegers = false;
+  bool bf16RoundInIntegers = false;
 
   /// One element of `mem` (any float type), as f32, in every lane.
   Value broadcast(Value mem, ValueRange indices) {

@@ -541,7 +541,7 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     KernelBuilder kernel(builder, op.getLoc(), width);
     kernel.scalefExp = scalefExp;
     kernel.blendStores = blendStores;
-    kernel.bf16InIntegers = bf16RoundInIntegers;
+    kernel.bf16RoundInIntegers = bf16RoundInIntegers;
     if (!emitRowTranspose(kernel, op, *role))
       return false;
     op->erase();

@@ -218,7 +218,7 @@ bool emitOutput(KernelBuilder &kernel, linalg::GenericOp op) {
   // rounding's select scalar moves and cmovs, on AVX2 and on AVX-512
   // without AVX512-BF16 alike).
   bool bodyFirst =
-      !(kernel.bf16InIntegers && memrefOf(out).getElementType().isBF16());
+      !(kernel.bf16RoundInIntegers && memrefOf(out).getElementType().isBF16());
   rowGroups(kernel, whole, [&](Value i0) {
     Value invRows = bodyFirst ? kernel.load(inv, {i0}) : Value();
     kernel.loop(0, dv, kernel.width, [&](Value e0) {
