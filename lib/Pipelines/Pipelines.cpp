@@ -116,6 +116,9 @@ static void addBf16RoundingInIntegers(OpPassManager &pm, CpuKernels kernels) {
   CpuKernels path = resolveCpuKernelsForHost(kernels);
   if (path == CpuKernels::Avx512Bf16 || path == CpuKernels::Amx)
     return;
+  // Vector truncf first: arith-expand's NaN select on i16 lanes is
+  // scalarized by LLVM on x86.
+  pm.addPass(createAttnExpandBf16Truncf());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));

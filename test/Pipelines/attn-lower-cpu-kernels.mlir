@@ -20,6 +20,11 @@
 
 // AVX2: llvm.func @bf16({{.*}}target_features = #llvm.target_features<{{.*}}"-avx512f"{{.*}}>
 // AVX2: llvm.intr.fmuladd({{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// The output's bf16 rounding: attn-expand-bf16-truncf's NaN test on the f32
+// lanes, never a select on i16 lanes (arith-expand's, which LLVM
+// scalarizes).
+// AVX2: llvm.fcmp "uno" {{.*}} : vector<8xf32>
+// AVX2-NOT: llvm.select {{.*}} vector<8xi16>
 // AVX2-NOT: vector<16xf32>
 func.func @bf16(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
   %o = attn.sdpa %q, %q, %q : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>

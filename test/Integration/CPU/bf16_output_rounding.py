@@ -6,7 +6,7 @@
     of each head is NaN (2 x 128 values).
   check DIR: prints how many NaN outputs fused.npy and naive.npy have,
     whether they are in the same places, and the bits of each side's NaNs:
-    the output kernel's integer rounding (KernelBuilder::roundToBf16) gives
+    the integer rounding of the output (attn-expand-bf16-truncf) gives
     0x7FC0, as the naive lowering's truncf does where arith-expand rounds
     it (a host without AVX512-BF16).
 """

@@ -509,12 +509,6 @@ Value mlir::attn::detail::emitBodyOnVectors(KernelBuilder &kernel, Block &body,
       if (!isa<VectorType>(v.getType()))
         v = vector::BroadcastOp::create(b, kernel.loc, vectorOf(v.getType()),
                                         v);
-    if (auto trunc = dyn_cast<arith::TruncFOp>(inner);
-        trunc && kernel.bf16RoundInIntegers && !trunc.getRoundingmodeAttr() &&
-        trunc.getType().isBF16() && trunc.getIn().getType().isF32()) {
-      map.map(trunc.getResult(), kernel.roundToBf16(operands[0]));
-      continue;
-    }
     SmallVector<Type> resultTypes;
     for (Type t : inner.getResultTypes())
       resultTypes.push_back(vectorOf(t));
@@ -527,30 +521,6 @@ Value mlir::attn::detail::emitBodyOnVectors(KernelBuilder &kernel, Block &body,
     result = vector::BroadcastOp::create(b, kernel.loc,
                                          vectorOf(result.getType()), result);
   return result;
-}
-
-Value KernelBuilder::roundToBf16(Value x) {
-  auto i32s = VectorType::get({width}, b.getI32Type());
-  auto splatI32 = [&](int32_t v) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(i32s, b.getI32IntegerAttr(v)));
-  };
-  // NaN lanes become 0x7FC00000 first, which the rounding below keeps as
-  // 0x7FC0 (a select on f32 lanes: one blend).
-  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
-  Value quietNan =
-      arith::BitcastOp::create(b, loc, vecType, splatI32(0x7FC00000));
-  x = arith::SelectOp::create(b, loc, isNan, quietNan, x);
-  Value bits = arith::BitcastOp::create(b, loc, i32s, x);
-  Value lsb = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, bits, splatI32(16)), splatI32(1));
-  Value bias = arith::AddIOp::create(b, loc, lsb, splatI32(0x7FFF));
-  Value rounded = arith::ShRUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, bits, bias), splatI32(16));
-  Value narrow = arith::TruncIOp::create(
-      b, loc, VectorType::get({width}, b.getI16Type()), rounded);
-  return arith::BitcastOp::create(
-      b, loc, VectorType::get({width}, b.getBF16Type()), narrow);
 }
 
 void KernelBuilder::storeBlended(Value v, Value mem, ValueRange indices) {

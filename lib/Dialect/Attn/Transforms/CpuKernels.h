@@ -67,15 +67,9 @@ public:
     }
     return memref::SubViewOp::create(b, loc, mem, offs, szs, strides);
   }
-  /// f32 lanes rounded to bf16 (to nearest even; NaN to 0x7FC0, as
-  /// arith-expand's truncf gives) in integer ops, with NaN lanes replaced on
-  /// the f32 lanes before the rounding: arith-expand's expansion selects on
-  /// the i16 lanes after it, which AVX2 code generation scalarizes, element
-  /// by element (a vucomiss and a cmov per element).
-  Value roundToBf16(Value x);
-  /// emitBodyOnVectors rounds f32 to bf16 with roundToBf16
-  /// (attn-cpu-microkernels' bf16-round-in-integers: kernels without
-  /// AVX512-BF16's vcvtneps2bf16).
+  /// bf16 is rounded in integer code (attn-cpu-microkernels'
+  /// bf16-round-in-integers: kernels without AVX512-BF16's vcvtneps2bf16):
+  /// the output kernel then transposes f32 and rounds after.
   bool bf16RoundInIntegers = false;
 
   /// One element of `mem` (any float type), as f32, in every lane.

@@ -19,11 +19,6 @@
 // op on views of those rows.
 
 // CHECK-LABEL: func.func @bf16_short_tail
-// roundToBf16's constants (the output, below).
-// CHECK-DAG: %[[QNAN:.*]] = arith.constant dense<0x7FC00000> : vector<16xf32>
-// CHECK-DAG: %[[C16:.*]] = arith.constant dense<16> : vector<16xi32>
-// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1> : vector<16xi32>
-// CHECK-DAG: %[[BIAS:.*]] = arith.constant dense<32767> : vector<16xi32>
 // CHECK-NOT: #attn.tile<scale_query>
 // CHECK: %[[QROWS:.*]] = memref.subview %{{.*}} : memref<1x2x40x32xbf16> to memref<?x32xbf16, strided<[32, 1], offset: ?>>
 // CHECK: linalg.fill {attn.tile = #attn.tile<init_query>}
@@ -67,10 +62,9 @@
 // CHECK:   vector.fma
 // The output: acct read along the rows and transposed as f32 (a bf16
 // output rounded in integer code, as without bf16-dot, takes the op's body
-// after the transpose), then each row scaled by
-// its 1/l, broadcast, and rounded to bf16 in integer ops (roundToBf16: NaN
-// lanes to 0x7FC00000 by a select on f32 lanes, then (bits + 0x7FFF + lsb)
-// >> 16, narrowed), stored along Dv.
+// after the transpose: the rounding then runs on whole f32 rows, which
+// attn-expand-bf16-truncf expands later), each row scaled by its 1/l,
+// broadcast, and rounded, stored along Dv.
 // CHECK-NOT: #attn.tile<output>
 // CHECK: %[[ACC:.*]] = memref.subview %{{.*}}[0, 0] [32, %[[N]]] [1, 1] : memref<32x32xf32> to memref<32x?xf32, strided<[32, 1]>>
 // CHECK: %[[INV:.*]] = memref.subview %{{.*}}[0] [%[[N]]] [1] : memref<32xf32> to memref<?xf32, strided<[1]>>
@@ -85,16 +79,7 @@
 // CHECK:     %[[EMPTY:.*]] = arith.cmpf oeq, %[[INVV]], %{{.*}} : vector<16xf32>
 // CHECK:     %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[INVV]] : vector<16xf32>
 // CHECK:     %[[SEL:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[SCALED]] : vector<16xi1>, vector<16xf32>
-// CHECK:     %[[ISNAN:.*]] = arith.cmpf uno, %[[SEL]], %[[SEL]] : vector<16xf32>
-// CHECK:     %[[X:.*]] = arith.select %[[ISNAN]], %[[QNAN]], %[[SEL]] : vector<16xi1>, vector<16xf32>
-// CHECK:     %[[BITS:.*]] = arith.bitcast %[[X]] : vector<16xf32> to vector<16xi32>
-// CHECK:     %[[HI:.*]] = arith.shrui %[[BITS]], %[[C16]] : vector<16xi32>
-// CHECK:     %[[LSB:.*]] = arith.andi %[[HI]], %[[ONE]] : vector<16xi32>
-// CHECK:     %[[ADD:.*]] = arith.addi %[[LSB]], %[[BIAS]] : vector<16xi32>
-// CHECK:     %[[SUM:.*]] = arith.addi %[[BITS]], %[[ADD]] : vector<16xi32>
-// CHECK:     %[[R:.*]] = arith.shrui %[[SUM]], %[[C16]] : vector<16xi32>
-// CHECK:     %[[H:.*]] = arith.trunci %[[R]] : vector<16xi32> to vector<16xi16>
-// CHECK:     %[[B:.*]] = arith.bitcast %[[H]] : vector<16xi16> to vector<16xbf16>
+// CHECK:     %[[B:.*]] = arith.truncf %[[SEL]] : vector<16xf32> to vector<16xbf16>
 // CHECK-NOT: vector.shuffle
 // CHECK:     vector.store %[[B]], %[[OUT:.*]][%[[J0]], %[[E0]]] : memref<?x32xbf16, strided<[32, 1], offset: ?>>, vector<16xbf16>
 // CHECK-COUNT-15: vector.store %{{.*}}, %[[OUT]][%{{.*}}, %[[E0]]]
@@ -119,7 +104,7 @@
 // AVX2-NOT: #attn.tile<output>
 // AVX2-COUNT-24: vector.shuffle {{.*}} : vector<8xf32>, vector<8xf32>
 // AVX2-NOT: vector.shuffle {{.*}} : vector<8xbf16>
-// AVX2: arith.trunci {{.*}} : vector<8xi32> to vector<8xi16>
+// AVX2: arith.truncf {{.*}} : vector<8xf32> to vector<8xbf16>
 func.func @bf16_short_tail(%q: tensor<1x2x40x32xbf16>, %k: tensor<1x2x64x32xbf16>) -> tensor<1x2x40x32xbf16> {
   %o = attn.sdpa %q, %k, %k : tensor<1x2x40x32xbf16>, tensor<1x2x64x32xbf16>, tensor<1x2x64x32xbf16> -> tensor<1x2x40x32xbf16>
   return %o : tensor<1x2x40x32xbf16>

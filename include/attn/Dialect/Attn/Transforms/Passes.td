@@ -229,14 +229,13 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       the vector path, the last rows keep an untagged copy of the op on
       views of them. Left alone if D (Dv) is not a static multiple of W.
       With `bf16-round-in-integers` (the default; `attn-lower-cpu` turns
-      it off on the `avx512-bf16` and `amx` kernels, where it keeps
+      it off on the `avx512-bf16` and `amx` kernels, which round with
       vcvtneps2bf16), a bf16 `output` is transposed as f32 and takes its
-      body after the transpose, on rows with their 1/l broadcast, its
-      rounding integer code (to nearest even, NaN to 0x7FC0, with the NaN
-      select on f32 lanes): LLVM made the bf16 transpose and the select on
-      i16 lanes of arith-expand's truncf scalar moves and cmovs, on AVX2
-      and AVX-512 alike (BERT-base bf16 on a Zen 3, one thread: 0.93x the
-      time).
+      body after the transpose, on rows with their 1/l broadcast, so that
+      its `arith.truncf` rounds whole f32 rows (expanded later by
+      `attn-expand-bf16-truncf`): LLVM made a transpose of bf16 vectors
+      scalar moves, on AVX2 and AVX-512 alike (with the rounding fix,
+      BERT-base bf16 on a Zen 3, one thread: 0.93x the time).
     - Software prefetch into L2 (`llvm.intr.prefetch`, locality 2), spread
       over each kernel's own work: the `scores` and `pv` kernels (f32, on
       widened f16/bf16 tiles, and on `bf16-dot`) prefetch the bytes after
@@ -353,11 +352,11 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "some lines out)">,
     Option<"bf16RoundInIntegers", "bf16-round-in-integers", "bool",
            /*default=*/"true",
-           "round a bf16 output (the output kernel) in integer code, to "
-           "nearest even with NaN to 0x7FC0 as arith-expand's truncf, after "
-           "an f32 transpose; false: the body first and arith.truncf for the "
-           "target to lower (AVX512-BF16's vcvtneps2bf16; attn-lower-cpu "
-           "sets false exactly where it skips arith-expand)">,
+           "bf16 is rounded in integer code later (attn-expand-bf16-truncf, "
+           "arith-expand): the output kernel transposes f32 and applies its "
+           "body (the truncf) after; false: the body first, the truncf for "
+           "the target to lower (AVX512-BF16's vcvtneps2bf16; attn-lower-cpu "
+           "sets false exactly where it skips the integer rounding)">,
     Option<"targetFeatures", "target-features", "std::string",
            /*default=*/"\"\"",
            "LLVM target features to compile the function with, set as its "
@@ -693,6 +692,25 @@ def AttnOmpSchedule : Pass<"attn-omp-schedule", "func::FuncOp"> {
            "runtime's default">,
   ];
   let dependentDialects = ["omp::OpenMPDialect", "arith::ArithDialect"];
+}
+
+def AttnExpandBf16Truncf : Pass<"attn-expand-bf16-truncf"> {
+  let summary = "Round vector f32 to bf16 in integer ops, the NaN select "
+                "on f32 lanes";
+  let description = [{
+    Rewrites `arith.truncf` from `vector<N x f32>` to `vector<N x bf16>`
+    (no rounding mode: to nearest even) into integer ops: NaN lanes
+    replaced by 0x7FC00000 on the f32 lanes (`arith.cmpf uno` and
+    `arith.select`), then `(bits + 0x7FFF + ((bits >> 16) & 1)) >> 16`,
+    `arith.trunci` to i16 and a bitcast: bit for bit what arith-expand's
+    bf16 expansion gives (NaN to 0x7FC0). That expansion selects the NaN
+    case on the i16 lanes after the narrowing, which LLVM's x86 code
+    generation scalarizes (a compare and a cmov per element); the CPU
+    pipelines run this pass right before it, where they round in integer
+    code (no AVX512-BF16). Scalars and other types are left to
+    arith-expand.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
 def AttnRejectSdpaGrad : Pass<"attn-reject-sdpa-grad"> {
