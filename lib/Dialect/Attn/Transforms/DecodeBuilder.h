@@ -137,7 +137,9 @@ private:
   /// kernel does not prefetch.
   Value keyBuffer, valueBuffer, prefetchBase, keyPrefetchBase;
   /// Prefetches the cache lines of row `row` of `buf` ([B, H, L, D] at
-  /// (batch, kvHead)) that columns [c0 * W, c1 * W) occupy.
+  /// (batch, kvHead)) that start in columns [c0 * W, c1 * W): counted from
+  /// column 0 in lines of 64 bytes, so that the column groups of a row
+  /// prefetch each of its lines once between them.
   void prefetchRow(Value buf, Value row, int64_t c0, int64_t c1);
   /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
   /// `src` at (batch, head), as f32.

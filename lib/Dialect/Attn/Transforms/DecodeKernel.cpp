@@ -124,7 +124,15 @@ void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
   // Into L1 (3), or L2 (2) for f32 rows with decode-l2-prefetch-f32.
   uint32_t locality =
       sdpa.decodeL2PrefetchF32 && type.getElementTypeBitWidth() == 32 ? 2 : 3;
-  for (int64_t col = c0 * width; col < c1 * width; col += perLine)
+  // The lines that start in the columns: a line that a group of value
+  // columns shares with the group before it (bf16: 32 columns a line, 16 a
+  // group of 2 vectors on 8 lanes) is that group's, not prefetched twice
+  // (rows are contiguous, so with an unaligned row the line that straddles
+  // into the next row is the next row's first). bf16 hq=32 hkv=8 Lk=32k
+  // d=128 on a Zen 3, 1 thread: 16 -> 8 prefetches per key, 0.990
+  // (0.989-0.990) of the time (docs/benchmarks.md, round nineteen).
+  for (int64_t col = llvm::alignTo(c0 * width, perLine); col < c1 * width;
+       col += perLine)
     memref::PrefetchOp::create(
         b, loc, buf, ValueRange{qb.batch, qb.kvHead, row, kernel.idx(col)},
         /*isWrite=*/false, locality, /*isDataCache=*/true);

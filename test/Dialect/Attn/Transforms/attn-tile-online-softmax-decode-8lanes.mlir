@@ -74,3 +74,27 @@ func.func @dots_in_half_the_groups(%q: tensor<1x8x1x32xf32>, %k: tensor<1x2x40x3
   %o = attn.sdpa %q, %k, %v : tensor<1x8x1x32xf32>, tensor<1x2x40x32xf32>, tensor<1x2x40x32xf32> -> tensor<1x8x1x32xf32>
   return %o : tensor<1x8x1x32xf32>
 }
+
+// -----
+
+// bf16 K and V, D = 64, 4 rows: four P.V groups of 16 value columns (2
+// vectors of 8 lanes), and a 64-byte line holds 32 bf16 columns. Each line
+// of the next rows is prefetched once, by the group its first column falls
+// in: groups 0 and 2 prefetch a V line and a K line each, groups 1 and 3
+// none (they shared group 0's and group 2's lines before).
+// CHECK-LABEL: func.func @bf16_lines_once
+// CHECK-COUNT-2: memref.prefetch
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}}
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}}
+// CHECK-COUNT-2: memref.prefetch
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}}
+// CHECK-NOT: memref.prefetch
+// CHECK: scf.yield
+// CHECK: scf.yield
+func.func @bf16_lines_once(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x40x64xbf16>) -> tensor<1x8x1x64xbf16> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x8x1x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %o : tensor<1x8x1x64xbf16>
+}
