@@ -87,6 +87,20 @@ constexpr int64_t kPhasedMinWork = 512;
 constexpr int64_t kPhasedMaxRowsAnyD = 8;
 constexpr int64_t kPhasedMinWideD = 128;
 
+/// How far (log2 units) a block's max may pass a row's running max before
+/// the running max moves (DecodeBuilder::maxUpdate): probabilities reach up
+/// to 2^8 (f32 holds them and their sums as exactly as below 1, and the
+/// result is normalized by the sum at the end), and most blocks keep every
+/// row's max, so they skip the rescale of the sums and accumulators (a
+/// multiply per accumulator vector and an exp2 per row) and the block's
+/// softmax waits for no exp2 of the old max. On a Zen 3 (AVX2), paired CPU
+/// time against the max moved every block, 1 thread unless said (20
+/// pairs): hq=32 hkv=8 Lk=32k d=128 bf16 0.897 (0.894-0.904), two threads
+/// (wall) 0.935, f32 0.991 (0.978-1.000); hq=8 hkv=1 f32 0.947, bf16 0.999;
+/// hq=8 hkv=8 d=32 0.877 (docs/benchmarks.md, round nineteen). The slack
+/// of the AMX prefill (kAmxMaxSlack), and FlashAttention-4's.
+constexpr float kDecodeMaxSlack = 8.0f;
+
 /// The running state of the kernel, per row: the max (in every lane), the
 /// lane-wise partial sums of the probabilities, and the Dv / W accumulator
 /// vectors (empty where DecodeBuilder::accBuffer holds them).
@@ -146,6 +160,12 @@ private:
   Value readRow(Value src, Value head, Value row, int64_t c, bool paired);
   /// The block max of the scores `s` in every lane (a butterfly).
   Value laneMax(Value s);
+  /// The state after a block whose rows' maxima are `blockMax`: where a
+  /// row's max passes its running max by more than kDecodeMaxSlack, that
+  /// row's max moves and, in one scf.if for the block, every row's sum and
+  /// accumulators are rescaled (by exactly 1 where the max stays); else the
+  /// state as it was.
+  DecodeState maxUpdate(const DecodeState &state, ArrayRef<Value> blockMax);
   /// The scaled query rows, [rows][dChunks].
   void readQueries();
   /// The dot products of keys keyIndex(j0) ... keyIndex(j0 + n - 1) with

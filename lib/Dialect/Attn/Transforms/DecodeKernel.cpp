@@ -200,37 +200,36 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       return lastKey ? minIndex(b, loc, k, lastKey) : k;
     });
 
-  DecodeState next;
   Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
   Value validLanes;
   if (tailLen)
     validLanes = vector::CreateMaskOp::create(
         b, loc, VectorType::get({width}, b.getI1Type()), ValueRange{tailLen});
-  SmallVector<Value> probs, alphas;
+  // The running max moves lazily (maxUpdate): most blocks keep it, and
+  // their sums and accumulators are not rescaled; the probabilities then
+  // reach up to 2^kDecodeMaxSlack.
+  SmallVector<Value> blockMax;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (validLanes)
+      scores[r] =
+          arith::SelectOp::create(b, loc, validLanes, scores[r], negInf);
+    blockMax.push_back(laneMax(scores[r]));
+  }
+  DecodeState next = maxUpdate(state, blockMax);
+  SmallVector<Value> probs;
   for (int64_t r = 0; r < rows; ++r) {
     Value s = scores[r];
-    if (validLanes)
-      s = arith::SelectOp::create(b, loc, validLanes, s, negInf);
-    Value mNew = kernel.max(state.m[r], laneMax(s));
-    Value mEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                         state.m[r], negInf);
-    Value alpha = arith::SelectOp::create(
-        b, loc, mEmpty, zero,
-        kernel.exp2(arith::SubFOp::create(b, loc, state.m[r], mNew)));
     Value sEmpty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, s, negInf);
     Value p = arith::SelectOp::create(
         b, loc, sEmpty, zero,
-        kernel.exp2(arith::SubFOp::create(b, loc, s, mNew)));
-    next.m.push_back(mNew);
-    next.l.push_back(vector::FMAOp::create(b, loc, state.l[r], alpha, p));
+        kernel.exp2(arith::SubFOp::create(b, loc, s, next.m[r])));
+    next.l[r] = arith::AddFOp::create(b, loc, next.l[r], p);
     probs.push_back(p);
-    alphas.push_back(alpha);
   }
 
   // P.V: value columns in groups of accumulators that fit the registers;
   // each V row is read once per group (each cache line once in all).
-  next.acc.assign(state.acc.begin(), state.acc.end());
   int64_t group = std::max<int64_t>(1, maxAccumulators(width) / rows);
   if (valuesPaired)
     group = std::max<int64_t>(2, group / 2 * 2);
@@ -245,8 +244,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     SmallVector<Value> inits;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = c0; c < c1; ++c)
-        inits.push_back(
-            arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
+        inits.push_back(accVector(next, r, c));
     // Group g of `groups` prefetches its share of the next K rows' columns,
     // [n0, n1) in chunks. dotGroups of the groups (g = 0, every, 2 * every,
     // ...) also take a share of the next block's dot products, chunks
@@ -324,6 +322,55 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
         setAccVector(next, r, c, accs[r * (c1 - c0) + (c - c0)]);
   }
   return next;
+}
+
+DecodeState DecodeBuilder::maxUpdate(const DecodeState &state,
+                                     ArrayRef<Value> blockMax) {
+  Value slack = kernel.splat(kDecodeMaxSlack);
+  Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
+  // Row r's max moves where its block's max passes it by more than the
+  // slack (UGT: true for NaN, which goes on into the max as before).
+  SmallVector<Value> grows;
+  Value any;
+  for (int64_t r = 0; r < rows; ++r) {
+    grows.push_back(arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::UGT, blockMax[r],
+        arith::AddFOp::create(b, loc, state.m[r], slack)));
+    any = any ? arith::OrIOp::create(b, loc, any, grows.back()).getResult()
+              : grows.back();
+  }
+  // Every lane of a row's max (and so of `any`) is the same.
+  Value cond = vector::ExtractOp::create(b, loc, any, ArrayRef<int64_t>{0});
+  SmallVector<Value> values = state.asValues();
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(values).getTypes(), cond,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  DecodeState next;
+  next.acc.assign(state.acc.begin(), state.acc.end());
+  SmallVector<Value> alphas;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value mNew = arith::SelectOp::create(
+        b, loc, grows[r], kernel.max(state.m[r], blockMax[r]), state.m[r]);
+    Value mEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         state.m[r], negInf);
+    // exp2(0) is exactly 1: the rows that keep their max keep their sums.
+    Value alpha = arith::SelectOp::create(
+        b, loc, mEmpty, zero,
+        kernel.exp2(arith::SubFOp::create(b, loc, state.m[r], mNew)));
+    next.m.push_back(mNew);
+    next.l.push_back(arith::MulFOp::create(b, loc, state.l[r], alpha));
+    alphas.push_back(alpha);
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < vChunks; ++c)
+      setAccVector(
+          next, r, c,
+          arith::MulFOp::create(b, loc, accVector(next, r, c), alphas[r]));
+  scf::YieldOp::create(b, loc, next.asValues());
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  scf::YieldOp::create(b, loc, values);
+  return DecodeState::from(ifOp.getResults(), rows);
 }
 
 Value DecodeBuilder::laneMax(Value s) {

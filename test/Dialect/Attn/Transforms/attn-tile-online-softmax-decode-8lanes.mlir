@@ -98,3 +98,4 @@ func.func @bf16_lines_once(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x40x64xbf16>
   %o = attn.sdpa %q, %k, %k : tensor<1x8x1x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16> -> tensor<1x8x1x64xbf16>
   return %o : tensor<1x8x1x64xbf16>
 }
+

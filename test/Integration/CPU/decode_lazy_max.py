@@ -1,0 +1,44 @@
+"""decode-lazy-max.test's inputs: decode (Lq = 1) with scores that step up
+and down across the keys, so that the decode kernel's running max
+(maxUpdate, kDecodeMaxSlack = 8 in log2 units) stays, moves within the
+slack and moves past it.
+
+  make DIR DTYPE HQ HKV LK D: query [1, HQ, 1, D], key and value
+    [1, HKV, LK, D] (f32 `<f4`, or bf16 as raw `<u2` bits). Every query
+    head is one direction u plus a little noise, and key j is noise plus
+    t_j * u / (scale * |u|^2), so that its score (scale * q.k, natural
+    units) is about t_j in every head: t = 0 for the first 40 keys, then
+    +4 (5.8 in log2 units: within the slack), +12 (past it), +110 (159 in
+    log2 units: a probability of 2^159 overflows f32 if the max stays),
+    then -10, with a ramp of 0.02 per key throughout.
+"""
+import sys
+
+import numpy as np
+
+
+def to_bf16(x):
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def make(d, dtype, hq, hkv, lk, dim):
+    hq, hkv, lk, dim = int(hq), int(hkv), int(lk), int(dim)
+    rng = np.random.default_rng(3)
+    scale = 1.0 / np.sqrt(dim)
+    u = rng.standard_normal(dim)
+    q = u + 0.01 * rng.standard_normal((1, hq, 1, dim))
+    j = np.arange(lk)
+    steps = np.select(
+        [j < 40, j < 80, j < 120, j < 200], [0.0, 4.0, 12.0, 110.0], -10.0)
+    t = steps + 0.02 * j
+    k = 0.3 * rng.standard_normal((1, hkv, lk, dim))
+    k += (t / (scale * (u @ u)))[None, None, :, None] * u
+    v = rng.standard_normal((1, hkv, lk, dim))
+    for i, a in enumerate((q, k, v)):
+        a = to_bf16(a) if dtype == "bf16" else a.astype("<f4")
+        np.save(f"{d}/arg{i}.npy", a)
+
+
+if __name__ == "__main__":
+    make(*sys.argv[2:]) if sys.argv[1] == "make" else sys.exit(2)
