@@ -4,13 +4,16 @@ and down across the keys, so that the decode kernel's running max
 slack and moves past it.
 
   make DIR DTYPE HQ HKV LK D: query [1, HQ, 1, D], key and value
-    [1, HKV, LK, D] (f32 `<f4`, or bf16 as raw `<u2` bits). Every query
-    head is one direction u plus a little noise, and key j is noise plus
-    t_j * u / (scale * |u|^2), so that its score (scale * q.k, natural
-    units) is about t_j in every head: t = 0 for the first 40 keys, then
-    +4 (5.8 in log2 units: within the slack), +12 (past it), +110 (159 in
-    log2 units: a probability of 2^159 overflows f32 if the max stays),
-    then -10, with a ramp of 0.02 per key throughout.
+    [1, HKV, LK, D] (f32 `<f4`, or bf16 as raw `<u2` bits). Query head h is
+    one direction u, negated for odd h, plus a little noise, and key j is
+    noise plus t_j * u / (scale * |u|^2), so that its score (scale * q.k,
+    natural units) is about t_j in even heads and -t_j in odd ones: t = 0
+    for the first 43 keys, then +4 (5.8 in log2 units: within the slack),
+    +12 from key 85 (past it), +110 from key 121 (159 in log2 units: a
+    probability of 2^159 overflows f32 if the max stays), then -10 from key
+    203 (where the odd heads' max moves), with a ramp of 0.02 per key
+    throughout. The rows that share a K/V head move their maxima in
+    different blocks, and the steps fall inside blocks of 8 keys.
 """
 import sys
 
@@ -27,10 +30,11 @@ def make(d, dtype, hq, hkv, lk, dim):
     rng = np.random.default_rng(3)
     scale = 1.0 / np.sqrt(dim)
     u = rng.standard_normal(dim)
-    q = u + 0.01 * rng.standard_normal((1, hq, 1, dim))
+    sign = np.where(np.arange(hq) % 2 == 0, 1.0, -1.0)[None, :, None, None]
+    q = sign * u + 0.01 * rng.standard_normal((1, hq, 1, dim))
     j = np.arange(lk)
     steps = np.select(
-        [j < 40, j < 80, j < 120, j < 200], [0.0, 4.0, 12.0, 110.0], -10.0)
+        [j < 43, j < 85, j < 121, j < 203], [0.0, 4.0, 12.0, 110.0], -10.0)
     t = steps + 0.02 * j
     k = 0.3 * rng.standard_normal((1, hkv, lk, dim))
     k += (t / (scale * (u @ u)))[None, None, :, None] * u

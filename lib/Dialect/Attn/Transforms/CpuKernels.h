@@ -131,7 +131,9 @@ public:
       body(idx(full), total - full);
   }
 
-  /// 2^x for x <= 0 (or NaN): x = n + f with n = round(x), f in [-1/2, 1/2];
+  /// 2^x for x < 127.5 (or NaN): x = n + f with n = round(x), f in
+  /// [-1/2, 1/2] (x > 0 where a running max is kept lazily: up to the slack,
+  /// 8, of kAmxMaxSlack and kDecodeMaxSlack);
   /// 2^f by a degree-6 minimax polynomial (relative error < 3e-9 before
   /// rounding), 2^n built in the exponent field. x is clamped at -127, where
   /// the exponent field is 0 and the result exactly 0 (so -inf gives 0). A

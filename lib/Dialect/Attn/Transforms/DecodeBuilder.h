@@ -101,9 +101,11 @@ constexpr int64_t kPhasedMinWideD = 128;
 /// of the AMX prefill (kAmxMaxSlack), and FlashAttention-4's.
 constexpr float kDecodeMaxSlack = 8.0f;
 
-/// The running state of the kernel, per row: the max (in every lane), the
-/// lane-wise partial sums of the probabilities, and the Dv / W accumulator
-/// vectors (empty where DecodeBuilder::accBuffer holds them).
+/// The running state of the kernel, per row: the reference max (in every
+/// lane: a score seen so far, at most kDecodeMaxSlack below the row's true
+/// max, the probabilities' and the lse's reference), the lane-wise partial
+/// sums of the probabilities, and the Dv / W accumulator vectors (empty
+/// where DecodeBuilder::accBuffer holds them).
 struct DecodeState {
   SmallVector<Value> m, l, acc;
   SmallVector<Value> asValues() const {

@@ -126,9 +126,11 @@ void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
       sdpa.decodeL2PrefetchF32 && type.getElementTypeBitWidth() == 32 ? 2 : 3;
   // The lines that start in the columns: a line that a group of value
   // columns shares with the group before it (bf16: 32 columns a line, 16 a
-  // group of 2 vectors on 8 lanes) is that group's, not prefetched twice
-  // (rows are contiguous, so with an unaligned row the line that straddles
-  // into the next row is the next row's first). bf16 hq=32 hkv=8 Lk=32k
+  // group of 2 vectors on 8 lanes) is that group's, not prefetched twice.
+  // With an unaligned row the line that straddles into the next row is
+  // prefetched as the next row's first where rows are contiguous (row
+  // stride D); with strided rows, or past the prefetch window, it is not (a
+  // hint: only the time can change). bf16 hq=32 hkv=8 Lk=32k
   // d=128 on a Zen 3, 1 thread: 16 -> 8 prefetches per key, 0.990
   // (0.989-0.990) of the time (docs/benchmarks.md, round nineteen).
   for (int64_t col = llvm::alignTo(c0 * width, perLine); col < c1 * width;

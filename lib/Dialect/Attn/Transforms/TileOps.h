@@ -109,7 +109,10 @@ struct QueryBlock {
 };
 
 /// The running state of the online softmax: row max m, row sum l (both
-/// [bq], log2 units) and the accumulator, transposed: [dv, bq].
+/// [bq], log2 units) and the accumulator, transposed: [dv, bq]. Where the
+/// max is kept lazily (the AMX prefill, the decode kernel) m is a reference
+/// that may lag the true row max by up to the slack (8): l is relative to
+/// it and the lse, m + log2 l, is exact either way.
 struct SoftmaxState {
   Value m, l, acc;
   SmallVector<Value> asValues() const { return {m, l, acc}; }

@@ -80,22 +80,27 @@ func.func @dots_in_half_the_groups(%q: tensor<1x8x1x32xf32>, %k: tensor<1x2x40x3
 // bf16 K and V, D = 64, 4 rows: four P.V groups of 16 value columns (2
 // vectors of 8 lanes), and a 64-byte line holds 32 bf16 columns. Each line
 // of the next rows is prefetched once, by the group its first column falls
-// in: groups 0 and 2 prefetch a V line and a K line each, groups 1 and 3
-// none (they shared group 0's and group 2's lines before).
+// in: group 0 prefetches column 0 of a V row and of a K row, group 2 column
+// 32 of each, groups 1 and 3 nothing (they shared group 0's and group 2's
+// lines before).
 // CHECK-LABEL: func.func @bf16_lines_once
-// CHECK-COUNT-2: memref.prefetch
+// CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %arg1 read_only
+// CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %arg2 read_only
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}}
+// CHECK: memref.prefetch %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c0{{[_0-9]*}}]
+// CHECK: memref.prefetch %[[KB]][%{{.*}}, %{{.*}}, %{{.*}}, %c0{{[_0-9]*}}]
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}}
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}}
-// CHECK-COUNT-2: memref.prefetch
+// CHECK: memref.prefetch %[[VB]][%{{.*}}, %{{.*}}, %{{.*}}, %c32{{[_0-9]*}}]
+// CHECK: memref.prefetch %[[KB]][%{{.*}}, %{{.*}}, %{{.*}}, %c32{{[_0-9]*}}]
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}}
 // CHECK-NOT: memref.prefetch
 // CHECK: scf.yield
 // CHECK: scf.yield
-func.func @bf16_lines_once(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x40x64xbf16>) -> tensor<1x8x1x64xbf16> {
-  %o = attn.sdpa %q, %k, %k : tensor<1x8x1x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16> -> tensor<1x8x1x64xbf16>
+func.func @bf16_lines_once(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x40x64xbf16>, %v: tensor<1x2x40x64xbf16>) -> tensor<1x8x1x64xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x2x40x64xbf16>, tensor<1x2x40x64xbf16> -> tensor<1x8x1x64xbf16>
   return %o : tensor<1x8x1x64xbf16>
 }
-

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1" -canonicalize -cse | FileCheck %s
-// RUN: attn-opt %s --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1" -canonicalize -cse | FileCheck %s --check-prefix=W16
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1" -canonicalize -cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1" -canonicalize -cse | FileCheck %s --check-prefix=W16
 
 // The decode kernel's running max (DecodeBuilder::maxUpdate).
 // On 16 lanes (the AVX-512 kernels) the same, checked by the W16 prefix.
@@ -45,4 +45,27 @@
 func.func @lazy_max(%q: tensor<1x8x1x32xf32>, %k: tensor<1x2x40x32xf32>) -> tensor<1x8x1x32xf32> {
   %o = attn.sdpa %q, %k, %k : tensor<1x8x1x32xf32>, tensor<1x2x40x32xf32>, tensor<1x2x40x32xf32> -> tensor<1x8x1x32xf32>
   return %o : tensor<1x8x1x32xf32>
+}
+
+// -----
+
+// One row (MHA) x 4 value vectors: the accumulators are loop-carried
+// registers, so the scf.if yields them with the max and the sum, rescaled
+// by the same factor in its then-branch and as they were in its else, and
+// the P.V loop starts from its results.
+// CHECK-LABEL: func.func @lazy_max_registers
+// CHECK: scf.for %{{.*}} iter_args(%[[M:[^ ]*]] = %{{[^,]*}}, %[[L:[^ ]*]] = %{{[^,]*}}, %[[A0:[^ ]*]] = %{{[^,]*}}, %[[A1:[^ ]*]] = %{{[^,]*}}, %[[A2:[^ ]*]] = %{{[^,]*}}, %[[A3:[^ ]*]] = %{{[^,]*}},
+// CHECK: %[[S:.*]]:6 = scf.if %{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK: %[[L1:.*]] = arith.mulf %[[L]], %[[ALPHA:[^ ]*]] : vector<8xf32>
+// CHECK-NEXT: %[[B0:.*]] = arith.mulf %[[A0]], %[[ALPHA]] : vector<8xf32>
+// CHECK-NEXT: %[[B1:.*]] = arith.mulf %[[A1]], %[[ALPHA]] : vector<8xf32>
+// CHECK-NEXT: %[[B2:.*]] = arith.mulf %[[A2]], %[[ALPHA]] : vector<8xf32>
+// CHECK-NEXT: %[[B3:.*]] = arith.mulf %[[A3]], %[[ALPHA]] : vector<8xf32>
+// CHECK-NEXT: scf.yield %{{.*}}, %[[L1]], %[[B0]], %[[B1]], %[[B2]], %[[B3]] :
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[A0]], %[[A1]], %[[A2]], %[[A3]] :
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8{{[_0-9]*}} step %{{.*}} iter_args(%{{.*}} = %[[S]]#2, %{{.*}} = %[[S]]#3, %{{.*}} = %[[S]]#4, %{{.*}} = %[[S]]#5)
+func.func @lazy_max_registers(%q: tensor<1x2x1x32xf32>, %k: tensor<1x2x40x32xf32>, %v: tensor<1x2x40x32xf32>) -> tensor<1x2x1x32xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x2x1x32xf32>, tensor<1x2x40x32xf32>, tensor<1x2x40x32xf32> -> tensor<1x2x1x32xf32>
+  return %o : tensor<1x2x1x32xf32>
 }
