@@ -13,7 +13,10 @@ slack and moves past it.
     probability of 2^159 overflows f32 if the max stays), then -10 from key
     203 (where the odd heads' max moves), with a ramp of 0.02 per key
     throughout. The rows that share a K/V head move their maxima in
-    different blocks, and the steps fall inside blocks of 8 keys.
+    different blocks, and the steps fall inside blocks of 8 keys. With
+    NAN_HEAD, one value of that query head is NaN.
+  nanheads DIR: the query heads with a NaN output in DIR's fused.npy and
+    naive.npy, and the largest difference of the other outputs.
 """
 import sys
 
@@ -25,7 +28,7 @@ def to_bf16(x):
     return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
 
 
-def make(d, dtype, hq, hkv, lk, dim):
+def make(d, dtype, hq, hkv, lk, dim, nan_head=None):
     hq, hkv, lk, dim = int(hq), int(hkv), int(lk), int(dim)
     rng = np.random.default_rng(3)
     scale = 1.0 / np.sqrt(dim)
@@ -39,10 +42,23 @@ def make(d, dtype, hq, hkv, lk, dim):
     k = 0.3 * rng.standard_normal((1, hkv, lk, dim))
     k += (t / (scale * (u @ u)))[None, None, :, None] * u
     v = rng.standard_normal((1, hkv, lk, dim))
+    if nan_head is not None:
+        q[0, int(nan_head), 0, 5] = np.nan
     for i, a in enumerate((q, k, v)):
         a = to_bf16(a) if dtype == "bf16" else a.astype("<f4")
         np.save(f"{d}/arg{i}.npy", a)
 
 
+def nanheads(d):
+    fused = np.load(f"{d}/fused.npy")
+    naive = np.load(f"{d}/naive.npy")
+    for name, out in (("fused", fused), ("naive", naive)):
+        heads = sorted({int(h) for h in np.argwhere(np.isnan(out))[:, 1]})
+        print(f"{name} NaN heads: {heads}")
+    finite = ~np.isnan(naive)
+    print(f"other outputs within 1e-4: "
+          f"{bool(np.abs(fused[finite] - naive[finite]).max() <= 1e-4)}")
+
+
 if __name__ == "__main__":
-    make(*sys.argv[2:]) if sys.argv[1] == "make" else sys.exit(2)
+    {"make": make, "nanheads": nanheads}[sys.argv[1]](*sys.argv[2:])
