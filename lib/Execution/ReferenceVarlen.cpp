@@ -42,9 +42,23 @@ SdpaProblem varlenSequence(const SdpaProblem &p, int64_t seq) {
 }
 
 int64_t varlenFlops(const SdpaProblem &p) {
+  // Each sequence's own Lq x Lk counted on one copy of the problem without
+  // its operands' values, not through varlenSequence(): that builds hq ALiBi
+  // slopes per sequence, and a spec at the size limits may say hq ~ 2^32
+  // (the parser fuzzer ran out of memory on one:
+  // fuzz/regressions/parsers-huge-varlen-alibi-heads).
+  SdpaProblem s = p;
+  s.varlen = false;
+  s.cuSeqlensQ.clear();
+  s.cuSeqlensK.clear();
+  s.b = 1;
+  s.keyLengths = false;
+  s.keyLengthValues.clear();
+  s.alibiSlopeValues.clear();
   int64_t flops = 0;
   for (int64_t seq = 0, n = varlenSequences(p); seq < n; ++seq) {
-    SdpaProblem s = varlenSequence(p, seq);
+    s.lq = p.cuSeqlensQ[seq + 1] - p.cuSeqlensQ[seq];
+    s.lk = p.cuSeqlensK[seq + 1] - p.cuSeqlensK[seq];
     if (s.lq > 0 && s.lk > 0)
       flops += s.flops();
   }

@@ -153,6 +153,35 @@ TEST(ReferenceVarlenTest, RowsOfNoSequenceAreEmpty) {
   EXPECT_EQ(lse[2], -std::numeric_limits<double>::infinity());
 }
 
+// The FLOP count of a spec at the size limits: hq ~ 2^32 with ALiBi slopes
+// per sequence and head. It once built hq slopes per sequence to count
+// (4 GiB for this one: the parser fuzzer's out-of-memory); it is the sum of
+// the sequences' own counts, with no allocation that grows with hq.
+TEST(ReferenceVarlenTest, FlopsAtTheSizeLimitAllocateNoSlopes) {
+  SdpaProblem p;
+  p.hq = 444498096;
+  p.hkv = 2;
+  p.d = 64;
+  p.dv = 32;
+  p.varlen = true;
+  p.alibi = SdpaProblem::Alibi::BatchHeads;
+  p.cuSeqlensQ = {0, 5, 5, 8};
+  p.cuSeqlensK = {0, 5, 9, 10};
+  // Sequences of 5 x 5, 0 x 4 (no pair) and 3 x 1 query x key rows.
+  EXPECT_EQ(varlenFlops(p), 2 * p.hq * (p.d + p.dv) * (5 * 5 + 3 * 1));
+  // The same with a window: each sequence's band, as attn.sdpa counts it.
+  p.window = std::make_pair<int64_t, int64_t>(1, 0);
+  SdpaProblem one = p;
+  one.varlen = false;
+  one.alibi = SdpaProblem::Alibi::None;
+  one.b = 1;
+  one.lq = one.lk = 5;
+  int64_t first = one.flops();
+  one.lq = 3;
+  one.lk = 1;
+  EXPECT_EQ(varlenFlops(p), first + one.flops());
+}
+
 TEST(ReferenceVarlenTest, OffsetsAreChecked) {
   SdpaProblem p;
   p.varlen = true;
