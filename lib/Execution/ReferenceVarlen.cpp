@@ -19,16 +19,28 @@ int64_t varlenSequences(const SdpaProblem &p) {
                               : static_cast<int64_t>(p.cuSeqlensQ.size()) - 1;
 }
 
-SdpaProblem varlenSequence(const SdpaProblem &p, int64_t seq) {
+/// p as one sequence's attn.sdpa, before its lengths: B = 1, no offsets and
+/// no key lengths (the slopes are p's).
+static SdpaProblem sequenceOf(const SdpaProblem &p) {
   SdpaProblem s = p;
   s.varlen = false;
   s.cuSeqlensQ.clear();
   s.cuSeqlensK.clear();
   s.b = 1;
-  s.lq = p.cuSeqlensQ[seq + 1] - p.cuSeqlensQ[seq];
-  s.lk = p.cuSeqlensK[seq + 1] - p.cuSeqlensK[seq];
   s.keyLengths = false;
   s.keyLengthValues.clear();
+  return s;
+}
+
+/// Sequence `seq`'s lengths, from p's offsets, into s.
+static void setLengths(SdpaProblem &s, const SdpaProblem &p, int64_t seq) {
+  s.lq = p.cuSeqlensQ[seq + 1] - p.cuSeqlensQ[seq];
+  s.lk = p.cuSeqlensK[seq + 1] - p.cuSeqlensK[seq];
+}
+
+SdpaProblem varlenSequence(const SdpaProblem &p, int64_t seq) {
+  SdpaProblem s = sequenceOf(p);
+  setLengths(s, p, seq);
   if (p.alibi == SdpaProblem::Alibi::BatchHeads) {
     s.alibi = SdpaProblem::Alibi::Heads;
     s.alibiSlopeValues.clear();
@@ -42,23 +54,15 @@ SdpaProblem varlenSequence(const SdpaProblem &p, int64_t seq) {
 }
 
 int64_t varlenFlops(const SdpaProblem &p) {
-  // Each sequence's own Lq x Lk counted on one copy of the problem without
-  // its operands' values, not through varlenSequence(): that builds hq ALiBi
-  // slopes per sequence, and a spec at the size limits may say hq ~ 2^32
-  // (the parser fuzzer ran out of memory on one:
-  // fuzz/regressions/parsers-huge-varlen-alibi-heads).
-  SdpaProblem s = p;
-  s.varlen = false;
-  s.cuSeqlensQ.clear();
-  s.cuSeqlensK.clear();
-  s.b = 1;
-  s.keyLengths = false;
-  s.keyLengthValues.clear();
-  s.alibiSlopeValues.clear();
+  // Each sequence's lengths on one copy of the problem, not through
+  // varlenSequence(): that builds hq ALiBi slopes per sequence, and a spec at
+  // the size limits may say hq ~ 2^32 (the parser fuzzer ran out of memory
+  // on one: fuzz/regressions/parsers-huge-varlen-alibi-heads). The count
+  // does not depend on the slopes.
+  SdpaProblem s = sequenceOf(p);
   int64_t flops = 0;
   for (int64_t seq = 0, n = varlenSequences(p); seq < n; ++seq) {
-    s.lq = p.cuSeqlensQ[seq + 1] - p.cuSeqlensQ[seq];
-    s.lk = p.cuSeqlensK[seq + 1] - p.cuSeqlensK[seq];
+    setLengths(s, p, seq);
     if (s.lq > 0 && s.lk > 0)
       flops += s.flops();
   }

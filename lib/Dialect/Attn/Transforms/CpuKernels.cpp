@@ -109,6 +109,19 @@ Value KernelBuilder::exp2(Value x, bool forBf16) {
   return arith::MulFOp::create(b, loc, p, pow2n);
 }
 
+Value KernelBuilder::maxMoves(Value m, Value blockMax, float slack) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, blockMax,
+                               arith::AddFOp::create(b, loc, m, splat(slack)));
+}
+
+Value KernelBuilder::rescaleFactor(Value mOld, Value mNew) {
+  Value alpha = exp2(arith::SubFOp::create(b, loc, mOld, mNew));
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mOld,
+                            splat(-std::numeric_limits<float>::infinity()));
+  return arith::SelectOp::create(b, loc, empty, splat(0.0f), alpha);
+}
+
 Value KernelBuilder::horner(ArrayRef<double> poly, Value f) {
   Value p = splat(static_cast<float>(poly[0]));
   for (double coeff : poly.drop_front())
@@ -356,27 +369,16 @@ void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,
 void mlir::attn::detail::emitRowMaxUpdate(KernelBuilder &kernel, Value blockMax,
                                           Value m, Value alpha, float slack) {
   int64_t bq = memrefOf(m).getDimSize(0);
-  float negInf = -std::numeric_limits<float>::infinity();
   kernel.loop(0, bq, kernel.width, [&](Value i0) {
     Value mOld = kernel.load(m, {i0});
     Value rowMax = kernel.load(blockMax, {i0});
     Value mNew = kernel.max(mOld, rowMax);
-    if (slack > 0.0f) {
-      // Kept where the block's max is within the slack (false for NaN, which
-      // goes on into mNew; true for -inf over -inf, where mNew is mOld).
-      Value within = arith::CmpFOp::create(
-          kernel.b, kernel.loc, arith::CmpFPredicate::OLE, rowMax,
-          arith::AddFOp::create(kernel.b, kernel.loc, mOld,
-                                kernel.splat(slack)));
-      mNew = arith::SelectOp::create(kernel.b, kernel.loc, within, mOld, mNew);
-    }
-    Value alphaVec =
-        kernel.exp2(arith::SubFOp::create(kernel.b, kernel.loc, mOld, mNew));
-    Value empty =
-        arith::CmpFOp::create(kernel.b, kernel.loc, arith::CmpFPredicate::OEQ,
-                              mOld, kernel.splat(negInf));
-    alphaVec = arith::SelectOp::create(kernel.b, kernel.loc, empty,
-                                       kernel.splat(0.0f), alphaVec);
+    // Kept where the block's max is within the slack.
+    if (slack > 0.0f)
+      mNew = arith::SelectOp::create(kernel.b, kernel.loc,
+                                     kernel.maxMoves(mOld, rowMax, slack), mNew,
+                                     mOld);
+    Value alphaVec = kernel.rescaleFactor(mOld, mNew);
     // mNew is a select of mOld, loaded from m.
     kernel.storeBlended(mNew, m, {i0});
     kernel.store(alphaVec, alpha, {i0});

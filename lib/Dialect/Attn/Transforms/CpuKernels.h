@@ -144,6 +144,17 @@ public:
   /// With `scalefExp` (W = 16 on an AVX-512 CPU with AVX512DQ): exp2ByScalef
   /// instead.
   Value exp2(Value x, bool forBf16 = false);
+
+  /// Whether a block whose max is `blockMax` moves the running max `m`
+  /// where the max is kept lazily (kAmxMaxSlack, kDecodeMaxSlack): it
+  /// passes m by more than `slack` (log2 units), or is NaN (UGT). False for
+  /// -inf over -inf.
+  Value maxMoves(Value m, Value blockMax, float slack);
+  /// exp2(mOld - mNew), the factor a row's sums and accumulators take where
+  /// its max moves from mOld to mNew (exactly 1 where it stays), and 0 while
+  /// mOld is -inf (no key seen: nothing to keep, and no NaN from -inf minus
+  /// -inf).
+  Value rescaleFactor(Value mOld, Value mNew);
   /// 2^x as three steps on AVX-512: f = x - floor(x) by vreduceps, 2^f by
   /// the same fits moved to [0, 1], times 2^floor(x) by vscalefps (which
   /// floors x itself): 8 instructions per vector for degree 6 where exp2's

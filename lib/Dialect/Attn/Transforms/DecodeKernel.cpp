@@ -328,16 +328,12 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
 
 DecodeState DecodeBuilder::maxUpdate(const DecodeState &state,
                                      ArrayRef<Value> blockMax) {
-  Value slack = kernel.splat(kDecodeMaxSlack);
-  Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
   // Row r's max moves where its block's max passes it by more than the
-  // slack (UGT: true for NaN, which goes on into the max as before).
+  // slack (or is NaN, which goes on into the max as before).
   SmallVector<Value> grows;
   Value any;
   for (int64_t r = 0; r < rows; ++r) {
-    grows.push_back(arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::UGT, blockMax[r],
-        arith::AddFOp::create(b, loc, state.m[r], slack)));
+    grows.push_back(kernel.maxMoves(state.m[r], blockMax[r], kDecodeMaxSlack));
     any = any ? arith::OrIOp::create(b, loc, any, grows.back()).getResult()
               : grows.back();
   }
@@ -354,12 +350,8 @@ DecodeState DecodeBuilder::maxUpdate(const DecodeState &state,
   for (int64_t r = 0; r < rows; ++r) {
     Value mNew = arith::SelectOp::create(
         b, loc, grows[r], kernel.max(state.m[r], blockMax[r]), state.m[r]);
-    Value mEmpty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                         state.m[r], negInf);
-    // exp2(0) is exactly 1: the rows that keep their max keep their sums.
-    Value alpha = arith::SelectOp::create(
-        b, loc, mEmpty, zero,
-        kernel.exp2(arith::SubFOp::create(b, loc, state.m[r], mNew)));
+    // Exactly 1 for the rows that keep their max: they keep their sums.
+    Value alpha = kernel.rescaleFactor(state.m[r], mNew);
     next.m.push_back(mNew);
     next.l.push_back(arith::MulFOp::create(b, loc, state.l[r], alpha));
     alphas.push_back(alpha);

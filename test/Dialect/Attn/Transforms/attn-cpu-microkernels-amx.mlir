@@ -55,7 +55,7 @@
 // CHECK:           arith.select
 // CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
 // CHECK:           %[[BOUND:.*]] = arith.addf %{{.*}}, %[[SLACK]] : vector<16xf32>
-// CHECK:           arith.cmpf ole, %{{.*}}, %[[BOUND]] : vector<16xf32>
+// CHECK:           arith.cmpf ugt, %{{.*}}, %[[BOUND]] : vector<16xf32>
 // CHECK:           vector.fma %{{.*}}, %[[SCALE]], %{{.*}} : vector<16xf32>
 // CHECK-NOT:       vector.store %{{.*}}, %[[ST]]
 // CHECK:           llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"
@@ -115,7 +115,7 @@ func.func @scores_off_tiles(%q: tensor<1x1x64x24xbf16>, %k: tensor<1x1x64x24xbf1
 // f32 never takes the tiles, nor the slack of the running max.
 // CHECK-LABEL: func.func @f32_unchanged
 // CHECK-NOT:   amx.
-// CHECK-NOT:   arith.cmpf ole
+// CHECK-NOT:   arith.cmpf ugt
 // CHECK:       vector.fma
 // CHECK-NOT:   amx.
 func.func @f32_unchanged(%q: tensor<1x1x64x32xf32>, %k: tensor<1x1x64x32xf32>) -> tensor<1x1x64x32xf32> {
