@@ -24,6 +24,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -95,6 +96,21 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   if (options.cuda)
     return makeError("--grad runs on the CPU only: attn.sdpa_grad has no GPU "
                      "lowering");
+  // attn.sdpa_grad takes a mask, a scale and a causal flag: a backward of
+  // anything else would be the gradient of another function.
+  SmallVector<StringRef> unsupported;
+  if (options.spec->window)
+    unsupported.push_back("window");
+  if (options.spec->softcap)
+    unsupported.push_back("softcap");
+  if (options.spec->keyLengths)
+    unsupported.push_back("key_lengths");
+  if (options.spec->alibi != SdpaProblem::Alibi::None)
+    unsupported.push_back("alibi");
+  if (!unsupported.empty())
+    return makeError("--grad: attn.sdpa_grad has no " +
+                     llvm::join(unsupported, ", ") +
+                     " (its backward takes a mask, scale and causal only)");
   if (!options.inputsDir.empty() || !options.dumpDir.empty() ||
       options.guardPages)
     return makeError("--grad does not take --inputs, --dump or --guard-pages");
