@@ -1,0 +1,86 @@
+"""scripts/sweep.py, the random sweep of attn-run specs: its cases are the
+same for a seed, valid by construction (what docs/attn-run.md and
+attn.sdpa_grad accept), and a case attn-run fails is reported and fails the
+sweep."""
+
+import importlib.util
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+SWEEP = os.path.join(ROOT, "scripts", "sweep.py")
+spec = importlib.util.spec_from_file_location("sweep", SWEEP)
+sweep = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sweep)
+
+CASES = [sweep.draw_case(3, i) for i in range(400)]
+
+
+def test_cases_repeat_for_a_seed():
+    assert [sweep.draw_case(3, i) for i in range(400)] == CASES
+    assert [sweep.draw_case(4, i) for i in range(400)] != CASES
+
+
+def test_cases_are_valid_specs():
+    for s, args, grad in CASES:
+        assert s["hq"] % s["hkv"] == 0
+        if "seqlens_q" in s:
+            n = len(s["seqlens_q"].split("/"))
+            assert len(s.get("seqlens_k", s["seqlens_q"]).split("/")) == n
+            assert not {"b", "lq", "lk", "mask", "key_lengths"} & set(s)
+        if "mask_shape" in s:
+            full = [s["b"], s["hq"], s["lq"], s["lk"]]
+            shape = [int(x) for x in s["mask_shape"].split("x")]
+            assert all(x in (1, f) for x, f in zip(shape, full))
+        if grad:
+            # attn.sdpa_grad takes a mask, scale and causal only, and
+            # --grad takes no --guard-pages.
+            assert not {"window", "softcap", "key_lengths", "alibi",
+                        "seqlens_q"} & set(s)
+            assert "--guard-pages" not in args
+
+
+def test_cases_cover_the_features():
+    keys = set()
+    for s, args, grad in CASES:
+        keys |= set(s) | {a for a in args if a.startswith("--")}
+    for want in ["mask", "window", "softcap", "alibi", "key_lengths",
+                 "seqlens_q", "dynamic", "lse", "causal", "--grad",
+                 "--guard-pages", "--kv-splits", "--decode-rows",
+                 "--block-q", "--reg-block", "--prefetch-spread"]:
+        assert want in keys, want
+
+
+def test_a_failing_case_fails_the_sweep(tmp_path):
+    fake = tmp_path / "attn-run"
+    fake.write_text("#!/bin/sh\necho '  out  f64  rel_l2 1  FAIL'\nexit 1\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    r = subprocess.run([sys.executable, SWEEP, "--seed", "1", "--cases", "3",
+                        "--attn-run", str(fake)], capture_output=True,
+                       text=True)
+    assert r.returncode == 1
+    assert "FAIL case 0 (exit 1)" in r.stdout
+    assert "sweep: 0 passed, 1 failed" in r.stdout
+
+
+def _attn_run():
+    path = os.environ.get("ATTN_RUN")
+    if not path and os.environ.get("ATTN_COMPILE"):
+        path = os.path.join(os.path.dirname(os.environ["ATTN_COMPILE"]),
+                            "attn-run")
+    path = path or os.path.join(ROOT, "build", "bin", "attn-run")
+    if not os.path.exists(path):
+        pytest.skip("attn-run not built")
+    return path
+
+
+def test_a_few_cases_pass():
+    r = subprocess.run([sys.executable, SWEEP, "--seed", "11", "--cases", "4",
+                        "--attn-run", _attn_run()], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stdout
+    assert "sweep: 4 passed, 0 failed" in r.stdout
