@@ -225,31 +225,40 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   }
   const HostTensor *mask = fwdIn.size() > 3 ? &fwdIn[3] : nullptr;
   GradReference ref;
-  GradSensitivity sens;
+  GradSensitivity sens, sensOut;
   bool lowPrecision = spec.dtype == DType::F16 || spec.dtype == DType::BF16;
   if (runRef) {
     referenceSdpaGrad(problem, fwdIn[0], fwdIn[1], fwdIn[2], mask, dOut, ref);
     if (!lowPrecision)
       sens = measureGradSensitivity(problem, fwdIn[0], fwdIn[1], fwdIn[2], mask,
                                     dOut, ref, options.seed);
+    else
+      sensOut = measureGivenOutSensitivity(
+          problem, fwdIn[0], fwdIn[1], fwdIn[2], mask, dOut, fwdOut[0], ref);
   }
 
   for (int g = 0; g < 3; ++g) {
     DType dtype = fused[g].dtype;
     double sensRel = lowPrecision ? 0 : sens.relL2[g];
     double sensAbs = lowPrecision ? 0 : sens.maxAbs[g];
+    double sensOutRel = lowPrecision ? sensOut.relL2[g] : 0;
     auto record = [&](const char *oracle, const ErrorStats &stats,
                       std::optional<double> naiveRelL2) {
       CheckRecord c;
       c.result = kGradNames[g];
       c.oracle = oracle;
       c.stats = stats;
+      // sens_out is the exact gradient's distance from the one of the
+      // rounded out that both lowerings are given: not between them.
+      bool againstF64 = std::string(oracle) != "naive";
       c.verdict = judgeNumerics(stats, dtype, lowPrecision, naiveRelL2, sensRel,
-                                sensAbs);
+                                sensAbs, againstF64 ? sensOutRel : 0);
       if (runRef && !lowPrecision) {
         c.sensRel = sensRel;
         c.sensAbs = sensAbs;
       }
+      if (runRef && lowPrecision && againstF64)
+        c.sensOutRel = sensOutRel;
       report.checks.push_back(std::move(c));
     };
     if (runRef) {

@@ -35,7 +35,7 @@ static std::string format(const char *fmt, double a) {
 
 Verdict judgeNumerics(const ErrorStats &s, DType dtype, bool lowPrecisionOut,
                       std::optional<double> naiveRelL2, double sensRel,
-                      double sensAbs) {
+                      double sensAbs, double sensOutRel) {
   Verdict v;
   bool lowp = lowPrecisionOut && (dtype == DType::F16 || dtype == DType::BF16);
   if (!lowp) {
@@ -51,17 +51,19 @@ Verdict judgeNumerics(const ErrorStats &s, DType dtype, bool lowPrecisionOut,
       v.rule += format(" + 4*sens_abs %.2e", abs);
     return v;
   }
-  double bound = dtype == DType::F16 ? kF16RelL2 : kBF16RelL2;
-  v.pass = !s.hasNaN && s.relL2 <= bound;
-  char buf[160];
+  double fixed = dtype == DType::F16 ? kF16RelL2 : kBF16RelL2;
+  double sensOut = usableSens(sensOutRel);
+  v.pass = !s.hasNaN && s.relL2 <= fixed + sensOut;
+  std::string bound = format("%g", fixed);
+  if (sensOut > 0)
+    bound += format(" + sens_out %.2e", sensOut);
   if (naiveRelL2) {
     v.pass &= s.relL2 <= 2 * *naiveRelL2 + 1e-6;
-    std::snprintf(buf, sizeof(buf), "rel_l2 <= min(%g, 2*naive %.3g + 1e-6)",
-                  bound, *naiveRelL2);
+    v.rule = "rel_l2 <= min(" + bound +
+             format(", 2*naive %.3g + 1e-6)", *naiveRelL2);
   } else {
-    std::snprintf(buf, sizeof(buf), "rel_l2 <= %g", bound);
+    v.rule = "rel_l2 <= " + bound;
   }
-  v.rule = buf;
   return v;
 }
 

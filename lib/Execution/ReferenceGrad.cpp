@@ -24,12 +24,16 @@ using ref::toDoubles;
 void mlir::attn::exec::referenceSdpaGrad(
     const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
     const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
-    GradReference &ref, std::optional<uint64_t> noiseSeed) {
+    GradReference &ref, std::optional<uint64_t> noiseSeed,
+    const HostTensor *givenOut) {
   auto &[dq, dk, dv] = ref.grads;
   dq.assign(static_cast<size_t>(q.numel()), 0.0);
   dk.assign(static_cast<size_t>(k.numel()), 0.0);
   dv.assign(static_cast<size_t>(v.numel()), 0.0);
   bool dOutOk = dOut.shape == std::vector<int64_t>{p.b, p.hq, p.lq, p.dv};
+  if (givenOut &&
+      givenOut->shape != std::vector<int64_t>{p.b, p.hq, p.lq, p.dv})
+    dOutOk = false;
   if (llvm::Error err = validateOperands(p, q, k, v, mask)) {
     llvm::consumeError(std::move(err));
     dOutOk = false;
@@ -116,7 +120,8 @@ void mlir::attn::exec::referenceSdpaGrad(
         // The backward.
         double di = 0;
         for (int64_t x = 0; x < p.dv; ++x)
-          di += doRow[x] * out[x];
+          di += doRow[x] *
+                (givenOut ? givenOut->getAsDouble(row * p.dv + x) : out[x]);
         for (int64_t j = 0; j < p.lk; ++j) {
           if (!visible[j])
             continue;
@@ -138,6 +143,33 @@ void mlir::attn::exec::referenceSdpaGrad(
     }
 }
 
+/// Raises sens to the rel_l2 and max_abs of each gradient of `a` against
+/// `ref` (over the elements finite in both).
+static void foldDistance(GradSensitivity &sens, const GradReference &a,
+                         const GradReference &ref) {
+  for (size_t g = 0; g < 3; ++g) {
+    const std::vector<double> &x = a.grads[g], &r = ref.grads[g];
+    if (x.size() != r.size()) {
+      sens.relL2[g] = sens.maxAbs[g] = kNaN;
+      continue;
+    }
+    long double diffSq = 0, refSq = 0;
+    double maxAbs = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!std::isfinite(x[i]) || !std::isfinite(r[i]))
+        continue;
+      double diff = x[i] - r[i];
+      diffSq += static_cast<long double>(diff) * diff;
+      refSq += static_cast<long double>(r[i]) * r[i];
+      maxAbs = std::max(maxAbs, std::fabs(diff));
+    }
+    double rel = static_cast<double>(refSq == 0 ? std::sqrt(diffSq)
+                                                : std::sqrt(diffSq / refSq));
+    sens.relL2[g] = std::max(sens.relL2[g], rel);
+    sens.maxAbs[g] = std::max(sens.maxAbs[g], maxAbs);
+  }
+}
+
 GradSensitivity mlir::attn::exec::measureGradSensitivity(
     const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
     const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
@@ -147,27 +179,18 @@ GradSensitivity mlir::attn::exec::measureGradSensitivity(
     GradReference perturbed;
     referenceSdpaGrad(p, q, k, v, mask, dOut, perturbed,
                       ref::trialSeed(seed, t));
-    for (size_t g = 0; g < 3; ++g) {
-      const std::vector<double> &a = perturbed.grads[g], &r = ref.grads[g];
-      if (a.size() != r.size()) {
-        sens.relL2[g] = sens.maxAbs[g] = kNaN;
-        continue;
-      }
-      long double diffSq = 0, refSq = 0;
-      double maxAbs = 0;
-      for (size_t i = 0; i < a.size(); ++i) {
-        if (!std::isfinite(a[i]) || !std::isfinite(r[i]))
-          continue;
-        double diff = a[i] - r[i];
-        diffSq += static_cast<long double>(diff) * diff;
-        refSq += static_cast<long double>(r[i]) * r[i];
-        maxAbs = std::max(maxAbs, std::fabs(diff));
-      }
-      double rel = static_cast<double>(refSq == 0 ? std::sqrt(diffSq)
-                                                  : std::sqrt(diffSq / refSq));
-      sens.relL2[g] = std::max(sens.relL2[g], rel);
-      sens.maxAbs[g] = std::max(sens.maxAbs[g], maxAbs);
-    }
+    foldDistance(sens, perturbed, ref);
   }
+  return sens;
+}
+
+GradSensitivity mlir::attn::exec::measureGivenOutSensitivity(
+    const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
+    const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
+    const HostTensor &givenOut, const GradReference &ref) {
+  GradSensitivity sens;
+  GradReference moved;
+  referenceSdpaGrad(p, q, k, v, mask, dOut, moved, std::nullopt, &givenOut);
+  foldDistance(sens, moved, ref);
   return sens;
 }

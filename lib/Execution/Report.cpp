@@ -222,6 +222,8 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       check["sens_rel"] = number(*c.sensRel);
       check["sens_abs"] = number(*c.sensAbs);
     }
+    if (c.sensOutRel)
+      check["sens_out"] = number(*c.sensOutRel);
     checks.push_back(std::move(check));
   }
   root["checks"] = std::move(checks);

@@ -172,6 +172,30 @@ TEST(JudgeNumericsTest, RuleStrings) {
             "rel_l2 <= 1e-5, max_abs <= 0.0001 + 4*sens_abs 3.00e-07");
 }
 
+TEST(JudgeNumericsTest, SensOutWidensTheLowPrecisionBoundOnly) {
+  // An f16/bf16 gradient: the fixed bound plus sens_out, and still at most
+  // twice the naive lowering's error.
+  auto judge = [](double rel, DType dtype, bool lowp,
+                  std::optional<double> naive, double sensOut) {
+    return judgeNumerics(stats(rel, 0), dtype, lowp, naive, 0, 0, sensOut);
+  };
+  EXPECT_FALSE(judge(0.03, DType::BF16, true, std::nullopt, 0).pass);
+  EXPECT_TRUE(judge(0.03, DType::BF16, true, std::nullopt, 0.015).pass);
+  EXPECT_FALSE(judge(0.032, DType::BF16, true, std::nullopt, 0.015).pass);
+  EXPECT_FALSE(judge(0.03, DType::BF16, true, 0.01, 0.015).pass);
+  EXPECT_TRUE(judge(0.0025, DType::F16, true, 0.002, 1e-3).pass);
+  EXPECT_EQ(judge(0, DType::BF16, true, 1e-4, 3.28e-2).rule,
+            "rel_l2 <= min(0.016 + sens_out 3.28e-02, 2*naive 0.0001 + 1e-6)");
+  EXPECT_EQ(judge(0, DType::F16, true, std::nullopt, 1.6e-3).rule,
+            "rel_l2 <= 0.002 + sens_out 1.60e-03");
+  // Not measured (0, negative, NaN): the fixed bound.
+  EXPECT_EQ(judge(0, DType::F16, true, std::nullopt, -1).rule,
+            "rel_l2 <= 0.002");
+  EXPECT_FALSE(judge(0.0025, DType::F16, true, std::nullopt, NAN).pass);
+  // The f32 row ignores it.
+  EXPECT_FALSE(judge(1e-3, DType::F32, false, std::nullopt, 1.0).pass);
+}
+
 /// A [b, h, lq, width] (or [b, h, lq] when width is 0) f32 tensor with
 /// element e = e, and its reference with the rows i % stride != 0 NaN.
 struct Sampled {

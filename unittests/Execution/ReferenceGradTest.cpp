@@ -140,4 +140,89 @@ TEST(ReferenceGradTest, MismatchedDOutGivesNaN) {
   EXPECT_TRUE(std::isnan(ref.grads[2][3]));
 }
 
+/// The problem and operands of the given-out tests: two query rows, GQA.
+struct GivenOutCase {
+  SdpaProblem p;
+  HostTensor q, k, v, dOut, out;
+  GivenOutCase() {
+    p.hq = 2;
+    p.hkv = 1;
+    p.lq = 2;
+    p.lk = 3;
+    p.d = 2;
+    p.dv = 3;
+    p.scale = 0.7;
+    q = f64Random({1, 2, 2, 2}, 1);
+    k = f64Random({1, 1, 3, 2}, 2);
+    v = f64Random({1, 1, 3, 3}, 3);
+    dOut = f64Random({1, 2, 2, 3}, 4);
+    std::vector<double> exact;
+    referenceSdpa(p, q, k, v, nullptr, exact, nullptr);
+    out = HostTensor::zeros(DType::F64, {1, 2, 2, 3});
+    for (size_t i = 0; i < exact.size(); ++i)
+      out.setFromDouble(static_cast<int64_t>(i), exact[i]);
+  }
+};
+
+TEST(ReferenceGradTest, GivenExactOutChangesNothing) {
+  GivenOutCase c;
+  GradReference ref, given;
+  referenceSdpaGrad(c.p, c.q, c.k, c.v, nullptr, c.dOut, ref);
+  referenceSdpaGrad(c.p, c.q, c.k, c.v, nullptr, c.dOut, given, std::nullopt,
+                    &c.out);
+  for (int g = 0; g < 3; ++g)
+    for (size_t i = 0; i < ref.grads[g].size(); ++i)
+      EXPECT_NEAR(given.grads[g][i], ref.grads[g][i], 1e-12);
+  GradSensitivity sens = measureGivenOutSensitivity(c.p, c.q, c.k, c.v, nullptr,
+                                                    c.dOut, c.out, ref);
+  for (int g = 0; g < 3; ++g)
+    EXPECT_LT(sens.relL2[g], 1e-12);
+}
+
+TEST(ReferenceGradTest, GivenOutMovesDQueryAndDKeyOnly) {
+  // out[row 3 (head 1, i = 1), column 1] moved by delta, then 2 * delta:
+  // dO . out moves with it, so d_query row 3 and d_key move in proportion;
+  // d_value (p dO) and the other d_query rows stay.
+  GivenOutCase c;
+  GradReference ref;
+  referenceSdpaGrad(c.p, c.q, c.k, c.v, nullptr, c.dOut, ref);
+  const int64_t at = 3 * 3 + 1;
+  const double delta = 1e-3;
+  GradReference moved[2];
+  for (int m = 0; m < 2; ++m) {
+    HostTensor out = c.out;
+    out.setFromDouble(at, out.getAsDouble(at) + (m + 1) * delta);
+    referenceSdpaGrad(c.p, c.q, c.k, c.v, nullptr, c.dOut, moved[m],
+                      std::nullopt, &out);
+  }
+  for (size_t i = 0; i < ref.grads[2].size(); ++i)
+    EXPECT_EQ(moved[1].grads[2][i], ref.grads[2][i]);
+  for (int g = 0; g < 2; ++g)
+    for (size_t i = 0; i < ref.grads[g].size(); ++i) {
+      double once = moved[0].grads[g][i] - ref.grads[g][i];
+      double twice = moved[1].grads[g][i] - ref.grads[g][i];
+      EXPECT_NEAR(twice, 2 * once, 1e-12) << "gradient " << g << " " << i;
+      // d_query rows 0-2 ([2, 2] rows of d = 2) do not see row 3's out (the
+      // given out is referenceSdpa()'s, equal to the recomputed one within
+      // rounding); row 3 moves by about delta.
+      if (g == 0 && i < 6)
+        EXPECT_NEAR(once, 0.0, 1e-12) << i;
+      if (g == 0 && i >= 6)
+        EXPECT_GT(std::fabs(once), 1e-6) << i;
+    }
+  GradSensitivity sens = measureGivenOutSensitivity(c.p, c.q, c.k, c.v, nullptr,
+                                                    c.dOut, c.out, ref);
+  EXPECT_EQ(sens.relL2[2], 0.0);
+}
+
+TEST(ReferenceGradTest, MismatchedGivenOutGivesNaN) {
+  GivenOutCase c;
+  HostTensor wrong = HostTensor::zeros(DType::F64, {1, 2, 2, 2});
+  GradReference ref;
+  referenceSdpaGrad(c.p, c.q, c.k, c.v, nullptr, c.dOut, ref, std::nullopt,
+                    &wrong);
+  EXPECT_TRUE(std::isnan(ref.grads[0][0]));
+  EXPECT_TRUE(std::isnan(ref.grads[2][0]));
+}
+
 } // namespace

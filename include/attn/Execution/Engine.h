@@ -99,6 +99,8 @@ struct CheckRecord {
   /// The input's conditioning (docs/numerics.md), where the f32 rule used
   /// it.
   std::optional<double> sensRel, sensAbs;
+  /// An f16/bf16 gradient's `sens_out` (docs/numerics.md), where measured.
+  std::optional<double> sensOutRel;
   bool isNaNCheck() const { return oracle.rfind("no-NaN", 0) == 0; }
 };
 

@@ -37,10 +37,12 @@ struct Verdict {
 /// whatever the dtype) the f32 row applies: pass iff no NaN, rel_l2 <= 1e-5 +
 /// 4 * sensRel and max_abs <= 1e-4 * max(1, refMaxAbs) + 4 * sensAbs, with
 /// the input's sensitivity (measureSensitivity()) or zero when not measured;
-/// a negative or non-finite sens counts as zero.
+/// a negative or non-finite sens counts as zero. `sensOutRel` (f16/bf16
+/// gradients only: measureGivenOutSensitivity()) widens the fixed f16/bf16
+/// bound to bound + sensOutRel.
 Verdict judgeNumerics(const ErrorStats &s, DType dtype, bool lowPrecisionOut,
                       std::optional<double> naiveRelL2, double sensRel,
-                      double sensAbs);
+                      double sensAbs, double sensOutRel = 0);
 
 /// Compares rows i % rowStride == 0 of a [B, H, Lq, (Dv)] result with a
 /// reference that holds only those (others NaN), as referenceSdpa() computes

@@ -33,13 +33,17 @@ struct GradReference {
 /// summed over the query heads of a group for dK and dV. A row with nothing
 /// visible contributes nothing. With scoreNoiseSeed every finite scaled score
 /// is perturbed exactly as referenceSdpa() perturbs it (the rounding of an
-/// f32 score; docs/numerics.md's `sens`). Operands that do not match `p`
-/// give NaN gradients.
+/// f32 score; docs/numerics.md's `sens`). With `givenOut` ([b, hq, lq, dv],
+/// the forward's out as the backward is handed it: rounded to its element
+/// type), dO_i . out_i is taken from it instead of from the recomputed out
+/// (docs/numerics.md's `sens_out`). Operands that do not match `p` give NaN
+/// gradients.
 void referenceSdpaGrad(const SdpaProblem &p, const HostTensor &q,
                        const HostTensor &k, const HostTensor &v,
                        const HostTensor *mask, const HostTensor &dOut,
                        GradReference &ref,
-                       std::optional<uint64_t> scoreNoiseSeed = std::nullopt);
+                       std::optional<uint64_t> scoreNoiseSeed = std::nullopt,
+                       const HostTensor *givenOut = nullptr);
 
 /// docs/numerics.md's `sens` for each gradient: the largest rel_l2 and
 /// max_abs of the perturbed gradients against `ref` over `trials` noise
@@ -51,6 +55,16 @@ GradSensitivity measureGradSensitivity(
     const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
     const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
     const GradReference &ref, uint64_t seed = 0, int trials = 3);
+
+/// For f16/bf16 gradients, `sens_out`: rel_l2 and max_abs against `ref` of
+/// the reference that takes dO . out from `givenOut` (the forward's out
+/// rounded to its element type, which every backward is handed). Where
+/// dO_i . V[j] and dO_i . out_i nearly cancel (few keys, similar values) that
+/// rounding alone moves d_query and d_key by more than the fixed bf16 bound.
+GradSensitivity measureGivenOutSensitivity(
+    const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
+    const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
+    const HostTensor &givenOut, const GradReference &ref);
 
 } // namespace mlir::attn::exec
 
