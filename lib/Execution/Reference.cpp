@@ -315,9 +315,14 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
           }
           if (p.softcap)
             s = *p.softcap * std::tanh(s / *p.softcap);
-          if (p.alibi != SdpaProblem::Alibi::None)
-            s -= alibiSlopeOf(p, b, h) *
-                 static_cast<double>(std::llabs(i + keyLen - p.lq - j));
+          // What is added to the score, in magnitude (ref::biasNoise).
+          double bias = 0;
+          if (p.alibi != SdpaProblem::Alibi::None) {
+            double a = alibiSlopeOf(p, b, h) *
+                       static_cast<double>(std::llabs(i + keyLen - p.lq - j));
+            s -= a;
+            bias += std::fabs(a);
+          }
           bool allowed = j < keyLen &&
                          causalAdmits(p.causal, i, j, p.lq, keyLen) &&
                          windowAdmits(p, i, j, keyLen);
@@ -329,11 +334,15 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
                     ms[3] +
                 (ms[3] == 1 ? 0 : j);
             double m = md[mIndex];
-            if (p.mask == MaskKind::Float)
+            if (p.mask == MaskKind::Float) {
               s += m;
-            else if (m == 0)
+              bias += std::fabs(m);
+            } else if (m == 0) {
               allowed = false;
+            }
           }
+          if (scoreNoiseSeed && std::isfinite(s))
+            s += ref::biasNoise(*scoreNoiseSeed, bias, b, h, i, j);
           scores[j] = s;
           visible[j] = allowed && s != -kInf;
           if (!visible[j])

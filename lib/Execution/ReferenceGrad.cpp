@@ -84,10 +84,13 @@ void mlir::attn::exec::referenceSdpaGrad(
                  (ms[2] == 1 ? 0 : i)) *
                     ms[3] +
                 (ms[3] == 1 ? 0 : j);
-            if (p.mask == MaskKind::Float)
+            if (p.mask == MaskKind::Float) {
               s += md[mIndex];
-            else if (md[mIndex] == 0)
+              if (noiseSeed && std::isfinite(s))
+                s += ref::biasNoise(*noiseSeed, md[mIndex], b, h, i, j);
+            } else if (md[mIndex] == 0) {
               allowed = false;
+            }
           }
           scores[j] = s;
           visible[j] = allowed && s != -kInf;

@@ -55,3 +55,12 @@ double ref::scoreNoise(uint64_t seed, int64_t b, int64_t h, int64_t i,
   // 1 - u1 is in (0, 1], so the log is finite.
   return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(twoPi * u2);
 }
+
+double ref::biasNoise(uint64_t seed, double bias, int64_t b, int64_t h,
+                      int64_t i, int64_t j) {
+  if (bias == 0 || !std::isfinite(bias))
+    return 0;
+  // Another stream than scoreNoise()'s for the same seed.
+  return std::ldexp(std::fabs(bias), -24) *
+         scoreNoise(trialSeed(seed, 1 << 30), b, h, i, j);
+}

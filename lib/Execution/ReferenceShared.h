@@ -35,6 +35,15 @@ double scoreNoise(uint64_t seed, int64_t b, int64_t h, int64_t i, int64_t j);
 /// The noise seed of `sens` trial `trial` of a run seeded with `seed`.
 uint64_t trialSeed(uint64_t seed, int trial);
 
+/// The rounding of adding `bias` (ALiBi's slope times distance plus a float
+/// mask's value, in magnitude) to an f32 score: 2^-24 * |bias| times a
+/// second standard normal of (seed, b, h, i, j), independent of
+/// scoreNoise()'s. Without a bias, 0. Large biases (ALiBi over a thousand
+/// keys: scores in the hundreds) make the f32 score's own rounding, not its
+/// dot product's, what moves the softmax.
+double biasNoise(uint64_t seed, double bias, int64_t b, int64_t h, int64_t i,
+                 int64_t j);
+
 } // namespace mlir::attn::exec::ref
 
 #endif // ATTN_LIB_EXECUTION_REFERENCESHARED_H

@@ -140,6 +140,33 @@ TEST(ReferenceGradTest, MismatchedDOutGivesNaN) {
   EXPECT_TRUE(std::isnan(ref.grads[2][3]));
 }
 
+TEST(ReferenceGradTest, LargeFloatMaskWidensSens) {
+  // A float mask of 1000 everywhere leaves the softmax as it was, but an f32
+  // score near 1000 is rounded by 3e-5: sens (ref::biasNoise) sees it.
+  SdpaProblem p;
+  p.hq = p.hkv = 1;
+  p.lq = 8;
+  p.lk = 16;
+  p.d = p.dv = 8;
+  p.scale = 0.35;
+  p.mask = MaskKind::Float;
+  p.maskShape = {1, 1, 8, 16};
+  HostTensor q = f64Random({1, 1, 8, 8}, 1), k = f64Random({1, 1, 16, 8}, 2);
+  HostTensor v = f64Random({1, 1, 16, 8}, 3), dOut = f64Random({1, 1, 8, 8}, 4);
+  double rel[2];
+  for (int big = 0; big < 2; ++big) {
+    HostTensor mask = HostTensor::zeros(DType::F64, {1, 1, 8, 16});
+    for (int64_t i = 0; i < mask.numel(); ++i)
+      mask.setFromDouble(i, big ? 1000.0 : 0.0);
+    GradReference ref;
+    referenceSdpaGrad(p, q, k, v, &mask, dOut, ref);
+    rel[big] = measureGradSensitivity(p, q, k, v, &mask, dOut, ref, 0).relL2[0];
+  }
+  EXPECT_LT(rel[0], 1e-6);
+  EXPECT_GT(rel[1], 1e-6);
+  EXPECT_GT(rel[1], 10 * rel[0]);
+}
+
 /// The problem and operands of the given-out tests: two query rows, GQA.
 struct GivenOutCase {
   SdpaProblem p;

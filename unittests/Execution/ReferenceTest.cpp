@@ -786,6 +786,67 @@ TEST(SensitivityTest, OrdinaryInputsAreWellConditioned) {
   EXPECT_LT(4 * s.outRelL2, 0.5e-5);
 }
 
+/// Mean and variance of xs.
+std::pair<double, double> meanAndVariance(const std::vector<double> &xs) {
+  double mean = 0, var = 0;
+  for (double x : xs)
+    mean += x;
+  mean /= xs.size();
+  for (double x : xs)
+    var += (x - mean) * (x - mean);
+  return {mean, var / xs.size()};
+}
+
+TEST(SensitivityTest, BiasNoiseFollowsTheFormula) {
+  // q = 0 (no dot-product noise), one key, ALiBi and a float mask: the lse
+  // is the bias itself, -slope * |i + lk - lq| + m, and the perturbed lse
+  // moves from it by 2^-24 * (slope * distance + |m|) * xi'.
+  SdpaProblem p = makeProblem(1, 2, 2, 512, 1, 8, 3);
+  p.lse = true;
+  p.alibi = SdpaProblem::Alibi::Heads;
+  p.alibiSlopeValues = {0.25, 3.0};
+  p.mask = MaskKind::Float;
+  p.maskShape = {1, 1, 512, 1};
+  Operands ops = randomOperands(p, 7);
+  for (int64_t x = 0; x < ops.q.numel(); ++x)
+    ops.q.setFromDouble(x, 0.0);
+  HostTensor mask = randomTensor(DType::F32, {1, 1, 512, 1}, 9);
+  std::vector<double> out, lse, outNoisy, lseNoisy;
+  referenceSdpa(p, ops.q, ops.k, ops.v, &mask, out, &lse);
+  referenceSdpa(p, ops.q, ops.k, ops.v, &mask, outNoisy, &lseNoisy, 1, false,
+                /*scoreNoiseSeed=*/42);
+  std::vector<double> xi;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 512; ++i) {
+      double bias =
+          p.alibiSlopeValues[h] * (511 - i) + std::fabs(mask.getAsDouble(i));
+      xi.push_back((lseNoisy[h * 512 + i] - lse[h * 512 + i]) /
+                   std::ldexp(bias, -24));
+    }
+  auto [mean, var] = meanAndVariance(xi);
+  // 1024 standard normals: standard errors 0.031 (mean), 0.044 (variance).
+  EXPECT_LT(std::fabs(mean), 0.15);
+  EXPECT_NEAR(var, 1.0, 0.2);
+}
+
+TEST(SensitivityTest, AlibiOverLongRowsWidensTheF32Bound) {
+  // ALiBi over 1100 keys (scores down to -slope * 1099, i.e. -275 at a slope
+  // of 1/4): the f32 score's own rounding moves the softmax by about 1e-5
+  // (attn-run's case 637 of scripts/sweep.py --seed 20261203: fused and naive
+  // 8.9e-6 from f64 and 1.1e-5 from each other), which the dot products'
+  // noise alone put at 2.5e-7.
+  SdpaProblem p = makeProblem(1, 2, 2, 33, 1100, 40, 40);
+  p.causal = Causal::TopLeft;
+  p.alibi = SdpaProblem::Alibi::Heads;
+  p.alibiSlopeValues = {0.25, 0.4};
+  Operands ops = randomOperands(p, 5);
+  std::vector<double> out;
+  referenceSdpa(p, ops.q, ops.k, ops.v, nullptr, out, nullptr);
+  Sensitivity s =
+      measureSensitivity(p, ops.q, ops.k, ops.v, nullptr, out, nullptr);
+  EXPECT_GT(s.outRelL2, 2e-6);
+}
+
 TEST(SensitivityTest, HugeLogitsWidenTheF32Bound) {
   // q and k times 30: logits in the thousands, softmax almost one-hot. How
   // sensitive such an input is depends on whether some rows have near-ties
