@@ -141,8 +141,11 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--cases", type=int, default=None)
     p.add_argument("--seconds", type=float, default=None)
+    build = os.environ.get("ATTN_BUILD_DIR", os.path.join(ROOT, "build"))
     p.add_argument("--attn-run", default=os.environ.get(
-        "ATTN_RUN", os.path.join(ROOT, "build", "bin", "attn-run")))
+        "ATTN_RUN", os.path.join(build, "bin", "attn-run")),
+        help="default: $ATTN_RUN, else $ATTN_BUILD_DIR/bin/attn-run, else "
+             "build/bin/attn-run")
     p.add_argument("--keep-going", action="store_true",
                    help="run every case (default: stop at the first failure)")
     a = p.parse_args(argv)
