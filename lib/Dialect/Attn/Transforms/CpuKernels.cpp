@@ -96,16 +96,30 @@ Value KernelBuilder::exp2(Value x, bool forBf16) {
   Value p = horner(
       forBf16 ? ArrayRef<double>(coeffsBf16) : ArrayRef<double>(coeffs), f);
   auto intType = VectorType::get({width}, b.getI32Type());
+  auto i32Splat = [&](int32_t v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(v)));
+  };
   Value ni = arith::FPToSIOp::create(b, loc, intType, n);
-  Value biased = arith::AddIOp::create(
-      b, loc, ni,
-      arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(127))));
-  Value bits = arith::ShLIOp::create(
-      b, loc, biased,
-      arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(intType, b.getI32IntegerAttr(23))));
-  Value pow2n = arith::BitcastOp::create(b, loc, vecType, bits);
+  Value nBits = arith::ShLIOp::create(b, loc, ni, i32Splat(23));
+  if (!forBf16) {
+    // p * 2^n as n added to p's exponent field: one integer add instead of
+    // the bias add and a multiply on the FMA ports (hq=8 L=2048 d=64 f32,
+    // causal, one thread: 0.993 of the time). The same bits wherever the
+    // product is a normal float. n = -127 comes only from clamped x in
+    // [-127, -126.5], where f >= 0 and p >= p(0) = 1 (the degree-6 fit's
+    // last coefficient is exactly 1 and all are positive): the exponent
+    // field goes to 0, not below. A hidden key (x = -inf, clamped to -127,
+    // f = 0, p = 1) still gives exactly 0; other x there give what is left
+    // of p's mantissa, below 2^-126, where the product gave 0. NaN stays
+    // NaN. The degree-4 fit's p(0) is below 1: it keeps the multiply.
+    Value pBits = arith::BitcastOp::create(b, loc, intType, p);
+    return arith::BitcastOp::create(
+        b, loc, vecType, arith::AddIOp::create(b, loc, pBits, nBits));
+  }
+  Value pow2n = arith::BitcastOp::create(
+      b, loc, vecType,
+      arith::AddIOp::create(b, loc, nBits, i32Splat(127 << 23)));
   return arith::MulFOp::create(b, loc, p, pow2n);
 }
 

@@ -49,6 +49,11 @@
 // CHECK:     vector.fma %{{.*}}, %[[SCALE]], %[[NEGM]] : vector<16xf32>
 // CHECK:     math.roundeven
 // CHECK:     vector.fma %[[P4]], %{{.*}}, %{{.*}} : vector<16xf32>
+// The degree-4 fit's p(0) is below 1: 2^n by a multiply, not by adding to
+// the exponent bits (n = -127 would take them below 0).
+// CHECK-NOT: arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK:     %[[POW2N:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[POW2N]] : vector<16xf32>
 // P.V: P rounded and packed, V packed, then the dot products.
 // CHECK:     llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"
 // CHECK:     vector.shuffle

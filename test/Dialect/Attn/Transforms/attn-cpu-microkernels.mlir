@@ -50,6 +50,13 @@
 // CHECK-NOT: arith.cmpf oeq
 // CHECK:     math.roundeven %{{.*}} : vector<16xf32>
 // CHECK-NOT: arith.cmpf oeq
+// 2^n applied by adding n << 23 to the polynomial's bits, no multiply.
+// CHECK:     %[[NBITS:.*]] = arith.shli %{{.*}} : vector<16xi32>
+// CHECK-NOT: arith.mulf
+// CHECK:     %[[PBITS:.*]] = arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT: %[[EBITS:.*]] = arith.addi %[[PBITS]], %[[NBITS]] : vector<16xi32>
+// CHECK-NEXT: arith.bitcast %[[EBITS]] : vector<16xi32> to vector<16xf32>
+// CHECK-NOT: arith.cmpf oeq
 // CHECK:     arith.addf {{.*}} : vector<16xf32>
 // CHECK-NOT: arith.cmpf oeq
 // CHECK:     scf.yield

@@ -1,0 +1,21 @@
+"""Writes arg0-2.npy for exp2-underflow-edge.test: every query row scores
+key 0 at 0 and keys 1..63 at log2-unit offsets x from -128 to -125 below it
+(x = -127 and -126.5 exactly among them), so exp2 runs across its clamp
+(-127) and the last exponents of the floats. q = e_0, k[j] = x_j /
+(scale * log2 e) e_0: the scores are exact; v is seeded normals."""
+import sys
+
+import numpy as np
+
+out, hq, lq = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d, lk = 16, 64
+scale = 1 / np.sqrt(d)
+x = np.concatenate([[0.0, -127.0, -126.5],
+                    np.linspace(-128.0, -125.0, lk - 3)])
+q = np.zeros((1, hq, lq, d), np.float32)
+q[..., 0] = 1
+k = np.zeros((1, 1, lk, d), np.float32)
+k[0, 0, :, 0] = x / (scale * np.log2(np.e))
+v = np.random.default_rng(5).standard_normal((1, 1, lk, d)).astype(np.float32)
+for i, a in enumerate((q, k, v)):
+    np.save(f"{out}/arg{i}.npy", a)
