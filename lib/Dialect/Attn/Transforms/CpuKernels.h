@@ -135,12 +135,13 @@ public:
   /// [-1/2, 1/2] (x > 0 where a running max is kept lazily: up to the slack,
   /// 8, of kAmxMaxSlack and kDecodeMaxSlack);
   /// 2^f by a degree-6 minimax polynomial (relative error < 3e-9 before
-  /// rounding), 2^n built in the exponent field. x is clamped at -127, where
-  /// the exponent field is 0 and the result exactly 0 (so -inf gives 0). A
-  /// NaN passes the clamp (a compare is false for it) and the polynomial,
-  /// and the product stays NaN whatever its exponent bits are. `forBf16`:
-  /// a degree-4 polynomial instead (relative error < 3e-6), for values that
-  /// weigh bf16 values (rounded to bf16 or ending in a bf16 result).
+  /// rounding), 2^n applied by adding n << 23 to its bits. x is clamped at
+  /// -127, where f = 0 gives p = 1 and a result of exactly 0 (so -inf gives
+  /// 0), and f > 0 a value below 2^-126. A NaN passes the clamp (a compare
+  /// is false for it) and the polynomial, and stays NaN whatever is added to
+  /// its exponent bits. `forBf16`: a degree-4 polynomial instead (relative
+  /// error < 3e-6), for values that weigh bf16 values (rounded to bf16 or
+  /// ending in a bf16 result).
   /// With `scalefExp` (W = 16 on an AVX-512 CPU with AVX512DQ): exp2ByScalef
   /// instead.
   Value exp2(Value x, bool forBf16 = false);

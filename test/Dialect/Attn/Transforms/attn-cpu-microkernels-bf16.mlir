@@ -12,9 +12,9 @@
 // fma(s, scale, -m). P is rounded to bf16 and V packed into
 // key pairs before P.V. The probabilities weigh bf16 values (and are rounded
 // to bf16 here): their exp2 is the degree-4 polynomial (leading coefficient
-// 0.00957), the running max's stays degree 6 (1.53e-4).
+// 0.00958), the running max's stays degree 6 (1.53e-4).
 // CHECK-LABEL: func.func @bf16_dot
-// CHECK-DAG: %[[P4:.*]] = arith.constant dense<0.00957010221> : vector<16xf32>
+// CHECK-DAG: %[[P4:.*]] = arith.constant dense<0.00958281849> : vector<16xf32>
 // CHECK-DAG: %[[P6:.*]] = arith.constant dense<1.53458124E-4> : vector<16xf32>
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant dense<0.360673755> : vector<16xf32>
 // CHECK: scf.forall
@@ -49,11 +49,12 @@
 // CHECK:     vector.fma %{{.*}}, %[[SCALE]], %[[NEGM]] : vector<16xf32>
 // CHECK:     math.roundeven
 // CHECK:     vector.fma %[[P4]], %{{.*}}, %{{.*}} : vector<16xf32>
-// The degree-4 fit's p(0) is below 1: 2^n by a multiply, not by adding to
-// the exponent bits (n = -127 would take them below 0).
-// CHECK-NOT: arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
-// CHECK:     %[[POW2N:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
-// CHECK-NEXT: arith.mulf %{{.*}}, %[[POW2N]] : vector<16xf32>
+// The degree-4 fit ends in exactly 1 too: 2^n added to its exponent bits.
+// CHECK:     %[[NB4:.*]] = arith.shli %{{.*}} : vector<16xi32>
+// CHECK-NOT: arith.mulf
+// CHECK:     %[[PB4:.*]] = arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK-NEXT: %[[EB4:.*]] = arith.addi %[[PB4]], %[[NB4]] : vector<16xi32>
+// CHECK-NEXT: arith.bitcast %[[EB4]] : vector<16xi32> to vector<16xf32>
 // P.V: P rounded and packed, V packed, then the dot products.
 // CHECK:     llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"
 // CHECK:     vector.shuffle
@@ -87,7 +88,7 @@ func.func @odd_d(%q: tensor<1x1x64x15xbf16>, %k: tensor<1x1x64x15xbf16>, %v: ten
 // f32 inputs never take the bf16 kernels, nor the degree-4 exp2.
 // CHECK-LABEL: func.func @f32_unchanged
 // CHECK-NOT: x86vector
-// CHECK-NOT: 0.00957010221
+// CHECK-NOT: 0.00958281849
 // CHECK: vector.fma
 // CHECK-NOT: x86vector
 func.func @f32_unchanged(%q: tensor<1x1x64x16xf32>, %k: tensor<1x1x64x16xf32>) -> tensor<1x1x64x16xf32> {
