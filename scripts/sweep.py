@@ -49,8 +49,9 @@ def _mask_shape(rng, dims):
     return "x".join(str(x if rng.random() < 0.5 else 1) for x in dims)
 
 
-def draw_case(seed, index, host_avx512=False):
-    """(spec dict, extra attn-run args, is_grad) of case `index`."""
+def draw_case(seed, index, host_kernels=("avx2",)):
+    """(spec dict, extra attn-run args, is_grad) of case `index`;
+    `host_kernels` the --kernels paths this CPU runs (host_kernels())."""
     rng = random.Random(f"{seed}/{index}")
     grad = rng.random() < 0.12
     varlen = not grad and rng.random() < 0.12
@@ -119,8 +120,7 @@ def draw_case(seed, index, host_avx512=False):
     if rng.random() < 0.1:
         args += ["--prefetch-spread", str(_pick(rng, [1, 2, 8]))]
     if rng.random() < 0.15:
-        kernels = ["avx2"] + (["avx512"] if host_avx512 else [])
-        args += ["--kernels", _pick(rng, kernels)]
+        args += ["--kernels", _pick(rng, list(host_kernels))]
     return spec, args, grad
 
 
@@ -128,12 +128,24 @@ def spec_text(spec):
     return ",".join(f"{k}={v}" for k, v in spec.items())
 
 
-def host_has_avx512():
+def host_kernels():
+    """The --kernels paths of attn-run that this CPU can run (docs/attn-run.md):
+    avx2 always (x86-64 with AVX2 assumed), avx512 with avx512f, avx512-bf16
+    with avx512_bf16 too, amx with amx_tile and amx_bf16 too."""
     try:
         with open("/proc/cpuinfo") as f:
-            return " avx512f " in f.read()
+            flags = next((line.split(":", 1)[1].split() for line in f
+                          if line.startswith("flags")), [])
     except OSError:
-        return False
+        flags = []
+    kernels = ["avx2"]
+    if "avx512f" in flags:
+        kernels.append("avx512")
+        if "avx512_bf16" in flags:
+            kernels.append("avx512-bf16")
+            if "amx_tile" in flags and "amx_bf16" in flags:
+                kernels.append("amx")
+    return tuple(kernels)
 
 
 def main(argv=None):
@@ -153,7 +165,7 @@ def main(argv=None):
         a.cases = 50
     seed = a.seed if a.seed is not None else int(time.time())
     print(f"sweep: seed {seed}, attn-run {a.attn_run}", flush=True)
-    avx512 = host_has_avx512()
+    kernels = host_kernels()
     passed = failed = 0
     start = time.monotonic()
     index = 0
@@ -162,7 +174,7 @@ def main(argv=None):
             break
         if a.seconds is not None and time.monotonic() - start >= a.seconds:
             break
-        spec, args, _ = draw_case(seed, index, avx512)
+        spec, args, _ = draw_case(seed, index, kernels)
         cmd = [a.attn_run, "--sdpa", spec_text(spec)] + args
         try:
             r = subprocess.run(cmd, capture_output=True, text=True,

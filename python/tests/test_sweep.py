@@ -55,6 +55,23 @@ def test_cases_cover_the_features():
         assert want in keys, want
 
 
+def test_kernels_come_from_the_host_list():
+    # Only paths the CPU runs; the rest of a case does not depend on them.
+    every = ("avx2", "avx512", "avx512-bf16", "amx")
+    seen = set()
+    for i in range(400):
+        spec, args, grad = sweep.draw_case(3, i, every)
+        if "--kernels" in args:
+            seen.add(args[args.index("--kernels") + 1])
+        assert spec == CASES[i][0] and grad == CASES[i][2]
+        only_avx2 = CASES[i][1]
+        if "--kernels" in only_avx2:
+            assert only_avx2[only_avx2.index("--kernels") + 1] == "avx2"
+    assert seen == set(every)
+    assert set(sweep.host_kernels()) <= set(every)
+    assert "avx2" in sweep.host_kernels()
+
+
 def test_a_failing_case_fails_the_sweep(tmp_path):
     fake = tmp_path / "attn-run"
     fake.write_text("#!/bin/sh\necho '  out  f64  rel_l2 1  FAIL'\nexit 1\n")
