@@ -16,8 +16,9 @@ refusal the docs do not list), anything else a crash.
   python3 scripts/sweep.py [--seed S] [--cases N | --seconds T]
                            [--attn-run PATH] [--keep-going]
 
-Case i of seed S is the same on every machine (random.Random(S, i)); a
-failing case is printed as the command line that repeats it. Without
+Case i of seed S is the same on every machine (random.Random("S/i")) but
+for its --kernels path, drawn from those the host runs; a failing case is
+printed as the command line that repeats it. Without
 --seed the seed is the time, printed first. Ends with `sweep: N passed, N
 failed`; exit status 1 if a case failed. One process at a time; the cases
 take 0.5-4 s each on a 2-core Zen 3.
