@@ -129,23 +129,18 @@ def spec_text(spec):
     return ",".join(f"{k}={v}" for k, v in spec.items())
 
 
-def host_kernels():
-    """The --kernels paths of attn-run that this CPU can run (docs/attn-run.md):
-    avx2 always (x86-64 with AVX2 assumed), avx512 with avx512f, avx512-bf16
-    with avx512_bf16 too, amx with amx_tile and amx_bf16 too."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f
-                          if line.startswith("flags")), [])
-    except OSError:
-        flags = []
+def host_kernels(attn_run=None):
+    """The --kernels paths of attn-run that this CPU can run: avx2, and each
+    of avx512, avx512-bf16 and amx that a one-row run of attn_run takes
+    (exit 0; attn-run refuses a path the CPU or the OS cannot run, exit 2:
+    docs/attn-run.md). Without attn_run, avx2 alone."""
     kernels = ["avx2"]
-    if "avx512f" in flags:
-        kernels.append("avx512")
-        if "avx512_bf16" in flags:
-            kernels.append("avx512-bf16")
-            if "amx_tile" in flags and "amx_bf16" in flags:
-                kernels.append("amx")
+    for path in ("avx512", "avx512-bf16", "amx") if attn_run else ():
+        r = subprocess.run([attn_run, "--sdpa", "hq=1,lq=1,lk=16,d=32",
+                            "--threads", "1", "--kernels", path],
+                           capture_output=True)
+        if r.returncode == 0:
+            kernels.append(path)
     return tuple(kernels)
 
 
@@ -166,7 +161,8 @@ def main(argv=None):
         a.cases = 50
     seed = a.seed if a.seed is not None else int(time.time())
     print(f"sweep: seed {seed}, attn-run {a.attn_run}", flush=True)
-    kernels = host_kernels()
+    kernels = host_kernels(a.attn_run)
+    print(f"sweep: --kernels paths {', '.join(kernels)}", flush=True)
     passed = failed = 0
     start = time.monotonic()
     index = 0

@@ -99,7 +99,9 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   // attn.sdpa_grad takes a mask, a scale and a causal flag: a backward of
   // anything else would be the gradient of another function.
   SmallVector<StringRef> unsupported;
-  if (options.spec->window)
+  // A window of -1:-1 bounds nothing: the function without it.
+  if (options.spec->window &&
+      *options.spec->window != std::pair<int64_t, int64_t>{-1, -1})
     unsupported.push_back("window");
   if (options.spec->softcap)
     unsupported.push_back("softcap");
@@ -233,8 +235,9 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
       sens = measureGradSensitivity(problem, fwdIn[0], fwdIn[1], fwdIn[2], mask,
                                     dOut, ref, options.seed);
     else
-      sensOut = measureGivenOutSensitivity(
-          problem, fwdIn[0], fwdIn[1], fwdIn[2], mask, dOut, fwdOut[0], ref);
+      sensOut =
+          measureOutRoundingSensitivity(problem, fwdIn[0], fwdIn[1], fwdIn[2],
+                                        mask, dOut, fwdOut[0].dtype, ref);
   }
 
   for (int g = 0; g < 3; ++g) {

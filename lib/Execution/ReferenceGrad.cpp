@@ -187,13 +187,18 @@ GradSensitivity mlir::attn::exec::measureGradSensitivity(
   return sens;
 }
 
-GradSensitivity mlir::attn::exec::measureGivenOutSensitivity(
+GradSensitivity mlir::attn::exec::measureOutRoundingSensitivity(
     const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
     const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
-    const HostTensor &givenOut, const GradReference &ref) {
+    DType outType, const GradReference &ref) {
+  std::vector<double> exact;
+  referenceSdpa(p, q, k, v, mask, exact, nullptr);
+  HostTensor rounded = HostTensor::zeros(outType, {p.b, p.hq, p.lq, p.dv});
+  for (size_t i = 0; i < exact.size(); ++i)
+    rounded.setFromDouble(static_cast<int64_t>(i), exact[i]);
   GradSensitivity sens;
   GradReference moved;
-  referenceSdpaGrad(p, q, k, v, mask, dOut, moved, std::nullopt, &givenOut);
+  referenceSdpaGrad(p, q, k, v, mask, dOut, moved, std::nullopt, &rounded);
   foldDistance(sens, moved, ref);
   return sens;
 }

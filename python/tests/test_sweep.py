@@ -68,8 +68,7 @@ def test_kernels_come_from_the_host_list():
         if "--kernels" in only_avx2:
             assert only_avx2[only_avx2.index("--kernels") + 1] == "avx2"
     assert seen == set(every)
-    assert set(sweep.host_kernels()) <= set(every)
-    assert "avx2" in sweep.host_kernels()
+    assert sweep.host_kernels() == ("avx2",)
 
 
 def test_a_failing_case_fails_the_sweep(tmp_path):
@@ -93,6 +92,17 @@ def _attn_run():
     if not os.path.exists(path):
         pytest.skip("attn-run not built")
     return path
+
+
+def test_host_kernels_are_those_attn_run_takes(tmp_path):
+    # A fake attn-run that runs avx512 only: the probe keeps avx2 and it.
+    fake = tmp_path / "attn-run"
+    fake.write_text('#!/bin/sh\ncase "$*" in *"--kernels avx512"|'
+                    '*"--kernels avx512 "*) exit 0 ;; esac\nexit 2\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    assert sweep.host_kernels(str(fake)) == ("avx2", "avx512")
+    assert set(sweep.host_kernels(_attn_run())) <= {
+        "avx2", "avx512", "avx512-bf16", "amx"}
 
 
 def test_a_few_cases_pass():

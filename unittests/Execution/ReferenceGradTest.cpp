@@ -200,10 +200,37 @@ TEST(ReferenceGradTest, GivenExactOutChangesNothing) {
   for (int g = 0; g < 3; ++g)
     for (size_t i = 0; i < ref.grads[g].size(); ++i)
       EXPECT_NEAR(given.grads[g][i], ref.grads[g][i], 1e-12);
-  GradSensitivity sens = measureGivenOutSensitivity(c.p, c.q, c.k, c.v, nullptr,
-                                                    c.dOut, c.out, ref);
+  // Rounded to f64, the out is the exact one: no move.
+  GradSensitivity sens = measureOutRoundingSensitivity(
+      c.p, c.q, c.k, c.v, nullptr, c.dOut, DType::F64, ref);
   for (int g = 0; g < 3; ++g)
     EXPECT_LT(sens.relL2[g], 1e-12);
+}
+
+TEST(ReferenceGradTest, OutRoundingMovesAsTheRoundedOutDoes) {
+  // sens_out in bf16 is the distance to the reference given the exact out
+  // rounded to bf16: d_query and d_key move, d_value does not.
+  GivenOutCase c;
+  GradReference ref, given;
+  referenceSdpaGrad(c.p, c.q, c.k, c.v, nullptr, c.dOut, ref);
+  HostTensor rounded = HostTensor::zeros(DType::BF16, {1, 2, 2, 3});
+  for (int64_t i = 0; i < rounded.numel(); ++i)
+    rounded.setFromDouble(i, c.out.getAsDouble(i));
+  referenceSdpaGrad(c.p, c.q, c.k, c.v, nullptr, c.dOut, given, std::nullopt,
+                    &rounded);
+  GradSensitivity sens = measureOutRoundingSensitivity(
+      c.p, c.q, c.k, c.v, nullptr, c.dOut, DType::BF16, ref);
+  for (int g = 0; g < 2; ++g) {
+    double diffSq = 0, refSq = 0;
+    for (size_t i = 0; i < ref.grads[g].size(); ++i) {
+      double d = given.grads[g][i] - ref.grads[g][i];
+      diffSq += d * d;
+      refSq += ref.grads[g][i] * ref.grads[g][i];
+    }
+    EXPECT_GT(sens.relL2[g], 1e-5) << g;
+    EXPECT_NEAR(sens.relL2[g], std::sqrt(diffSq / refSq), 1e-12) << g;
+  }
+  EXPECT_EQ(sens.relL2[2], 0.0);
 }
 
 TEST(ReferenceGradTest, GivenOutMovesDQueryAndDKeyOnly) {
@@ -237,9 +264,6 @@ TEST(ReferenceGradTest, GivenOutMovesDQueryAndDKeyOnly) {
       if (g == 0 && i >= 6)
         EXPECT_GT(std::fabs(once), 1e-6) << i;
     }
-  GradSensitivity sens = measureGivenOutSensitivity(c.p, c.q, c.k, c.v, nullptr,
-                                                    c.dOut, c.out, ref);
-  EXPECT_EQ(sens.relL2[2], 0.0);
 }
 
 TEST(ReferenceGradTest, MismatchedGivenOutGivesNaN) {

@@ -38,7 +38,7 @@ struct Verdict {
 /// 4 * sensRel and max_abs <= 1e-4 * max(1, refMaxAbs) + 4 * sensAbs, with
 /// the input's sensitivity (measureSensitivity()) or zero when not measured;
 /// a negative or non-finite sens counts as zero. `sensOutRel` (f16/bf16
-/// gradients only: measureGivenOutSensitivity()) widens the fixed f16/bf16
+/// gradients only: measureOutRoundingSensitivity()) widens the fixed f16/bf16
 /// bound to bound + sensOutRel.
 Verdict judgeNumerics(const ErrorStats &s, DType dtype, bool lowPrecisionOut,
                       std::optional<double> naiveRelL2, double sensRel,

@@ -57,14 +57,17 @@ GradSensitivity measureGradSensitivity(
     const GradReference &ref, uint64_t seed = 0, int trials = 3);
 
 /// For f16/bf16 gradients, `sens_out`: rel_l2 and max_abs against `ref` of
-/// the reference that takes dO . out from `givenOut` (the forward's out
-/// rounded to its element type, which every backward is handed). Where
-/// dO_i . V[j] and dO_i . out_i nearly cancel (few keys, similar values) that
-/// rounding alone moves d_query and d_key by more than the fixed bf16 bound.
-GradSensitivity measureGivenOutSensitivity(
-    const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
-    const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
-    const HostTensor &givenOut, const GradReference &ref);
+/// the reference that takes dO . out from the exact out (referenceSdpa())
+/// rounded to `outType`, as a correct forward hands it to every backward.
+/// Where dO_i . V[j] and dO_i . out_i nearly cancel (few keys, similar
+/// values) that rounding alone moves d_query and d_key by more than the
+/// fixed bf16 bound. From the exact out, not the forward's result: a wrong
+/// forward does not widen the bound.
+GradSensitivity
+measureOutRoundingSensitivity(const SdpaProblem &p, const HostTensor &q,
+                              const HostTensor &k, const HostTensor &v,
+                              const HostTensor *mask, const HostTensor &dOut,
+                              DType outType, const GradReference &ref);
 
 } // namespace mlir::attn::exec
 

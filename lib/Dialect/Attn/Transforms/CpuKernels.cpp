@@ -106,12 +106,14 @@ Value KernelBuilder::exp2(Value x, bool forBf16) {
   // p * 2^n as n added to p's exponent field: one integer add instead of a
   // bias add and a multiply on the FMA ports (hq=8 L=2048 d=64 f32, causal,
   // one thread: 0.993 of the time). The same bits wherever the product is a
-  // normal float. n = -127 comes only from clamped x in [-127, -126.5],
+  // normal float. n = -127 comes only from clamped x in [-127, -126.5),
   // where f >= 0 and p >= p(0) = 1 (both fits end in exactly 1 and have
   // positive coefficients): the exponent field goes to 0, not below. A
   // hidden key (x = -inf, clamped to -127, f = 0, p = 1) still gives exactly
-  // 0; other x there give what is left of p's mantissa, below 2^-126, where
-  // the product gave 0. NaN stays NaN.
+  // 0. Where the field ends at 0 with p's mantissa left (n = -127 and f > 0,
+  // or n = -126 and p < 1) the result is a subnormal that misses p's leading
+  // bit, below 2^-126 as the true value is (where the product gave 0 or the
+  // exact subnormal). NaN stays NaN.
   Value pBits = arith::BitcastOp::create(b, loc, intType, p);
   return arith::BitcastOp::create(b, loc, vecType,
                                   arith::AddIOp::create(b, loc, pBits, nBits));
