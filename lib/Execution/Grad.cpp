@@ -40,10 +40,27 @@ static constexpr const char *kGradNames[3] = {"d_query", "d_key", "d_value"};
 
 /// Adds `func.func @sdpa_grad(q, k, v, [mask], out, lse, d_out) -> (d_q, d_k,
 /// d_v)` beside the spec's forward function, with the forward's attributes.
-static LogicalResult addGradFunction(ModuleOp module, func::FuncOp forward) {
+/// attn.sdpa_grad takes a mask, a scale and a causal flag: a forward with
+/// anything else (a window that bounds something, a softcap, key lengths,
+/// ALiBi) is refused, as its backward would be another function's.
+static llvm::Error addGradFunction(ModuleOp module, func::FuncOp forward) {
   SdpaOp fwd = getSoleSdpaOnArguments(forward);
   if (!fwd || !fwd.getLse())
-    return failure();
+    return makeError("--grad: could not build the backward entry");
+  SmallVector<StringRef> unsupported;
+  if (std::optional<ArrayRef<int64_t>> w = fwd.getWindow();
+      w && llvm::any_of(*w, [](int64_t x) { return x != -1; }))
+    unsupported.push_back("window");
+  if (fwd.getSoftcap())
+    unsupported.push_back("softcap");
+  if (fwd.getKeyLengths())
+    unsupported.push_back("key_lengths");
+  if (fwd.getAlibiSlopes())
+    unsupported.push_back("alibi");
+  if (!unsupported.empty())
+    return makeError("--grad: attn.sdpa_grad has no " +
+                     llvm::join(unsupported, ", ") +
+                     " (its backward takes a mask, scale and causal only)");
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
   Location loc = forward.getLoc();
@@ -64,7 +81,7 @@ static LogicalResult addGradFunction(ModuleOp module, func::FuncOp forward) {
                                  hasMask ? a[3] : Value(), fwd.getScaleAttr(),
                                  fwd.getCausalAttr());
   func::ReturnOp::create(b, loc, grad.getResults());
-  return success();
+  return llvm::Error::success();
 }
 
 static llvm::Error runChecked(JitKernel &kernel, std::vector<HostTensor> &ins,
@@ -96,23 +113,6 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   if (options.cuda)
     return makeError("--grad runs on the CPU only: attn.sdpa_grad has no GPU "
                      "lowering");
-  // attn.sdpa_grad takes a mask, a scale and a causal flag: a backward of
-  // anything else would be the gradient of another function.
-  SmallVector<StringRef> unsupported;
-  // A window of -1:-1 bounds nothing: the function without it.
-  if (options.spec->window &&
-      *options.spec->window != std::pair<int64_t, int64_t>{-1, -1})
-    unsupported.push_back("window");
-  if (options.spec->softcap)
-    unsupported.push_back("softcap");
-  if (options.spec->keyLengths)
-    unsupported.push_back("key_lengths");
-  if (options.spec->alibi != SdpaProblem::Alibi::None)
-    unsupported.push_back("alibi");
-  if (!unsupported.empty())
-    return makeError("--grad: attn.sdpa_grad has no " +
-                     llvm::join(unsupported, ", ") +
-                     " (its backward takes a mask, scale and causal only)");
   if (!options.inputsDir.empty() || !options.dumpDir.empty() ||
       options.guardPages)
     return makeError("--grad does not take --inputs, --dump or --guard-pages");
@@ -142,8 +142,8 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
 
   OwningOpRef<ModuleOp> module = buildSdpaModule(context, spec, "sdpa");
   func::FuncOp forward = *module->getOps<func::FuncOp>().begin();
-  if (failed(addGradFunction(*module, forward)))
-    return makeError("--grad: could not build the backward entry");
+  if (llvm::Error e = addGradFunction(*module, forward))
+    return e;
 
   // Inputs as attn-run draws them, and a seeded random d_out.
   EntrySignature signature = signatureOf(spec);

@@ -387,33 +387,6 @@ void referenceSdpa(const SdpaProblem &p, const HostTensor &q,
   }
 }
 
-namespace {
-/// rel_l2 and max_abs of a perturbed result against the unperturbed one,
-/// over the elements where both are finite.
-struct Deviation {
-  double relL2 = 0, maxAbs = 0;
-};
-} // namespace
-
-static Deviation deviation(const std::vector<double> &perturbed,
-                           const std::vector<double> &ref) {
-  if (perturbed.size() != ref.size())
-    return {kNaN, kNaN};
-  long double diffSq = 0, refSq = 0;
-  Deviation dev;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (!std::isfinite(perturbed[i]) || !std::isfinite(ref[i]))
-      continue;
-    double diff = std::fabs(perturbed[i] - ref[i]);
-    dev.maxAbs = std::max(dev.maxAbs, diff);
-    diffSq += static_cast<long double>(diff) * diff;
-    refSq += static_cast<long double>(ref[i]) * ref[i];
-  }
-  long double diffNorm = std::sqrt(diffSq), refNorm = std::sqrt(refSq);
-  dev.relL2 = static_cast<double>(refNorm == 0 ? diffNorm : diffNorm / refNorm);
-  return dev;
-}
-
 Sensitivity measureSensitivity(const SdpaProblem &p, const HostTensor &q,
                                const HostTensor &k, const HostTensor &v,
                                const HostTensor *mask,
@@ -433,11 +406,11 @@ Sensitivity measureSensitivity(const SdpaProblem &p, const HostTensor &q,
     std::vector<double> out, lse;
     referenceSdpa(p, q, k, v, mask, out, refLse ? &lse : nullptr, rowStride,
                   /*hiddenValuesTimesZero=*/false, trialSeed);
-    Deviation o = deviation(out, refOut);
+    ref::Deviation o = ref::deviation(out, refOut);
     keepLargest(sens.outRelL2, o.relL2);
     keepLargest(sens.outMaxAbs, o.maxAbs);
     if (refLse) {
-      Deviation l = deviation(lse, *refLse);
+      ref::Deviation l = ref::deviation(lse, *refLse);
       keepLargest(sens.lseRelL2, l.relL2);
       keepLargest(sens.lseMaxAbs, l.maxAbs);
     }

@@ -146,30 +146,17 @@ void mlir::attn::exec::referenceSdpaGrad(
     }
 }
 
-/// Raises sens to the rel_l2 and max_abs of each gradient of `a` against
-/// `ref` (over the elements finite in both).
+/// Raises sens to each gradient's ref::deviation of `a` from `ref`.
 static void foldDistance(GradSensitivity &sens, const GradReference &a,
                          const GradReference &ref) {
   for (size_t g = 0; g < 3; ++g) {
-    const std::vector<double> &x = a.grads[g], &r = ref.grads[g];
-    if (x.size() != r.size()) {
+    ref::Deviation d = ref::deviation(a.grads[g], ref.grads[g]);
+    if (std::isnan(d.relL2)) {
       sens.relL2[g] = sens.maxAbs[g] = kNaN;
       continue;
     }
-    long double diffSq = 0, refSq = 0;
-    double maxAbs = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-      if (!std::isfinite(x[i]) || !std::isfinite(r[i]))
-        continue;
-      double diff = x[i] - r[i];
-      diffSq += static_cast<long double>(diff) * diff;
-      refSq += static_cast<long double>(r[i]) * r[i];
-      maxAbs = std::max(maxAbs, std::fabs(diff));
-    }
-    double rel = static_cast<double>(refSq == 0 ? std::sqrt(diffSq)
-                                                : std::sqrt(diffSq / refSq));
-    sens.relL2[g] = std::max(sens.relL2[g], rel);
-    sens.maxAbs[g] = std::max(sens.maxAbs[g], maxAbs);
+    sens.relL2[g] = std::max(sens.relL2[g], d.relL2);
+    sens.maxAbs[g] = std::max(sens.maxAbs[g], d.maxAbs);
   }
 }
 

@@ -6,7 +6,9 @@
 
 #include "ReferenceShared.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir::attn::exec;
 
@@ -63,4 +65,24 @@ double ref::biasNoise(uint64_t seed, double bias, int64_t b, int64_t h,
   // Another stream than scoreNoise()'s for the same seed.
   return std::ldexp(std::fabs(bias), -24) *
          scoreNoise(trialSeed(seed, 1 << 30), b, h, i, j);
+}
+
+ref::Deviation ref::deviation(const std::vector<double> &perturbed,
+                              const std::vector<double> &ref) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (perturbed.size() != ref.size())
+    return {nan, nan};
+  long double diffSq = 0, refSq = 0;
+  Deviation dev;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(perturbed[i]) || !std::isfinite(ref[i]))
+      continue;
+    double diff = std::fabs(perturbed[i] - ref[i]);
+    dev.maxAbs = std::max(dev.maxAbs, diff);
+    diffSq += static_cast<long double>(diff) * diff;
+    refSq += static_cast<long double>(ref[i]) * ref[i];
+  }
+  long double diffNorm = std::sqrt(diffSq), refNorm = std::sqrt(refSq);
+  dev.relL2 = static_cast<double>(refNorm == 0 ? diffNorm : diffNorm / refNorm);
+  return dev;
 }

@@ -3,9 +3,9 @@
 // Part of the attn project.
 //
 // The forward's f64 reference (Reference.cpp) and the backward's
-// (ReferenceGrad.cpp) read tensors as doubles, decide causal visibility and
-// perturb scores for `sens` the same way: one definition of each, here
-// (private to lib/Execution).
+// (ReferenceGrad.cpp) read tensors as doubles, decide causal visibility,
+// perturb scores for `sens` and measure the perturbed results the same way: one
+// definition of each, here (private to lib/Execution).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,15 @@ namespace mlir::attn::exec::ref {
 
 /// Every element of `t` as a double, in order.
 std::vector<double> toDoubles(const HostTensor &t);
+
+/// rel_l2 and max_abs of a perturbed result against the unperturbed one,
+/// over the elements where both are finite; NaN for results of different
+/// sizes. What `sens` measures, forward and backward.
+struct Deviation {
+  double relL2 = 0, maxAbs = 0;
+};
+Deviation deviation(const std::vector<double> &perturbed,
+                    const std::vector<double> &ref);
 
 /// Whether the causal rule lets query row i see key j (lq queries, lk keys).
 bool causalAdmits(Causal causal, int64_t i, int64_t j, int64_t lq, int64_t lk);

@@ -34,8 +34,8 @@ struct GradReference {
 /// visible contributes nothing. With scoreNoiseSeed every finite scaled score
 /// is perturbed exactly as referenceSdpa() perturbs it (the rounding of an
 /// f32 score; docs/numerics.md's `sens`). With `givenOut` ([b, hq, lq, dv],
-/// the forward's out as the backward is handed it: rounded to its element
-/// type), dO_i . out_i is taken from it instead of from the recomputed out
+/// an out as a backward is handed it, e.g. rounded to its element type),
+/// dO_i . out_i is taken from it instead of from the recomputed out
 /// (docs/numerics.md's `sens_out`). Operands that do not match `p` give NaN
 /// gradients.
 void referenceSdpaGrad(const SdpaProblem &p, const HostTensor &q,
