@@ -217,6 +217,38 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
                          {"target", targetName(options.target)},
                          {"lowering", loweringName(options.lowering)},
                          {"functions", std::move(fns)}};
+  // The fused lowering's tuning options that were given (none: the
+  // pipeline's defaults throughout).
+  llvm::json::Object tuning;
+  auto record = [&](const char *key, auto value) {
+    if (value)
+      tuning[key] = *value;
+  };
+  record("block_q", options.blockQ);
+  record("block_kv", options.blockKV);
+  if (options.target == Target::Cuda) {
+    const CudaKernelOptions &given = options.cudaKernels;
+    record("decode_rows", given.decodeRows);
+    record("kv_splits", given.kvSplits);
+    record("decode_stages", given.decodeStages);
+    record("decode_unroll", given.decodeUnroll);
+    record("shared_memory", given.sharedMemory);
+    if (!given.foldScale)
+      tuning["fold_scale"] = false;
+    if (given.lazyRescale)
+      tuning["lazy_rescale"] = true;
+  } else {
+    const CpuKernelOptions &given = options.cpuKernels;
+    record("narrow_block_q", given.narrowBlockQ);
+    record("kv_splits", given.kvSplits);
+    record("decode_rows", given.decodeRows);
+    record("reg_block", given.regBlock);
+    record("row_vectors", given.rowVectors);
+    record("prefetch_spread", given.prefetchSpread);
+    record("blend_stores", given.blendStores);
+  }
+  if (options.lowering == Lowering::Fused && !tuning.empty())
+    lib["tuning"] = std::move(tuning);
   if (options.target == Target::Cuda) {
     lib["chip"] = options.chip;
   } else {
@@ -373,7 +405,9 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       if (!kernels)
         return kernels.takeError();
       cpu.kernels = *kernels;
-      cpu.blendStores = blendStores; // --cpu's, not the host's
+      const CpuKernelOptions &given = options.cpuKernels;
+      // --cpu's default, not the host's, unless given.
+      cpu.blendStores = given.blendStores.value_or(blendStores);
       cpu.amxFp16 = amxFp16;
       cpu.openmp = options.openmp;
       if (!options.ompSchedule.empty())
@@ -382,6 +416,15 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
         cpu.blockQ = *options.blockQ;
       if (options.blockKV)
         cpu.blockKV = *options.blockKV;
+      for (auto [value, field] :
+           {std::pair{&given.narrowBlockQ, &cpu.narrowBlockQ},
+            std::pair{&given.kvSplits, &cpu.kvSplits},
+            std::pair{&given.decodeRows, &cpu.decodeRows},
+            std::pair{&given.regBlock, &cpu.regBlock},
+            std::pair{&given.rowVectors, &cpu.rowVectors},
+            std::pair{&given.prefetchSpread, &cpu.prefetchSpread}})
+        if (*value)
+          *field = **value;
       buildCpuPipeline(pm, cpu);
     }
   } else if (overTensors) {

@@ -15,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <tuple>
@@ -77,14 +78,42 @@ static cl::opt<int64_t>
             cl::init(0), cl::cat(category));
 static cl::opt<int64_t> decodeRows(
     "decode-rows",
-    cl::desc("cuda, fused: the split-K decode kernels for Lq * (Hq / Hkv) <= "
-             "N (default 32; 0: never)"),
+    cl::desc("fused: the decode kernels for Lq * (Hq / Hkv) <= N (0: never; "
+             "default: the pipeline's, cpu 16, cuda 32)"),
     cl::init(-1), cl::cat(category));
 static cl::opt<int64_t> kvSplits(
     "kv-splits",
-    cl::desc("cuda, fused: key splits of the decode kernels (default 0: "
-             "chosen at run time from B * Hkv and the SMs)"),
+    cl::desc("fused: key splits of the decode kernels (default 0: auto; cpu: "
+             "where there are fewer than 16 query blocks and at least 2048 "
+             "keys, 1: never; cuda: at run time from B * Hkv and the SMs)"),
     cl::init(-1), cl::cat(category));
+static cl::opt<int64_t> narrowBlockQ(
+    "narrow-block-q",
+    cl::desc("cpu, fused: query rows per block for ops whose D and Dv are at "
+             "most 64 without a causal or window band (0: block-q; default: "
+             "the pipeline's for the kernels)"),
+    cl::init(-1), cl::cat(category));
+static cl::opt<int64_t>
+    regBlock("reg-block",
+             cl::desc("cpu, fused: keys or value columns per register block "
+                      "(default: the kernels')"),
+             cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    rowVectors("row-vectors",
+               cl::desc("cpu, fused: row vectors per register block "
+                        "(default: the kernels')"),
+               cl::init(0), cl::cat(category));
+static cl::opt<int64_t> prefetchSpread(
+    "prefetch-spread",
+    cl::desc("cpu, fused: most reduction steps per prefetch in the f32 "
+             "products, a power of two (default: the kernels')"),
+    cl::init(0), cl::cat(category));
+static cl::opt<bool> blendStores(
+    "blend-stores",
+    cl::desc("cpu, fused: masked tiles stored by blends, never by masked "
+             "stores (default: --cpu's, on for the avx2 kernels on x86; "
+             "--blend-stores=false turns it off)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<int64_t> decodeStages(
     "decode-stages",
     cl::desc("cuda, fused: shared-memory stages of the decode kernel: 1 "
@@ -182,10 +211,55 @@ int main(int argc, char **argv) {
   bool cudaFused = options.target == compile::Target::Cuda &&
                    options.lowering == compile::Lowering::Fused;
   compile::CudaKernelOptions &cudaKernels = options.cudaKernels;
+  compile::CpuKernelOptions &cpuKernels = options.cpuKernels;
+  bool cpuFused = options.target == compile::Target::Cpu &&
+                  options.lowering == compile::Lowering::Fused;
+  // Options of either target's fused lowering.
+  for (auto [flag, value, cudaField, cpuField] :
+       {std::tuple{"decode-rows", &decodeRows, &cudaKernels.decodeRows,
+                   &cpuKernels.decodeRows},
+        std::tuple{"kv-splits", &kvSplits, &cudaKernels.kvSplits,
+                   &cpuKernels.kvSplits}}) {
+    if (!value->getNumOccurrences())
+      continue;
+    if (!cudaFused && !cpuFused)
+      return fail(llvm::Twine("--") + flag +
+                  " is an option of the fused lowering");
+    if (*value < 0)
+      return fail(llvm::Twine("--") + flag + " must be >= 0");
+    *(cudaFused ? cudaField : cpuField) = *value;
+  }
+  // Options of --target cpu's fused lowering only.
+  auto cpuFusedOnly = [&](const char *flag) {
+    return fail(llvm::Twine("--") + flag +
+                " is an option of --target cpu's fused lowering");
+  };
+  for (auto [flag, value, field, least] :
+       {std::tuple{"narrow-block-q", &narrowBlockQ, &cpuKernels.narrowBlockQ,
+                   0},
+        std::tuple{"reg-block", &regBlock, &cpuKernels.regBlock, 1},
+        std::tuple{"row-vectors", &rowVectors, &cpuKernels.rowVectors, 1},
+        std::tuple{"prefetch-spread", &prefetchSpread,
+                   &cpuKernels.prefetchSpread, 1}}) {
+    if (!value->getNumOccurrences())
+      continue;
+    if (!cpuFused)
+      return cpuFusedOnly(flag);
+    if (*value < least)
+      return fail(llvm::Twine("--") + flag +
+                  (least ? " must be positive" : " must be >= 0"));
+    *field = *value;
+  }
+  if (prefetchSpread.getNumOccurrences() &&
+      !llvm::isPowerOf2_64(prefetchSpread))
+    return fail("--prefetch-spread must be a power of two");
+  if (blendStores.getNumOccurrences()) {
+    if (!cpuFused)
+      return cpuFusedOnly("blend-stores");
+    cpuKernels.blendStores = blendStores;
+  }
   for (auto [flag, value, field] :
-       {std::tuple{"decode-rows", &decodeRows, &cudaKernels.decodeRows},
-        std::tuple{"kv-splits", &kvSplits, &cudaKernels.kvSplits},
-        std::tuple{"decode-stages", &decodeStages, &cudaKernels.decodeStages},
+       {std::tuple{"decode-stages", &decodeStages, &cudaKernels.decodeStages},
         std::tuple{"decode-unroll", &decodeUnroll, &cudaKernels.decodeUnroll},
         std::tuple{"shared-memory", &sharedMemory,
                    &cudaKernels.sharedMemory}}) {

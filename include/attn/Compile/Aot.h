@@ -96,6 +96,16 @@ struct CudaKernelOptions {
   bool foldScale = true, lazyRescale = false;
 };
 
+/// The fused cpu lowering's options beyond the tile sizes and the kernels
+/// (attn-lower-cpu's narrow-block-q, kv-splits, decode-rows, reg-block,
+/// row-vectors, prefetch-spread and blend-stores, as attn-run passes them);
+/// unset: the pipeline's defaults for the kernels and --cpu.
+struct CpuKernelOptions {
+  std::optional<int64_t> narrowBlockQ, kvSplits, decodeRows, regBlock,
+      rowVectors, prefetchSpread;
+  std::optional<bool> blendStores;
+};
+
 /// One function to put in the library.
 struct AotFunction {
   /// The exported symbol: a C identifier, unique in the library.
@@ -130,6 +140,8 @@ struct AotOptions {
   std::optional<int64_t> blockQ, blockKV;
   /// cuda, fused: the kernels' options beyond the tile sizes.
   CudaKernelOptions cudaKernels;
+  /// cpu, fused: the kernels' options beyond the tile sizes.
+  CpuKernelOptions cpuKernels;
   /// The C compiler that links the library; empty: $CC, else the one CMake
   /// found when attn was configured.
   std::string cCompiler;
