@@ -473,6 +473,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.blockKV = pipeline.blockKV;
   report.narrowBlockQ = narrowBlockQFor(pipeline);
   report.wideBlockKV = wideBlockKVFor(pipeline);
+  report.decodeRows = pipeline.microkernels ? decodeRowsFor(pipeline) : 0;
   report.ompSchedule = pipeline.ompSchedule;
   if (options.cuda) {
     if (options.peak)
@@ -483,7 +484,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
                        "are options of the CPU pipeline");
     report.target = "cuda";
     report.blockQ = report.blockKV = report.narrowBlockQ = 0;
-    report.wideBlockKV = 0;
+    report.wideBlockKV = report.decodeRows = 0;
     report.ompSchedule.clear();
     // No driver or no GPU: one line, before anything is compiled.
     llvm::Expected<std::string> chip = probeCudaDevice();

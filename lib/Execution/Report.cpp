@@ -193,6 +193,7 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       {"block_kv", report.blockKV},
       {"narrow_block_q", report.narrowBlockQ},
       {"wide_block_kv", report.wideBlockKV},
+      {"decode_rows", report.decodeRows},
       {"omp_schedule", report.ompSchedule},
       {"naive_skipped", report.naiveSkipped},
       {"f64_skipped", report.refSkipped},

@@ -204,6 +204,24 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
   return options.narrowBlockQ;
 }
 
+int64_t mlir::attn::decodeRowsFor(const CpuPipelineOptions &options) {
+  if (options.decodeRows.hasValue())
+    return options.decodeRows;
+  // The avx2 kernels: the decode kernel only where a block's rows do not
+  // fill one of their 8-lane vectors. From 8 rows on, the tile ops (rows
+  // along the vectors, no horizontal sums) are faster. On a Zen 3, one
+  // thread, paired CPU time of decode-rows 0 against 16 (bench/ab-paired.py,
+  // d=128, Lk=2048 unless said): hq=8 hkv=1 0.847x the time, Lk=32k 0.894x
+  // (two threads, split-K, wall 0.925x), bf16 Lk=32k 0.684x, hq=12 hkv=1
+  // 0.665x, hq=16 hkv=1 0.493x (f16, Lk=4096, 0.367x), hq=4 hkv=1 Lq=2
+  // 0.817x, hq=2 Lq=8 0.744x; but with fewer rows than a vector the decode
+  // kernel wins: hq=6 hkv=1 1.358x, hq=32 hkv=8 (4 rows) 1.071x with the
+  // tile ops (docs/benchmarks.md, round twenty-one).
+  if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2)
+    return 7;
+  return options.decodeRows;
+}
+
 int64_t mlir::attn::wideBlockKVFor(const CpuPipelineOptions &options) {
   // Only ops on the narrow path take it: none where narrow blocks are off.
   if (!options.microkernels || options.blockKV.hasValue() ||
@@ -229,7 +247,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // (attn-tile-online-softmax's decode-rows).
   if (options.microkernels && kernels.vectorWidth >= 2 &&
       llvm::isPowerOf2_64(kernels.vectorWidth)) {
-    tiling.decodeRows = options.decodeRows;
+    tiling.decodeRows = decodeRowsFor(options);
     tiling.decodeWidth = kernels.vectorWidth;
     tiling.decodeBf16Dot = kernels.bf16Dot;
     // f32 K and V prefetched into L2 on the AMX hosts (Intel Xeons): on an

@@ -120,6 +120,9 @@ struct RunReport {
   /// The pipeline's wide-block-kv (the keys per block of bf16 ops with D or
   /// Dv above 64 that take narrow-block-q; 0: block-kv).
   int64_t wideBlockKV = 0;
+  /// The pipeline's decode-rows (blocks of at most this many rows take the
+  /// decode kernel where the op allows it; 0: never).
+  int64_t decodeRows = 0;
   /// The pipeline's omp-schedule (the query-block loops' OpenMP schedule).
   std::string ompSchedule;
   /// "cpu" or "cuda", and the SM the cuda run compiled for.

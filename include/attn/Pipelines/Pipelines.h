@@ -51,7 +51,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Query blocks of at most this many rows (Lq, times the "
                      "group size with grouped-query attention) use the decode "
                      "kernel (vectors along D) when the op allows it; 0: "
-                     "never. Only with microkernels"),
+                     "never. Only with microkernels. Default 16 (7 with the "
+                     "avx2 kernels)"),
       llvm::cl::init(16)};
   PassOptions::Option<int64_t> narrowBlockQ{
       *this, "narrow-block-q",
@@ -148,6 +149,12 @@ microkernelOptionsFor(const CpuPipelineOptions &options);
 /// this host: block-q's rows for every op) and the option's 128 on the
 /// others.
 int64_t narrowBlockQFor(const CpuPipelineOptions &options);
+
+/// decode-rows as attn-lower-cpu applies it: as given; else 7 on the avx2
+/// kernels path (`kernels`, resolved for this host: the decode kernel only
+/// for blocks whose rows do not fill one 8-lane vector) and the option's 16
+/// on the others.
+int64_t decodeRowsFor(const CpuPipelineOptions &options);
 
 /// wide-block-kv as attn-lower-cpu applies it: 128 on the amx kernels path
 /// (`kernels`, resolved for this host) with microkernels, unless block-kv is
