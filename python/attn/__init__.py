@@ -18,7 +18,7 @@ from . import _kernel
 
 def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
             cpu="native", block_q=None, block_kv=None, chip=None,
-            cuda_toolkit=None, omp_schedule=None):
+            cuda_toolkit=None, omp_schedule=None, tuning=None):
     """Compiles one attention into a callable attn.Kernel (cached).
 
     source: a spec string as attn-run's --sdpa takes it
@@ -28,7 +28,12 @@ def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
     target: "cpu" or "cuda". Options: openmp, cpu, block_q, block_kv (cpu);
         omp_schedule ("guided", attn-compile's default, "dynamic" or
         "static"; with openmp only); chip, cuda_toolkit (cuda); name: the
-        exported symbol.
+        exported symbol; tuning: a dict of the fused lowering's other
+        options by the names of the library JSON's "tuning" (cpu:
+        narrow_block_q, kv_splits, decode_rows, reg_block, row_vectors,
+        prefetch_spread, blend_stores; cuda: kv_splits, decode_rows,
+        decode_stages, decode_unroll, shared_memory, fold_scale,
+        lazy_rescale; docs/c-abi.md), e.g. {"decode_rows": 0}.
     The kernel is cached in memory and on disk (attn.cache_info()).
     """
     if isinstance(source, dict):
@@ -39,7 +44,7 @@ def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
     flags = _kernel.compile_options(target, openmp=openmp, cpu=cpu,
                                     block_q=block_q, block_kv=block_kv,
                                     chip=chip, cuda_toolkit=cuda_toolkit,
-                                    omp_schedule=omp_schedule)
+                                    omp_schedule=omp_schedule, tuning=tuning)
     return _kernel.get_kernel(source, flags, name=name, entry=entry)
 
 

@@ -101,6 +101,8 @@ class Kernel:
         self.openmp = bool(desc.get("openmp", False))
         # The query-block loops' OpenMP schedule; None without OpenMP.
         self.omp_schedule = desc.get("omp_schedule")
+        # The tuning options it was compiled with ({}: the defaults).
+        self.tuning = dict(desc.get("tuning", {}))
         self.name = fn["name"]
         self.spec = fn.get("spec")
         # attn-compile writes "i1" (the mask) and "i32" (the key lengths):
@@ -205,13 +207,51 @@ def _find_loaded(stem):
     return None
 
 
+# attn.compile's tuning keys per target: the names of the library JSON's
+# "tuning" (docs/c-abi.md), each attn-compile's flag with - for _; the bools
+# are flags that take =true/=false, attn-compile checks the ranges.
+_TUNING_INTS = {
+    "cpu": ("narrow_block_q", "kv_splits", "decode_rows", "reg_block",
+            "row_vectors", "prefetch_spread"),
+    "cuda": ("kv_splits", "decode_rows", "decode_stages", "decode_unroll",
+             "shared_memory"),
+}
+_TUNING_BOOLS = {"cpu": ("blend_stores",),
+                 "cuda": ("fold_scale", "lazy_rescale")}
+
+
+def _tuning_flags(target, tuning):
+    ints, bools = _TUNING_INTS[target], _TUNING_BOOLS[target]
+    flags = []
+    for key in sorted(tuning):
+        value = tuning[key]
+        flag = "--" + key.replace("_", "-")
+        if key in bools:
+            if not isinstance(value, bool):
+                raise TypeError(f"attn: tuning[{key!r}] must be a bool, got "
+                                f"{type(value).__name__}")
+            flags.append(f"{flag}={'true' if value else 'false'}")
+        elif key in ints:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"attn: tuning[{key!r}] must be an int, got "
+                                f"{type(value).__name__}")
+            flags += [flag, str(value)]
+        else:
+            raise ValueError(f"attn: tuning key {key!r} is not one of "
+                             f"target={target!r}'s: "
+                             + ", ".join(sorted(ints + bools)))
+    return flags
+
+
 def compile_options(target="cpu", openmp=False, cpu="native", block_q=None,
                     block_kv=None, chip=None, cuda_toolkit=None,
-                    omp_schedule=None):
+                    omp_schedule=None, tuning=None):
     """attn-compile's flags for these options (validated), as a tuple."""
     if target not in ("cpu", "cuda"):
         raise ValueError(f"attn: target must be 'cpu' or 'cuda', got {target!r}")
     flags = ["--target", target]
+    if tuning:
+        flags += _tuning_flags(target, tuning)
     if target == "cpu":
         if cpu != "native":
             flags += ["--cpu", str(cpu)]
@@ -303,7 +343,10 @@ def _load_or_compile(source, flags, name, entry):
             msg = proc.stderr.strip()
             last = msg.splitlines()[-1] if msg else f"exit {proc.returncode}"
             prefix = "attn-compile: error: "
-            exc = ValueError if proc.returncode == 2 and "--sdpa" in last \
+            # Exit 2 naming a flag (--sdpa's spec, a tuning value out of
+            # range): the caller's argument.
+            exc = ValueError if proc.returncode == 2 and (
+                "--sdpa" in last or last.startswith(prefix + "--")) \
                 else AttnError
             raise exc(last[len(prefix):] if last.startswith(prefix) else msg) \
                 from None

@@ -149,3 +149,30 @@ def test_omp_schedule():
         attn.compile(spec, omp_schedule="static")
     with pytest.raises(ValueError, match="must be 'static', 'dynamic' or 'guided'"):
         attn.compile(spec, openmp=True, omp_schedule="auto")
+
+
+def test_tuning():
+    # The fused lowering's other options (docs/c-abi.md): attn-compile's
+    # flags, recorded in the library's JSON and on the kernel; the results
+    # still meet the numerics rule.
+    spec = "b=1,hq=8,hkv=1,lq=1,lk=300,d=64,lse=1"
+    assert attn.compile(spec).tuning == {}
+    tuning = {"decode_rows": 16, "kv_splits": 2, "reg_block": 3,
+              "blend_stores": False}
+    k = attn.compile(spec, tuning=tuning)
+    assert k.tuning == tuning
+    q, kk, v = (randn(s, seed=i) for i, s in
+                enumerate(((1, 8, 1, 64), (1, 1, 300, 64), (1, 1, 300, 64))))
+    out, lse = k(q, kk, v)
+    check(out, q, np.repeat(kk, 8, axis=1), np.repeat(v, 8, axis=1), lse=lse)
+    with pytest.raises(ValueError, match="'block_size' is not one of target='cpu'"):
+        attn.compile(spec, tuning={"block_size": 2})
+    with pytest.raises(ValueError, match="not one of target='cuda'.*decode_stages"):
+        attn.compile(spec, target="cuda", tuning={"reg_block": 2})
+    with pytest.raises(TypeError, match="must be an int"):
+        attn.compile(spec, tuning={"reg_block": 2.5})
+    with pytest.raises(TypeError, match="must be a bool"):
+        attn.compile(spec, tuning={"blend_stores": 1})
+    # Ranges are attn-compile's, and a bad value is the caller's.
+    with pytest.raises(ValueError, match="--prefetch-spread must be a power of two"):
+        attn.compile(spec, tuning={"prefetch_spread": 3})
