@@ -473,7 +473,13 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.blockKV = pipeline.blockKV;
   report.narrowBlockQ = narrowBlockQFor(pipeline);
   report.wideBlockKV = wideBlockKVFor(pipeline);
-  report.decodeRows = pipeline.microkernels ? decodeRowsFor(pipeline) : 0;
+  // As buildCpuPipeline hands it on: with microkernels of a power-of-two
+  // width only.
+  int64_t width = microkernelOptionsFor(pipeline).vectorWidth;
+  report.decodeRows =
+      pipeline.microkernels && width >= 2 && llvm::isPowerOf2_64(width)
+          ? decodeRowsFor(pipeline)
+          : 0;
   report.ompSchedule = pipeline.ompSchedule;
   if (options.cuda) {
     if (options.peak)
