@@ -21,6 +21,14 @@ using ref::causalAdmits;
 using ref::scoreNoise;
 using ref::toDoubles;
 
+/// The backward's own noise streams (the lse, Di, dP), apart from the
+/// scores' and the biases' for the same seed.
+static double backwardNoise(uint64_t seed, int stream, int64_t b, int64_t h,
+                            int64_t i, int64_t j) {
+  return ref::scoreNoise(ref::trialSeed(seed, (1 << 30) + 1 + stream), b, h, i,
+                         j);
+}
+
 void mlir::attn::exec::referenceSdpaGrad(
     const SdpaProblem &p, const HostTensor &q, const HostTensor &k,
     const HostTensor &v, const HostTensor *mask, const HostTensor &dOut,
@@ -52,6 +60,8 @@ void mlir::attn::exec::referenceSdpaGrad(
   const double noiseScale = std::ldexp(1.0, -24) *
                             std::sqrt(static_cast<double>(p.d)) *
                             std::fabs(p.scale);
+  const double dvNoiseScale =
+      std::ldexp(1.0, -24) * std::sqrt(static_cast<double>(p.dv));
   std::vector<double> scores(p.lk), probs(p.lk), out(p.dv);
   std::vector<char> visible(p.lk);
 
@@ -111,6 +121,15 @@ void mlir::attn::exec::referenceSdpaGrad(
           probs[j] = visible[j] ? std::exp(scores[j] - rowMax) : 0.0;
           sum += probs[j];
         }
+        // With noise, the rounding of the lse that an f32 backward takes from
+        // its forward and recomputes P from: every P of the row scaled by
+        // exp(2^-24 |lse| xi), |lse| the natural-log sum's magnitude.
+        double lseScale = 1;
+        if (noiseSeed && std::isfinite(rowMax)) {
+          double lse = rowMax + std::log(sum);
+          lseScale = std::exp(std::ldexp(std::fabs(lse), -24) *
+                              backwardNoise(*noiseSeed, 0, b, h, i, 0));
+        }
         std::fill(out.begin(), out.end(), 0.0);
         for (int64_t j = 0; j < p.lk; ++j) {
           probs[j] /= sum;
@@ -120,23 +139,37 @@ void mlir::attn::exec::referenceSdpaGrad(
           for (int64_t x = 0; x < p.dv; ++x)
             out[x] += probs[j] * vRow[x];
         }
-        // The backward.
-        double di = 0;
-        for (int64_t x = 0; x < p.dv; ++x)
-          di += doRow[x] *
-                (givenOut ? givenOut->getAsDouble(row * p.dv + x) : out[x]);
+        // The backward. With noise, also the rounding of its two products
+        // over Dv, Di = dO.out and dP_j = dO.V[j], modelled as the scores'
+        // (2^-24 sqrt(Dv) |dO o x|_2 xi): dS_j = P_j (dP_j - Di) loses it to
+        // cancellation where they nearly agree (a softmax almost one-hot).
+        double di = 0, diSq = 0;
+        for (int64_t x = 0; x < p.dv; ++x) {
+          double term =
+              doRow[x] *
+              (givenOut ? givenOut->getAsDouble(row * p.dv + x) : out[x]);
+          di += term;
+          diSq += term * term;
+        }
+        if (noiseSeed && std::isfinite(di))
+          di += dvNoiseScale * std::sqrt(diSq) *
+                backwardNoise(*noiseSeed, 1, b, h, i, 0);
         for (int64_t j = 0; j < p.lk; ++j) {
           if (!visible[j])
             continue;
           const int64_t kvRow = (b * p.hkv + hk) * p.lk + j;
           const double *vRow = &vd[kvRow * p.dv];
           const double *kRow = &kd[kvRow * p.d];
-          double dP = 0;
+          double dP = 0, dPSq = 0, pj = probs[j] * lseScale;
           for (int64_t x = 0; x < p.dv; ++x) {
             dP += doRow[x] * vRow[x];
-            dv[kvRow * p.dv + x] += probs[j] * doRow[x];
+            dPSq += doRow[x] * vRow[x] * doRow[x] * vRow[x];
+            dv[kvRow * p.dv + x] += pj * doRow[x];
           }
-          double dS = p.scale * probs[j] * (dP - di);
+          if (noiseSeed && std::isfinite(dP))
+            dP += dvNoiseScale * std::sqrt(dPSq) *
+                  backwardNoise(*noiseSeed, 2, b, h, i, j);
+          double dS = p.scale * pj * (dP - di);
           for (int64_t x = 0; x < p.d; ++x) {
             dq[row * p.d + x] += dS * kRow[x];
             dk[kvRow * p.d + x] += dS * qRow[x];

@@ -167,6 +167,35 @@ TEST(ReferenceGradTest, LargeFloatMaskWidensSens) {
   EXPECT_GT(rel[1], 10 * rel[0]);
 }
 
+TEST(ReferenceGradTest, SaturatedSoftmaxGradientIsRoundingNoise) {
+  // Normal Q and K at D = 128 with scale 2: scores tens apart, every row's
+  // softmax one-hot. dS_j = P_j (dO.V[j] - dO.out) then cancels to the
+  // rounding of those two f32 sums, and d_query and d_key are that noise
+  // (the sweep's case: fused 0.19 and naive 0.88 from f64); d_value moves
+  // with the f32 lse that P is recomputed from. sens sees both; with
+  // ordinary scores it stays below the fixed bound, 1e-5.
+  SdpaProblem p;
+  p.hq = p.hkv = 1;
+  p.lq = 2;
+  p.lk = 5;
+  p.d = p.dv = 128;
+  HostTensor q = f64Random({1, 1, 2, 128}, 1), k = f64Random({1, 1, 5, 128}, 2);
+  HostTensor v = f64Random({1, 1, 5, 128}, 3),
+             dOut = f64Random({1, 1, 2, 128}, 4);
+  GradSensitivity sens[2];
+  for (int saturated = 0; saturated < 2; ++saturated) {
+    p.scale = saturated ? 2.0 : 1.0 / 128;
+    GradReference ref;
+    referenceSdpaGrad(p, q, k, v, nullptr, dOut, ref);
+    sens[saturated] = measureGradSensitivity(p, q, k, v, nullptr, dOut, ref, 0);
+  }
+  for (int g = 0; g < 3; ++g)
+    EXPECT_LT(sens[0].relL2[g], 1e-5) << g;
+  EXPECT_GT(sens[1].relL2[0], 0.1);
+  EXPECT_GT(sens[1].relL2[1], 0.1);
+  EXPECT_GT(sens[1].relL2[2], 1e-6);
+}
+
 /// The problem and operands of the given-out tests: two query rows, GQA.
 struct GivenOutCase {
   SdpaProblem p;
