@@ -62,7 +62,7 @@ void mlir::attn::exec::referenceSdpaGrad(
                             std::fabs(p.scale);
   const double dvNoiseScale =
       std::ldexp(1.0, -24) * std::sqrt(static_cast<double>(p.dv));
-  std::vector<double> scores(p.lk), probs(p.lk), out(p.dv);
+  std::vector<double> scores(p.lk), probs(p.lk), out(p.dv), scoreNorm(p.lk);
   std::vector<char> visible(p.lk);
 
   for (int64_t b = 0; b < p.b; ++b)
@@ -83,6 +83,7 @@ void mlir::attn::exec::referenceSdpaGrad(
             normSq += qRow[x] * kRow[x] * qRow[x] * kRow[x];
           }
           double s = p.scale * dot;
+          scoreNorm[j] = std::sqrt(normSq);
           if (noiseSeed && std::isfinite(s))
             s += noiseScale * std::sqrt(normSq) *
                  scoreNoise(*noiseSeed, b, h, i, j);
@@ -160,7 +161,15 @@ void mlir::attn::exec::referenceSdpaGrad(
           const int64_t kvRow = (b * p.hkv + hk) * p.lk + j;
           const double *vRow = &vd[kvRow * p.dv];
           const double *kRow = &kd[kvRow * p.d];
-          double dP = 0, dPSq = 0, pj = probs[j] * lseScale;
+          double pj = probs[j] * lseScale;
+          // With noise, the backward recomputes each score with its own
+          // rounding, apart from the forward's that made the lse: where the
+          // row is one-hot, that moves P_max (and d_value) far more than the
+          // lse's rounding does.
+          if (noiseSeed && std::isfinite(scores[j]))
+            pj *= std::exp(noiseScale * scoreNorm[j] *
+                           backwardNoise(*noiseSeed, 3, b, h, i, j));
+          double dP = 0, dPSq = 0;
           for (int64_t x = 0; x < p.dv; ++x) {
             dP += doRow[x] * vRow[x];
             dPSq += doRow[x] * vRow[x] * doRow[x] * vRow[x];

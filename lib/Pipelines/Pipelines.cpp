@@ -217,7 +217,8 @@ int64_t mlir::attn::decodeRowsFor(const CpuPipelineOptions &options) {
   // 0.817x, hq=2 Lq=8 0.744x; but with fewer rows than a vector the decode
   // kernel wins: hq=6 hkv=1 1.358x, hq=32 hkv=8 (4 rows) 1.071x with the
   // tile ops (docs/benchmarks.md, round twenty-one).
-  if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2)
+  if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2 &&
+      microkernelOptionsFor(options).vectorWidth == 8)
     return 7;
   return options.decodeRows;
 }

@@ -101,8 +101,11 @@ class Kernel:
         self.openmp = bool(desc.get("openmp", False))
         # The query-block loops' OpenMP schedule; None without OpenMP.
         self.omp_schedule = desc.get("omp_schedule")
-        # The tuning options it was compiled with ({}: the defaults).
-        self.tuning = dict(desc.get("tuning", {}))
+        # The tuning options given when it was compiled, as attn.compile's
+        # tuning= takes them (options left at their defaults are absent;
+        # block_q and block_kv are attn.compile's own arguments).
+        self.tuning = {k: v for k, v in desc.get("tuning", {}).items()
+                       if k not in ("block_q", "block_kv")}
         self.name = fn["name"]
         self.spec = fn.get("spec")
         # attn-compile writes "i1" (the mask) and "i32" (the key lengths):
@@ -344,7 +347,8 @@ def _load_or_compile(source, flags, name, entry):
             last = msg.splitlines()[-1] if msg else f"exit {proc.returncode}"
             prefix = "attn-compile: error: "
             # Exit 2 naming a flag (--sdpa's spec, a tuning value out of
-            # range): the caller's argument.
+            # range, a --cpu or --kernels it cannot take): the caller's
+            # argument, a ValueError.
             exc = ValueError if proc.returncode == 2 and (
                 "--sdpa" in last or last.startswith(prefix + "--")) \
                 else AttnError

@@ -157,6 +157,8 @@ def test_tuning():
     # still meet the numerics rule.
     spec = "b=1,hq=8,hkv=1,lq=1,lk=300,d=64,lse=1"
     assert attn.compile(spec).tuning == {}
+    # block_q and block_kv are attn.compile's own arguments, not tuning's.
+    assert attn.compile(spec, block_q=16).tuning == {}
     tuning = {"decode_rows": 16, "kv_splits": 2, "reg_block": 3,
               "blend_stores": False}
     k = attn.compile(spec, tuning=tuning)

@@ -172,7 +172,8 @@ TEST(ReferenceGradTest, SaturatedSoftmaxGradientIsRoundingNoise) {
   // softmax one-hot. dS_j = P_j (dO.V[j] - dO.out) then cancels to the
   // rounding of those two f32 sums, and d_query and d_key are that noise
   // (the sweep's case: fused 0.19 and naive 0.88 from f64); d_value moves
-  // with the f32 lse that P is recomputed from. sens sees both; with
+  // with the scores (and the f32 lse) that the backward recomputes P from,
+  // rounded apart from the forward's. sens sees both; with
   // ordinary scores it stays below the fixed bound, 1e-5.
   SdpaProblem p;
   p.hq = p.hkv = 1;

@@ -151,9 +151,9 @@ microkernelOptionsFor(const CpuPipelineOptions &options);
 int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
 /// decode-rows as attn-lower-cpu applies it: as given; else 7 on the avx2
-/// kernels path (`kernels`, resolved for this host: the decode kernel only
-/// for blocks whose rows do not fill one 8-lane vector) and the option's 16
-/// on the others.
+/// kernels path at its 8 lanes (`kernels`, resolved for this host: the
+/// decode kernel only for blocks whose rows do not fill one vector) and the
+/// option's 16 otherwise.
 int64_t decodeRowsFor(const CpuPipelineOptions &options);
 
 /// wide-block-kv as attn-lower-cpu applies it: 128 on the amx kernels path
