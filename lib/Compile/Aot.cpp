@@ -218,7 +218,9 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
             std::pair{&given.decodeRows, &cpu.decodeRows},
             std::pair{&given.regBlock, &cpu.regBlock},
             std::pair{&given.rowVectors, &cpu.rowVectors},
-            std::pair{&given.prefetchSpread, &cpu.prefetchSpread}})
+            std::pair{&given.prefetchSpread, &cpu.prefetchSpread},
+            std::pair{&given.decodePrefetchLocality,
+                      &cpu.decodePrefetchLocality}})
         if (*value)
           *field = **value;
       buildCpuPipeline(pm, cpu);

@@ -251,13 +251,15 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     tiling.decodeRows = decodeRowsFor(options);
     tiling.decodeWidth = kernels.vectorWidth;
     tiling.decodeBf16Dot = kernels.bf16Dot;
-    // f32 K and V prefetched into L2 on the AMX hosts (Intel Xeons): on an
-    // Emerald Rapids, hq=32 hkv=8 Lk=32k d=128, paired time against L1
-    // (bench/ab-paired.py): f32 one thread 0.914x (CPU time), two 0.956x
-    // (wall), hq=8 hkv=1 (split-K) 0.929x, hq=hkv=32 within the noise; bf16
-    // 1.014x, so 16-bit K and V keep L1. A Zen 5 measured L2 no better for
-    // f32 (docs/benchmarks.md: "Decode, round two" and round fourteen).
-    tiling.decodeL2PrefetchF32 = kernels.amx;
+    // K and V prefetched into L2 (prefetcht1) by default, on every host:
+    // hq=32 hkv=8 Lk=32k d=128, paired time against L1 (bench/ab-paired.py)
+    // on a Zen 4 (avx512-bf16 kernels): f32 one thread 0.497x (CPU time),
+    // two 0.574x (wall), hq=8 hkv=1 (split-K) 0.677x, d=64 0.902x, bf16
+    // 0.633x, hq=hkv=32 0.998x; on an Emerald Rapids (amx): f32 0.914x, two
+    // threads 0.956x, hq=8 hkv=1 0.929x, bf16 1.014x; on a Zen 3 (avx2)
+    // 0.981-0.997x; a Zen 5 measured it no better for f32
+    // (docs/benchmarks.md: rounds ten, fourteen and twenty-two).
+    tiling.decodePrefetchLocality = options.decodePrefetchLocality;
     // The blocks of f32 decode in two phases on the avx2 kernels at their 8
     // lanes: on a Zen 3, one thread, paired CPU time against the overlapped
     // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),

@@ -215,7 +215,7 @@ def _find_loaded(stem):
 # are flags that take =true/=false, attn-compile checks the ranges.
 _TUNING_INTS = {
     "cpu": ("narrow_block_q", "kv_splits", "decode_rows", "reg_block",
-            "row_vectors", "prefetch_spread"),
+            "row_vectors", "prefetch_spread", "decode_prefetch_locality"),
     "cuda": ("kv_splits", "decode_rows", "decode_stages", "decode_unroll",
              "shared_memory"),
 }

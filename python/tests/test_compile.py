@@ -160,7 +160,7 @@ def test_tuning():
     # block_q and block_kv are attn.compile's own arguments, not tuning's.
     assert attn.compile(spec, block_q=16).tuning == {}
     tuning = {"decode_rows": 16, "kv_splits": 2, "reg_block": 3,
-              "blend_stores": False}
+              "decode_prefetch_locality": 3, "blend_stores": False}
     k = attn.compile(spec, tuning=tuning)
     assert k.tuning == tuning
     q, kk, v = (randn(s, seed=i) for i, s in

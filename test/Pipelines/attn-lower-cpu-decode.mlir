@@ -18,11 +18,11 @@
 // BUF-NOT: memref.copy %[[V]]
 // BUF: %[[KC:.*]] = memref.cast %[[K]] : memref<1x2x300x64xf32> to memref<1x2x300x64xf32, strided<[?, ?, ?, ?], offset: ?>>
 // BUF: %[[VC:.*]] = memref.cast %[[V]]
-// BUF-DAG: memref.prefetch %[[KC]][{{.*}}], read, locality<3>, data
-// BUF-DAG: memref.prefetch %[[VC]][{{.*}}], read, locality<3>, data
+// BUF-DAG: memref.prefetch %[[KC]][{{.*}}], read, locality<2>, data
+// BUF-DAG: memref.prefetch %[[VC]][{{.*}}], read, locality<2>, data
 // BUF-NOT: memref.copy %[[K]]
 // BUF-NOT: memref.copy %[[V]]
-// LLVM: "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 3 : i32, rw = 0 : i32}>
+// LLVM: "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}>
 // DECODE: vector.transfer_read {{.*}} : tensor<1x2x300x64xf32>, vector<16xf32>
 // DECODE: vector.shuffle
 // DECODE-NOT: attn.tile<scores>

@@ -104,6 +104,12 @@ static cl::opt<int64_t>
                cl::desc("cpu, fused: row vectors per register block "
                         "(default: the kernels')"),
                cl::init(0), cl::cat(category));
+static cl::opt<int64_t> decodePrefetchLocality(
+    "decode-prefetch-locality",
+    cl::desc("cpu, fused: the decode kernel's prefetches of K and V ahead: 3 "
+             "into L1 (prefetcht0), 2 into L2 (prefetcht1, the default), 1 "
+             "prefetcht2, 0 prefetchnta"),
+    cl::init(-1), cl::cat(category));
 static cl::opt<int64_t> prefetchSpread(
     "prefetch-spread",
     cl::desc("cpu, fused: most reduction steps per prefetch in the f32 "
@@ -241,7 +247,9 @@ int main(int argc, char **argv) {
         std::tuple{"reg-block", &regBlock, &cpuKernels.regBlock, 1},
         std::tuple{"row-vectors", &rowVectors, &cpuKernels.rowVectors, 1},
         std::tuple{"prefetch-spread", &prefetchSpread,
-                   &cpuKernels.prefetchSpread, 1}}) {
+                   &cpuKernels.prefetchSpread, 1},
+        std::tuple{"decode-prefetch-locality", &decodePrefetchLocality,
+                   &cpuKernels.decodePrefetchLocality, 0}}) {
     if (!value->getNumOccurrences())
       continue;
     if (!cpuFused)
@@ -254,6 +262,8 @@ int main(int argc, char **argv) {
   if (prefetchSpread.getNumOccurrences() &&
       !llvm::isPowerOf2_64(prefetchSpread))
     return fail("--prefetch-spread must be a power of two");
+  if (decodePrefetchLocality.getNumOccurrences() && decodePrefetchLocality > 3)
+    return fail("--decode-prefetch-locality must be 0, 1, 2 or 3");
   if (blendStores.getNumOccurrences()) {
     if (!cpuFused)
       return cpuFusedOnly("blend-stores");

@@ -110,6 +110,11 @@ static auto kvSplits = opt<std::string>(
 static auto decodeRows = opt<std::string>(
     "decode-rows",
     "Query rows up to which a block uses the decode kernel (0: never)", "");
+static auto decodePrefetchLocality = opt<std::string>(
+    "decode-prefetch-locality",
+    "The decode kernel's prefetches of K and V ahead: 3 into L1, 2 into L2 "
+    "(default), 1 prefetcht2, 0 prefetchnta",
+    "");
 static auto blendStores = opt<std::string>(
     "blend-stores",
     "true|false: masked score tiles stored through an empty inline asm "
@@ -197,7 +202,7 @@ int main(int argc, char **argv) {
   for (cl::opt<std::string> *flag :
        {&blockQ, &blockKV, &regBlock, &rowVectors, &prefetchSpread, &gradBlockQ,
         &gradBlockKV, &kernels, &kvSplits, &decodeRows, &narrowBlockQ,
-        &blendStores, &ompSchedule})
+        &decodePrefetchLocality, &blendStores, &ompSchedule})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

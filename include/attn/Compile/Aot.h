@@ -98,11 +98,12 @@ struct CudaKernelOptions {
 
 /// The fused cpu lowering's options beyond the tile sizes and the kernels
 /// (attn-lower-cpu's narrow-block-q, kv-splits, decode-rows, reg-block,
-/// row-vectors, prefetch-spread and blend-stores, as attn-run passes them);
-/// unset: the pipeline's defaults for the kernels and --cpu.
+/// row-vectors, prefetch-spread, decode-prefetch-locality and blend-stores,
+/// as attn-run passes them); unset: the pipeline's defaults for the kernels
+/// and --cpu.
 struct CpuKernelOptions {
   std::optional<int64_t> narrowBlockQ, kvSplits, decodeRows, regBlock,
-      rowVectors, prefetchSpread;
+      rowVectors, prefetchSpread, decodePrefetchLocality;
   std::optional<bool> blendStores;
 };
 

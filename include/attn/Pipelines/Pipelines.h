@@ -54,6 +54,12 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "never. Only with microkernels. Default 16 (7 with the "
                      "avx2 kernels)"),
       llvm::cl::init(16)};
+  PassOptions::Option<int64_t> decodePrefetchLocality{
+      *this, "decode-prefetch-locality",
+      llvm::cl::desc("The decode kernel's prefetches of the K and V rows "
+                     "ahead: 3 into L1 (prefetcht0), 2 into L2 (prefetcht1), "
+                     "1 prefetcht2, 0 prefetchnta"),
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.decodePrefetchLocality)};
   PassOptions::Option<int64_t> narrowBlockQ{
       *this, "narrow-block-q",
       llvm::cl::desc("Query rows per block for ops whose D and Dv are at most "

@@ -48,17 +48,23 @@ inline int64_t dotGroupsFor(int64_t groups, int64_t width) {
 }
 
 /// Bytes per cache line, and how far ahead of the block being computed the
-/// V stream is prefetched (into L1, every line of the rows): whole blocks of
-/// W keys; the K stream one block further, as a block's P.V loops read the
-/// next block's K rows. One block: on a Zen 5 (48 KiB L1D, 1 MiB L2 per
-/// core), hq=32 hkv=8 Lk=32k d=128, 1 thread, before the next block's dot
-/// products moved into the P.V loops (K and V the same distance ahead): f32
-/// 8 KiB ahead (one block) 11.9-12.0 ms, 4 KiB 13.2-13.4, 32 KiB 13.4-13.7;
-/// bf16 4 KiB (one block) 5.2-5.5 ms, 8 KiB 5.7, 32 KiB 6.1-6.3; after it,
-/// f32 with K 2 blocks ahead 10.9-11.4 ms, 1 block 14.0, 3 blocks 11.4-11.6,
-/// V 2 blocks 11.1-11.3 (docs/benchmarks.md, round six).
+/// V stream is prefetched (every line of the rows, with decode-prefetch-
+/// locality): the whole blocks of W keys that cover kPrefetchAheadBytes of
+/// V rows (at least one); the K stream one block further, as a block's P.V
+/// loops read the next block's K rows. One 8 KiB block of f32 d=128 rows at
+/// 16 lanes: on a Zen 5 (48 KiB L1D, 1 MiB L2 per core), hq=32 hkv=8 Lk=32k
+/// d=128, 1 thread, into L1, before the next block's dot products moved
+/// into the P.V loops (K and V the same distance ahead): f32 8 KiB ahead
+/// (one block) 11.9-12.0 ms, 4 KiB 13.2-13.4, 32 KiB 13.4-13.7; bf16 4 KiB
+/// (one block) 5.2-5.5 ms, 8 KiB 5.7, 32 KiB 6.1-6.3; after it, f32 with K 2
+/// blocks ahead 10.9-11.4 ms, 1 block 14.0, 3 blocks 11.4-11.6, V 2 blocks
+/// 11.1-11.3 (docs/benchmarks.md, round six). 8 KiB for 16-bit rows too,
+/// into L2: on a Zen 4 (32 KiB L1D), same shape, paired CPU time against
+/// one block (4 KiB), bf16 0.910x, two threads 0.935x (wall), hq=8 hkv=1
+/// 0.990x; f32 d=64 (4 KiB blocks) 0.963x; f32 d=128 16 KiB ahead 0.985x,
+/// 32 KiB 0.988x (docs/benchmarks.md, round twenty-two).
 constexpr int64_t kCacheLineBytes = 64;
-constexpr int64_t kPrefetchBlocks = 1;
+constexpr int64_t kPrefetchAheadBytes = 8192;
 
 /// Where decode-phased takes a block in two phases (phasedBlocks): f32 K
 /// and V, at least kPhasedMinRows query rows, rows * D at least
@@ -148,6 +154,14 @@ public:
   SoftmaxState build(Value begin, Value end);
 
 private:
+  /// How many blocks ahead V is prefetched: those that cover
+  /// kPrefetchAheadBytes of V rows, at least one.
+  int64_t prefetchBlocks() const {
+    auto type = cast<RankedTensorType>(sdpa.op.getValue().getType());
+    int64_t blockBytes = width * sdpa.dv * type.getElementTypeBitWidth() / 8;
+    return std::max<int64_t>(1,
+                             llvm::divideCeil(kPrefetchAheadBytes, blockBytes));
+  }
   /// K and V as read-only buffers (for the prefetches), and the key whose
   /// rows a block prefetches first (clamped below the end); null when the
   /// kernel does not prefetch.
@@ -248,7 +262,7 @@ private:
                                 const DecodeState &init);
   /// The first key of full block `iv` from `begin` (keys to `end`; `w`:
   /// the index constant W), and the prefetch bases for it: V
-  /// kPrefetchBlocks blocks ahead, K one block further, both clamped to the
+  /// prefetchBlocks() blocks ahead, K one block further, both clamped to the
   /// last full block.
   Value startFullBlock(Value begin, Value end, Value iv, Value w);
   /// The full blocks, each in two phases (decode-phased, where `phased`

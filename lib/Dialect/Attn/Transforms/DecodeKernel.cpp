@@ -121,9 +121,7 @@ void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
   auto type = cast<MemRefType>(buf.getType());
   int64_t perLine =
       std::max<int64_t>(1, 8 * kCacheLineBytes / type.getElementTypeBitWidth());
-  // Into L1 (3), or L2 (2) for f32 rows with decode-l2-prefetch-f32.
-  uint32_t locality =
-      sdpa.decodeL2PrefetchF32 && type.getElementTypeBitWidth() == 32 ? 2 : 3;
+  auto locality = static_cast<uint32_t>(sdpa.decodePrefetchLocality);
   // The lines that start in the columns: a line that a group of value
   // columns shares with the group before it (bf16: 32 columns a line, 16 a
   // group of 2 vectors on 8 lanes) is that group's, not prefetched twice.
@@ -445,10 +443,9 @@ Value DecodeBuilder::startFullBlock(Value begin, Value end, Value iv, Value w) {
   // Rows past the end are not prefetched: the last blocks prefetch the last
   // W keys again.
   Value last = arith::SubIOp::create(b, loc, end, w);
-  prefetchBase =
-      minIndex(b, loc, kernel.add(j0, kPrefetchBlocks * width), last);
-  keyPrefetchBase =
-      minIndex(b, loc, kernel.add(j0, (kPrefetchBlocks + 1) * width), last);
+  int64_t ahead = prefetchBlocks();
+  prefetchBase = minIndex(b, loc, kernel.add(j0, ahead * width), last);
+  keyPrefetchBase = minIndex(b, loc, kernel.add(j0, (ahead + 1) * width), last);
   return j0;
 }
 

@@ -546,7 +546,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
                                    tiling.blockQ)) {
     sdpa.decodeWidth = tiling.decodeWidth;
     sdpa.decodeBf16Dot = tiling.decodeBf16Dot;
-    sdpa.decodeL2PrefetchF32 = tiling.decodeL2PrefetchF32;
+    sdpa.decodePrefetchLocality = tiling.decodePrefetchLocality;
     sdpa.decodePhased = tiling.decodePhased;
     sdpa.bq = rows;
   }
@@ -637,20 +637,31 @@ struct AttnTileOnlineSoftmaxPass
                                       {"block-kv", blockKV},
                                       {"row-multiple", rowMultiple}})))
       return signalPassFailure();
+    // At the op's location, without the op attached (verifyPositiveOptions):
+    // it is the options that are wrong, not the IR.
     for (auto [name, value] :
          {std::pair<StringRef, int64_t>{"kv-splits", kvSplits},
           {"decode-rows", decodeRows},
           {"narrow-block-q", narrowBlockQ},
           {"wide-block-kv", wideBlockKV}})
       if (value < 0) {
-        getOperation()->emitError() << getArgument() << ": " << name << " ("
-                                    << value << ") must not be negative";
+        mlir::emitError(getOperation()->getLoc())
+            << getArgument() << ": " << name << " (" << value
+            << ") must not be negative";
         return signalPassFailure();
       }
+    if (decodePrefetchLocality < 0 || decodePrefetchLocality > 3) {
+      mlir::emitError(getOperation()->getLoc())
+          << getArgument() << ": decode-prefetch-locality ("
+          << static_cast<int64_t>(decodePrefetchLocality)
+          << ") must be 0, 1, 2 or 3";
+      return signalPassFailure();
+    }
     if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth)) {
-      getOperation()->emitError() << getArgument() << ": decode-width ("
-                                  << static_cast<int64_t>(decodeWidth)
-                                  << ") must be a power of 2 (at least 2)";
+      mlir::emitError(getOperation()->getLoc())
+          << getArgument() << ": decode-width ("
+          << static_cast<int64_t>(decodeWidth)
+          << ") must be a power of 2 (at least 2)";
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
@@ -658,7 +669,7 @@ struct AttnTileOnlineSoftmaxPass
         patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
                    decodeWidth, decodeBf16Dot, narrowBlockQ, narrowLowpMaxD,
                    wideBlockKV, transposeValues, f16Tiles, splitF16,
-                   decodeL2PrefetchF32, decodePhased});
+                   decodePrefetchLocality, decodePhased});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

@@ -65,9 +65,9 @@ struct TiledSdpa {
   int64_t decodeWidth = 0;
   /// The decode kernel's Q.K on bf16 dot products (decode-bf16-dot).
   bool decodeBf16Dot = false;
-  /// The decode kernel prefetches f32 K and V into L2, not L1
-  /// (decode-l2-prefetch-f32).
-  bool decodeL2PrefetchF32 = false;
+  /// The locality of the decode kernel's prefetches (decode-prefetch-
+  /// locality: 3 L1, 2 L2, ...).
+  int64_t decodePrefetchLocality = 2;
   /// The decode kernel's blocks in two phases where it pays
   /// (decode-phased; DecodeBuilder.h).
   bool decodePhased = false;

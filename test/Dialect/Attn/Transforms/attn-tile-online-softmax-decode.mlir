@@ -14,10 +14,11 @@
 // (key j with value row j, into a [16 keys, 4 rows, 16 lanes] buffer, folded
 // into scores after them; the probabilities go through a [4 rows, 16 keys]
 // buffer: scratch buffers are not loop-carried tensors, whose many reads and
-// writes would make bufferization slow), and prefetches the V rows
-// of the next block and the K rows of the one after (16 and 32 keys ahead,
-// clamped to the last full block: arith.minsi), every cache line once: one
-// line per bf16 row of 32. The tail block prefetches nothing.
+// writes would make bufferization slow), and prefetches into L2 the V rows
+// of the blocks that cover 8 KiB ahead (here 1 KiB blocks: 8, 128 keys
+// ahead) and the K rows one block further (144 keys), clamped to the last
+// full block (arith.minsi), every cache line once: one line per bf16 row of
+// 32. The tail block prefetches nothing.
 // CHECK-LABEL: func.func @gqa_bf16
 // CHECK-SAME: (%{{.*}}: tensor<1x8x1x32xbf16>, %[[K:.*]]: tensor<1x2x100x32xbf16>, %[[V:.*]]: tensor<1x2x100x32xbf16>)
 // CHECK: scf.forall ({{.*}}) in ({{.*}}, 2, 1)
@@ -37,11 +38,11 @@
 // CHECK: %[[TILE:.*]] = memref.alloc() : memref<16x4x16xf32>
 // CHECK-NOT: tensor<16x4x16xf32>
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}) {
-// CHECK:   %[[C16:.*]] = arith.constant 16 : index
-// CHECK:   %[[VAHEAD:.*]] = arith.addi %{{.*}}, %[[C16]] : index
+// CHECK:   %[[C128:.*]] = arith.constant 128 : index
+// CHECK:   %[[VAHEAD:.*]] = arith.addi %{{.*}}, %[[C128]] : index
 // CHECK:   %[[PF:.*]] = arith.minsi %[[VAHEAD]], %{{.*}} : index
-// CHECK:   %[[C32:.*]] = arith.constant 32 : index
-// CHECK:   %[[KAHEAD:.*]] = arith.addi %{{.*}}, %[[C32]] : index
+// CHECK:   %[[C144:.*]] = arith.constant 144 : index
+// CHECK:   %[[KAHEAD:.*]] = arith.addi %{{.*}}, %[[C144]] : index
 // CHECK:   %[[KPF:.*]] = arith.minsi %[[KAHEAD]], %{{.*}} : index
 // CHECK:   %[[NEXT:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
 // CHECK-NOT: memref.prefetch
@@ -49,9 +50,9 @@
 // CHECK:   vector.store %{{.*}}, %[[PROBS]][%{{.*}}, %{{.*}}] : memref<4x16xf32>, vector<16xf32>
 // CHECK:   scf.for %[[J:[^ ]*]] = {{.*}} iter_args({{.*}}) -> ({{.*}}) {
 // CHECK:     %[[VROW:.*]] = arith.addi %[[PF]], %[[J]] : index
-// CHECK:     memref.prefetch %[[VB]][%{{.*}}, %{{.*}}, %[[VROW]], %{{.*}}], read, locality<3>, data
+// CHECK:     memref.prefetch %[[VB]][%{{.*}}, %{{.*}}, %[[VROW]], %{{.*}}], read, locality<2>, data
 // CHECK:     %[[KROW:.*]] = arith.addi %[[KPF]], %[[J]] : index
-// CHECK:     memref.prefetch %[[KB]][%{{.*}}, %{{.*}}, %[[KROW]], %{{.*}}], read, locality<3>, data
+// CHECK:     memref.prefetch %[[KB]][%{{.*}}, %{{.*}}, %[[KROW]], %{{.*}}], read, locality<2>, data
 // CHECK-NOT:   memref.prefetch
 // CHECK:     memref.load %[[PROBS]][%{{.*}}, %[[J]]] : memref<4x16xf32>
 // CHECK:     vector.transfer_read %[[V]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>

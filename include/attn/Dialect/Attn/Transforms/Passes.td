@@ -151,11 +151,12 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "giving both parts); `scores` and `pv` read both parts (three "
            "inputs, K or V = hi + lo): for bf16 tile products (the AMX "
            "kernels) that give f16 inputs f32-accurate products">,
-    Option<"decodeL2PrefetchF32", "decode-l2-prefetch-f32", "bool",
-           /*default=*/"false",
-           "Decode kernel with f32 K and V: its software prefetches of the "
-           "next blocks' K and V rows go to L2 (locality 2, prefetcht1) "
-           "instead of L1 (locality 3, prefetcht0); 16-bit K and V keep L1">,
+    Option<"decodePrefetchLocality", "decode-prefetch-locality", "int64_t",
+           /*default=*/"2",
+           "Decode kernel: the locality of its software prefetches of the K "
+           "and V rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on "
+           "x86; 2 into L2, prefetcht1; 1 prefetcht2; 0 non-temporal, "
+           "prefetchnta)">,
     Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
            "Decode kernel with f32 K and V, at least 4 query rows, rows "
            "times D at least 512 and, above 8 rows, D at least 128: each "
