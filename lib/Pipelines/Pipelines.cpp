@@ -217,9 +217,19 @@ int64_t mlir::attn::decodeRowsFor(const CpuPipelineOptions &options) {
   // 0.817x, hq=2 Lq=8 0.744x; but with fewer rows than a vector the decode
   // kernel wins: hq=6 hkv=1 1.358x, hq=32 hkv=8 (4 rows) 1.071x with the
   // tile ops (docs/benchmarks.md, round twenty-one).
-  if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2 &&
-      microkernelOptionsFor(options).vectorWidth == 8)
+  int64_t width = microkernelOptionsFor(options).vectorWidth;
+  bool avx2 = resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;
+  if (avx2 && width == 8)
     return 7;
+  // The 16-lane kernels (avx512, avx512-bf16, amx): the decode kernel up to
+  // 8 rows. On a Zen 4, one thread, paired time of the tile ops against it
+  // (decode-rows 7 to 15, d=128 unless said): 16 rows (hq=16 hkv=1) Lk=2048
+  // 0.332x, Lk=32k 0.598x, bf16 0.283x; hq=4 hkv=1 Lq=4 0.376x; hq=32 hkv=2
+  // d=64 0.382x; 12 rows 0.654x (bf16 Lk=32k 0.465x); 10 rows 0.548x; but 8
+  // rows (hq=8 hkv=1) 1.303x at Lk=32k, 1.023x at 2048 (bf16 0.844x) and 6
+  // rows 1.531x (docs/benchmarks.md, round twenty-two).
+  if (!avx2 && width == 16)
+    return 8;
   return options.decodeRows;
 }
 

@@ -79,8 +79,8 @@ static cl::opt<int64_t>
 static cl::opt<int64_t> decodeRows(
     "decode-rows",
     cl::desc("fused: the decode kernels for Lq * (Hq / Hkv) <= N (0: never; "
-             "default: the pipeline's, cpu 16 (7 on the avx2 kernels), cuda "
-             "32)"),
+             "default: the pipeline's, cpu 8 on the 16-lane kernels, 7 on the "
+             "avx2 kernels, cuda 32)"),
     cl::init(-1), cl::cat(category));
 static cl::opt<int64_t> kvSplits(
     "kv-splits",

@@ -51,8 +51,8 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("Query blocks of at most this many rows (Lq, times the "
                      "group size with grouped-query attention) use the decode "
                      "kernel (vectors along D) when the op allows it; 0: "
-                     "never. Only with microkernels. Default 16 (7 with the "
-                     "avx2 kernels)"),
+                     "never. Only with microkernels. Default 8 on the 16-lane "
+                     "kernels, 7 on the avx2 kernels' 8 lanes, else 16"),
       llvm::cl::init(16)};
   PassOptions::Option<int64_t> decodePrefetchLocality{
       *this, "decode-prefetch-locality",
@@ -158,8 +158,9 @@ int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
 /// decode-rows as attn-lower-cpu applies it: as given; else 7 on the avx2
 /// kernels path at its 8 lanes (`kernels`, resolved for this host: the
-/// decode kernel only for blocks whose rows do not fill one vector) and the
-/// option's 16 otherwise.
+/// decode kernel only for blocks whose rows do not fill one vector), 8 on
+/// the other paths at 16 lanes (from 10 rows on their tile ops are faster)
+/// and the option's 16 otherwise.
 int64_t decodeRowsFor(const CpuPipelineOptions &options);
 
 /// wide-block-kv as attn-lower-cpu applies it: 128 on the amx kernels path
