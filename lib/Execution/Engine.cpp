@@ -473,13 +473,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.blockKV = pipeline.blockKV;
   report.narrowBlockQ = narrowBlockQFor(pipeline);
   report.wideBlockKV = wideBlockKVFor(pipeline);
-  // As buildCpuPipeline hands it on: with microkernels of a power-of-two
-  // width only.
-  int64_t width = microkernelOptionsFor(pipeline).vectorWidth;
-  report.decodeRows =
-      pipeline.microkernels && width >= 2 && llvm::isPowerOf2_64(width)
-          ? decodeRowsFor(pipeline)
-          : 0;
+  report.decodeRows = decodeRowsFor(pipeline);
   report.ompSchedule = pipeline.ompSchedule;
   if (options.cuda) {
     if (options.peak)

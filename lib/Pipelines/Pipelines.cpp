@@ -205,6 +205,11 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
 }
 
 int64_t mlir::attn::decodeRowsFor(const CpuPipelineOptions &options) {
+  // The decode kernel runs its vectors along D: only with microkernels of a
+  // power-of-two width.
+  int64_t width = microkernelOptionsFor(options).vectorWidth;
+  if (!options.microkernels || width < 2 || !llvm::isPowerOf2_64(width))
+    return 0;
   if (options.decodeRows.hasValue())
     return options.decodeRows;
   // The avx2 kernels: the decode kernel only where a block's rows do not
@@ -217,7 +222,6 @@ int64_t mlir::attn::decodeRowsFor(const CpuPipelineOptions &options) {
   // 0.817x, hq=2 Lq=8 0.744x; but with fewer rows than a vector the decode
   // kernel wins: hq=6 hkv=1 1.358x, hq=32 hkv=8 (4 rows) 1.071x with the
   // tile ops (docs/benchmarks.md, round twenty-one).
-  int64_t width = microkernelOptionsFor(options).vectorWidth;
   bool avx2 = resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;
   if (avx2 && width == 8)
     return 7;
@@ -256,9 +260,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     tiling.rowMultiple = kernels.vectorWidth;
   // Few query rows per block (decoding): vectors along D instead
   // (attn-tile-online-softmax's decode-rows).
-  if (options.microkernels && kernels.vectorWidth >= 2 &&
-      llvm::isPowerOf2_64(kernels.vectorWidth)) {
-    tiling.decodeRows = decodeRowsFor(options);
+  tiling.decodeRows = decodeRowsFor(options);
+  if (tiling.decodeRows > 0) {
     tiling.decodeWidth = kernels.vectorWidth;
     tiling.decodeBf16Dot = kernels.bf16Dot;
     // K and V prefetched into L2 (prefetcht1) by default, on every host:
@@ -275,7 +278,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),
     // hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K and V keep the overlap
     // (DecodeBuilder.h; docs/benchmarks.md, round sixteen). Not on the
-    // AVX-512 paths, at any width: no such host was at hand to measure.
+    // 16-lane paths: on a Zen 4 (avx512-bf16 kernels, L2 prefetches) f32
+    // hq=32 hkv=8 took 1.084x the time (round twenty-two).
     tiling.decodePhased =
         kernels.vectorWidth == 8 &&
         resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;

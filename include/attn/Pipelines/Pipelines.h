@@ -156,7 +156,9 @@ microkernelOptionsFor(const CpuPipelineOptions &options);
 /// others.
 int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
-/// decode-rows as attn-lower-cpu applies it: as given; else 7 on the avx2
+/// decode-rows as attn-lower-cpu applies it: 0 without microkernels or with
+/// a vector width that is not a power of two (the decode kernel's vectors
+/// run along D); as given; else 7 on the avx2
 /// kernels path at its 8 lanes (`kernels`, resolved for this host: the
 /// decode kernel only for blocks whose rows do not fill one vector), 8 on
 /// the other paths at 16 lanes (from 10 rows on their tile ops are faster)
