@@ -60,14 +60,18 @@ double RunReport::gflops(const Timing &t) const {
   return flops && t.medianMs > 0 ? flops / (t.medianMs * 1e6) : 0;
 }
 
-std::optional<double> RunReport::kvRooflineShare() const {
-  if (!fused || !readGBs || !kvBytes || !peakGflops || !flops)
-    return std::nullopt;
+bool RunReport::kvReadBound() const {
+  if (!readGBs || !kvBytes || !peakGflops || !flops)
+    return false;
   double readMs = kvBytes / (*readGBs * 1e6);
   double computeMs = flops / (*peakGflops * usedThreads * 1e6);
-  if (readMs < computeMs)
+  return readMs >= computeMs;
+}
+
+std::optional<double> RunReport::kvRooflineShare() const {
+  if (!fused || !kvReadBound())
     return std::nullopt;
-  return readMs / fused->medianMs;
+  return kvBytes / (*readGBs * 1e6) / fused->medianMs;
 }
 
 std::unique_ptr<MLIRContext> mlir::attn::exec::createEngineContext() {
@@ -584,11 +588,15 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
 
   // Time.
   if (options.benchRuns > 0) {
+    std::unique_ptr<ReadProbe> reads;
     if (options.peak) {
       if (llvm::Error e = measureRunPeaks(context, report))
         return std::move(e);
-      report.readGBs =
-          measureReadBandwidthGBs(options.threads, size_t(1) << 30);
+      reads = std::make_unique<ReadProbe>(options.threads, size_t(1) << 30);
+      report.readGBs = reads->measureBest();
+      // Only a run bound by its reads pairs them with its calls.
+      if (!report.kvReadBound())
+        reads.reset();
     }
     std::vector<HostTensor *> ins = pointersTo(*inputs);
     std::vector<HostTensor *> fusedPtrs = pointersTo(fusedOut);
@@ -601,21 +609,29 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
         return created.takeError();
       probe = std::move(*created);
     }
-    auto burst = [&]() -> llvm::Error {
+    // Between the calls: a burst of the FMA probe, then a pass of the read
+    // probe (which leaves K and V out of the caches, as the roofline
+    // assumes).
+    std::vector<double> passes;
+    auto between = [&]() -> llvm::Error {
       llvm::Expected<double> gflops = probe->burst();
       if (!gflops)
         return gflops.takeError();
       bursts.push_back(*gflops);
+      if (reads)
+        passes.push_back(reads->pass());
       return llvm::Error::success();
     };
     llvm::Expected<Timing> fusedTime =
-        probe ? fused->time(ins, fusedPtrs, options.benchRuns, burst)
+        probe ? fused->time(ins, fusedPtrs, options.benchRuns, between)
               : fused->time(ins, fusedPtrs, options.benchRuns);
     if (!fusedTime)
       return fusedTime.takeError();
     report.fused = *fusedTime;
     if (probe)
       setPairedPeakShare(report, bursts);
+    if (probe && reads)
+      setPairedRooflineShare(report, passes);
     if (naive) {
       std::vector<HostTensor *> naivePtrs = pointersTo(naiveOut);
       llvm::Expected<Timing> naiveTime =

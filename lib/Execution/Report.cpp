@@ -130,6 +130,12 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
                  "once takes %.3f ms: fused at %.1f%% of that roofline\n",
                  *report.readGBs, threadsText(report.threads).c_str(),
                  report.kvBytes / (*report.readGBs * 1e6), 100 * *share);
+  if (report.pairedRooflineShare)
+    os << format("  paired %9.1f%% of the roofline: the median of the %d "
+                 "calls, each against the read probe run just before and "
+                 "after it (%.2f-%.2f GB/s)\n",
+                 100 * *report.pairedRooflineShare, report.fused->runs,
+                 report.readPassMinGBs, report.readPassMaxGBs);
 }
 
 void mlir::attn::exec::printReport(llvm::raw_ostream &os,
@@ -246,6 +252,12 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       root["fused_pct_kv_roofline"] =
           number(100 * report.kvBytes / (*report.readGBs * 1e6) /
                  report.fused->medianMs);
+  }
+  if (report.pairedRooflineShare) {
+    root["fused_pct_kv_roofline_paired"] =
+        number(100 * *report.pairedRooflineShare);
+    root["read_pass_gbs_min"] = number(report.readPassMinGBs);
+    root["read_pass_gbs_max"] = number(report.readPassMaxGBs);
   }
   if (report.peakGflops) {
     root["peak_gflops"] = number(*report.peakGflops);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::attn::exec;
@@ -55,23 +56,46 @@ mlir::attn::exec::detail::createProbeBeside(
   return PeakProbe::create(context, std::clamp(call, 0.02, 0.05));
 }
 
-void mlir::attn::exec::detail::setPairedPeakShare(
-    RunReport &report, const std::vector<double> &bursts) {
-  std::vector<double> callGflops;
+/// The median of the calls' shares of a rate measured around each call:
+/// call i at `callRates[i]` against the mean of probes i and i + 1 (times
+/// `threads`); nothing when a call ran below the clock's resolution or the
+/// sizes do not fit.
+static std::optional<double>
+medianPairedShare(const RunReport &report, double workPerMs,
+                  const std::vector<double> &probes, int threads) {
+  std::vector<double> callRates;
   for (double ms : report.fused->runMs) {
     // A call below the clock's resolution has no rate to pair.
     if (!(ms > 0))
-      return;
-    callGflops.push_back(report.flops / (ms * 1e6));
+      return std::nullopt;
+    callRates.push_back(workPerMs / ms);
   }
-  std::vector<double> shares =
-      pairedPeakShares(callGflops, bursts, report.usedThreads);
+  std::vector<double> shares = pairedPeakShares(callRates, probes, threads);
   if (shares.empty())
-    return;
+    return std::nullopt;
   std::sort(shares.begin(), shares.end());
   size_t n = shares.size();
+  return n % 2 ? shares[n / 2] : 0.5 * (shares[n / 2 - 1] + shares[n / 2]);
+}
+
+void mlir::attn::exec::detail::setPairedPeakShare(
+    RunReport &report, const std::vector<double> &bursts) {
   report.pairedPeakShare =
-      n % 2 ? shares[n / 2] : 0.5 * (shares[n / 2 - 1] + shares[n / 2]);
+      medianPairedShare(report, report.flops / 1e6, bursts, report.usedThreads);
+  if (!report.pairedPeakShare)
+    return;
   report.burstMinGflops = *std::min_element(bursts.begin(), bursts.end());
   report.burstMaxGflops = *std::max_element(bursts.begin(), bursts.end());
+}
+
+void mlir::attn::exec::detail::setPairedRooflineShare(
+    RunReport &report, const std::vector<double> &passes) {
+  // The read probe runs on the run's threads already: one pass is all of
+  // them.
+  report.pairedRooflineShare =
+      medianPairedShare(report, report.kvBytes / 1e6, passes, /*threads=*/1);
+  if (!report.pairedRooflineShare)
+    return;
+  report.readPassMinGBs = *std::min_element(passes.begin(), passes.end());
+  report.readPassMaxGBs = *std::max_element(passes.begin(), passes.end());
 }

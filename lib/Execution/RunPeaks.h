@@ -4,7 +4,7 @@
 //
 // The peak step of runAttn() (Engine.cpp), with --peak: the machine's peaks
 // measured in the run (one core's f32 FMA rate, the cores' at once, the
-// bf16 dot-product and AMX rates where the CPU has them) and the probe
+// bf16 dot-product and AMX rates where the CPU has them) and the probes
 // paired with the timed calls. Private to lib/Execution.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +40,13 @@ createProbeBeside(MLIRContext &context,
 /// the bursts' range, from the report's fused run times and `bursts` (one
 /// more than the calls).
 void setPairedPeakShare(RunReport &report, const std::vector<double> &bursts);
+
+/// The fused calls' median paired share of the read-K-and-V-once roofline
+/// (each call's K and V bytes per second against the mean of the read
+/// probe's `passes` just before and after it, in GB/s; one more than the
+/// calls) and the passes' range.
+void setPairedRooflineShare(RunReport &report,
+                            const std::vector<double> &passes);
 
 } // namespace mlir::attn::exec::detail
 

@@ -156,6 +156,12 @@ struct RunReport {
   double burstMinGflops = 0, burstMaxGflops = 0;
   /// Bytes of K and V: a decode step's memory roofline reads them once.
   double kvBytes = 0;
+  /// With --peak on a run bound by reading K and V (kvReadBound): the fused
+  /// calls' median share of that roofline, each call against the passes of
+  /// the read probe run just before and after it (ReadProbe), and the
+  /// passes' lowest and highest rates.
+  std::optional<double> pairedRooflineShare;
+  double readPassMinGBs = 0, readPassMaxGBs = 0;
   /// The run was --grad: results are d_query, d_key, d_value and `flops` is
   /// the backward's (2.5x the forward's).
   bool grad = false;
@@ -163,9 +169,12 @@ struct RunReport {
 
   /// GFLOP/s of a timing (0 without a FLOP count).
   double gflops(const Timing &t) const;
+  /// Whether reading K and V once at the measured bandwidth takes longer
+  /// than the FLOPs at the measured peak (a decode step): false without
+  /// both measured.
+  bool kvReadBound() const;
   /// The fused time as a share of the "read K and V once" roofline, when
-  /// the run was memory-bound (reading K and V at the measured bandwidth
-  /// takes longer than the FLOPs at the measured peak).
+  /// the run was memory-bound (kvReadBound).
   std::optional<double> kvRooflineShare() const;
 };
 

@@ -135,6 +135,41 @@ llvm::Expected<double> measureAmxPeakGflops(MLIRContext &context,
 /// without software prefetching; the best of three passes of each.
 double measureReadBandwidthGBs(int threads, size_t bytes);
 
+/// measureReadBandwidthGBs's buffer and threads, kept to pair single passes
+/// with the timed calls of a kernel whose roofline is its reads (a decode
+/// step): the machine's bandwidth moves from moment to moment as its FMA
+/// rate does (PeakProbe), so a call is compared with the passes just before
+/// and after it (pairedPeakShares) rather than with one probe taken earlier.
+class ReadProbe {
+public:
+  /// A buffer of `bytes` (far larger than the caches) read by `threads`
+  /// threads (0 = all cores).
+  ReadProbe(int threads, size_t bytes);
+  ~ReadProbe();
+  ReadProbe(const ReadProbe &) = delete;
+  ReadProbe &operator=(const ReadProbe &) = delete;
+  /// measureReadBandwidthGBs's rate: the best of three passes of each way
+  /// of reading; pass() reads the best way from then on.
+  double measureBest();
+  /// One pass over the buffer, the best way measureBest() found (one
+  /// sequential stream before it ran); its rate in GB/s.
+  double pass();
+
+private:
+  /// sumForReadProbe's streams side by side and prefetch distance.
+  struct Pattern {
+    int streams;
+    size_t prefetch;
+  };
+  double passOf(Pattern pattern);
+
+  int threads;
+  size_t words;
+  std::unique_ptr<uint64_t[]> buffer;
+  std::vector<uint64_t> sums;
+  Pattern bestPattern{1, 0};
+};
+
 /// The read of measureReadBandwidthGBs: words [begin, end) of `buffer` as
 /// `streams` (1 to 8) equal parts read side by side a cache line at a time,
 /// each line's `prefetchBytes` ahead prefetched (0: none), what the parts
