@@ -594,8 +594,16 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
         return std::move(e);
       reads = std::make_unique<ReadProbe>(options.threads, size_t(1) << 30);
       report.readGBs = reads->measureBest();
-      // Only a run bound by its reads pairs them with its calls.
-      if (!report.kvReadBound())
+      // Only a run bound by its reads, on one thread, pairs them with its
+      // calls. With more, the kernel's other OpenMP threads spin for 200 ms
+      // after each call on the cores the passes need: on a Zen 4, 2-thread
+      // passes read at 13-22 GB/s between calls against 29 at best, and
+      // the calls came out at 181% of that roofline. Letting them sleep at
+      // once (libomp's blocktime 0) would make every call wake them, which
+      // a decode loop that runs step after step does not do (hq=8 hkv=1
+      // Lk=32k f32, 2 threads, paired so: 3.40 ms, against 1.73 in the run
+      // before; not kept).
+      if (!report.kvReadBound() || report.usedThreads > 1)
         reads.reset();
     }
     std::vector<HostTensor *> ins = pointersTo(*inputs);
