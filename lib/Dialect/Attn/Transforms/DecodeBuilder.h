@@ -33,18 +33,28 @@ namespace mlir::attn::detail {
 inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 
 /// Of a block's `groups` P.V loops (groups of value columns), how many also
-/// take the next block's dot products, each a share of the K chunks; the
-/// others only prefetch. Every group read-modify-writes the dot-product
-/// buffer once per key and row for its share, and on 8 lanes (AVX2) the
-/// loops are bound by the FP load/store pipes, not the FMAs (llvm-mca
-/// znver3: 21 memory operations for 16 FMAs per key): half the groups (at
-/// least one), each with a larger share. On a Zen 3, 1 thread, CPU time per
-/// call against all groups (bench/ab-aot.py, best of 50 calls), hq=32 hkv=8
-/// Lk=32k d=128: f32 0.894 of the time, bf16 0.939; hq=8 hkv=8: 0.852 and
-/// 0.909; a quarter of the groups: f32 1.031 (docs/benchmarks.md, round ten).
-/// On 16 lanes all of them, as tuned on a Zen 5.
-inline int64_t dotGroupsFor(int64_t groups, int64_t width) {
-  return width == 8 ? std::max<int64_t>(1, groups / 2) : groups;
+/// take the next block's dot products, each a share of the `keyChunks` K
+/// chunks; the others only prefetch. Every group read-modify-writes the
+/// dot-product buffer once per key and row for its share, and on 8 lanes
+/// (AVX2) the loops are bound by the FP load/store pipes, not the FMAs
+/// (llvm-mca znver3: 21 memory operations for 16 FMAs per key): half the
+/// groups (at least one), each with a larger share. On a Zen 3, 1 thread,
+/// CPU time per call against all groups (bench/ab-aot.py, best of 50
+/// calls), hq=32 hkv=8 Lk=32k d=128: f32 0.894 of the time, bf16 0.939;
+/// hq=8 hkv=8: 0.852 and 0.909; a quarter of the groups: f32 1.031
+/// (docs/benchmarks.md, round ten). On 16 lanes the same where each group
+/// then takes at most 4 chunks, else all of them: on a Zen 4 (512-bit
+/// loads and stores at half the rate of its 256-bit ones), 1 thread,
+/// paired against all groups, Lk=32k d=128: hq=8 hkv=1 f32 0.959, bf16
+/// 0.813, f16 0.896; hq=12 hkv=2 f32 0.874, bf16 0.793; hq=32 hkv=8 bf16
+/// 0.926-0.933; but with 8 chunks each, hq=8 hkv=2 d=256 f32 1.194 and
+/// hq=32 hkv=8 d=128 f32 1.001-1.006 (docs/benchmarks.md, round
+/// twenty-three).
+inline int64_t dotGroupsFor(int64_t groups, int64_t width, int64_t keyChunks) {
+  int64_t half = std::max<int64_t>(1, groups / 2);
+  if (width == 8 || keyChunks <= 4 * half)
+    return half;
+  return groups;
 }
 
 /// Bytes per cache line, and how far ahead of the block being computed the

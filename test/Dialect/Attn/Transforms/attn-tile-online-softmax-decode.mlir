@@ -232,3 +232,59 @@ func.func @routed(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>, %m: tenso
   %g = attn.sdpa %q24, %k24, %k24 : tensor<1x4x1x24xf32>, tensor<1x1x50x24xf32>, tensor<1x1x50x24xf32> -> tensor<1x4x1x24xf32>
   return %a, %b, %c, %d, %e, %f, %g : tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>, tensor<1x4x1x16xf32>, tensor<1x4x2x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x?x16xf32>, tensor<1x4x1x24xf32>
 }
+
+// -----
+
+// On 16 lanes half the P.V groups take the next block's dot products where
+// each then takes at most 4 K chunks (as on 8 lanes: the read-modify-write
+// of the dot-product buffer costs each group memory operations per key and
+// row). 8 rows, D = 64: two groups of 2 value vectors; the first reads all
+// 4 K chunks of the next block's key and stores the 8 rows' sums, the
+// second neither.
+// CHECK-LABEL: func.func @dots_in_half_the_groups
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x64xf32>
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c0{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x64xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c48{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x64xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c7{{(_[0-9]+)?}}, %{{.*}}] : memref<16x8x16xf32>, vector<16xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<16x8x16xf32>
+// CHECK:   scf.yield
+func.func @dots_in_half_the_groups(%q: tensor<1x8x1x64xf32>, %k: tensor<1x1x40x64xf32>, %v: tensor<1x1x40x64xf32>) -> tensor<1x8x1x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xf32>, tensor<1x1x40x64xf32>, tensor<1x1x40x64xf32> -> tensor<1x8x1x64xf32>
+  return %o : tensor<1x8x1x64xf32>
+}
+
+// -----
+
+// 4 rows, D = 128: two groups of 4 value vectors; half of them would leave
+// one group 8 K chunks (slower on a Zen 4), so both take 4: the first
+// stores the rows' sums, the second adds its chunks to them.
+// CHECK-LABEL: func.func @dots_in_every_group
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x128xf32>
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c48{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK-NOT: vector.load %{{.*}} : memref<16x4x16xf32>
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c3{{(_[0-9]+)?}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c64{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c112{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.load %{{.*}} : memref<16x4x16xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c3{{(_[0-9]+)?}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
+// CHECK:   scf.yield
+func.func @dots_in_every_group(%q: tensor<1x4x1x128xf32>, %k: tensor<1x1x40x128xf32>, %v: tensor<1x1x40x128xf32>) -> tensor<1x4x1x128xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x4x1x128xf32>, tensor<1x1x40x128xf32>, tensor<1x1x40x128xf32> -> tensor<1x4x1x128xf32>
+  return %o : tensor<1x4x1x128xf32>
+}
