@@ -601,8 +601,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       // the calls came out at 181% of that roofline. Letting them sleep at
       // once (libomp's blocktime 0) would make every call wake them, which
       // a decode loop that runs step after step does not do (hq=8 hkv=1
-      // Lk=32k f32, 2 threads, paired so: 3.40 ms, against 1.73 in the run
-      // before; not kept).
+      // Lk=32k f32, 2 threads, paired so: 3.40 ms, against 1.73 in a
+      // figures run without it; not kept).
       if (!report.kvReadBound() || report.usedThreads > 1)
         reads.reset();
     }

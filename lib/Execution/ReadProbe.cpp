@@ -95,7 +95,3 @@ double ReadProbe::measureBest() {
 }
 
 double ReadProbe::pass() { return passOf(bestPattern); }
-
-double mlir::attn::exec::measureReadBandwidthGBs(int threads, size_t bytes) {
-  return ReadProbe(threads, bytes).measureBest();
-}

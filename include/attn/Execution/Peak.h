@@ -129,17 +129,16 @@ std::string amxPeakKernelText();
 llvm::Expected<double> measureAmxPeakGflops(MLIRContext &context,
                                             double seconds);
 
-/// Memory read bandwidth in GB/s: `threads` threads (0 = all cores) each
-/// sum their share of a buffer of `bytes` (far larger than the caches), in
-/// one sequential stream and in 2, 4 and 8 streams side by side, with and
-/// without software prefetching; the best of three passes of each.
-double measureReadBandwidthGBs(int threads, size_t bytes);
-
-/// measureReadBandwidthGBs's buffer and threads, kept to pair single passes
-/// with the timed calls of a kernel whose roofline is its reads (a decode
-/// step): the machine's bandwidth moves from moment to moment as its FMA
-/// rate does (PeakProbe), so a call is compared with the passes just before
-/// and after it (pairedPeakShares) rather than with one probe taken earlier.
+/// The memory read probe: `threads` threads (0 = all cores) each sum their
+/// share of a buffer far larger than the caches. measureBest() is the
+/// machine's read bandwidth in GB/s: one sequential stream and 2, 4 and 8
+/// streams side by side, with and without software prefetching, the best
+/// of three passes of each. The probe keeps its buffer and threads to pair
+/// single passes with the timed calls of a kernel whose roofline is its
+/// reads (a decode step): the machine's bandwidth moves from moment to
+/// moment as its FMA rate does (PeakProbe), so a call is compared with the
+/// passes just before and after it (pairedPeakShares) rather than with one
+/// probe taken earlier.
 class ReadProbe {
 public:
   /// A buffer of `bytes` (far larger than the caches) read by `threads`
@@ -148,8 +147,8 @@ public:
   ~ReadProbe();
   ReadProbe(const ReadProbe &) = delete;
   ReadProbe &operator=(const ReadProbe &) = delete;
-  /// measureReadBandwidthGBs's rate: the best of three passes of each way
-  /// of reading; pass() reads the best way from then on.
+  /// The read bandwidth: the best of three passes of each way of reading;
+  /// pass() reads the best way from then on.
   double measureBest();
   /// One pass over the buffer, the best way measureBest() found (one
   /// sequential stream before it ran); its rate in GB/s.
@@ -170,7 +169,7 @@ private:
   Pattern bestPattern{1, 0};
 };
 
-/// The read of measureReadBandwidthGBs: words [begin, end) of `buffer` as
+/// The read of ReadProbe's passes: words [begin, end) of `buffer` as
 /// `streams` (1 to 8) equal parts read side by side a cache line at a time,
 /// each line's `prefetchBytes` ahead prefetched (0: none), what the parts
 /// leave over one word at a time; the sum of the words, each read once.

@@ -46,11 +46,10 @@ inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 /// then takes at most 4 chunks, else all of them: on a Zen 4 (8 rows in
 /// cache spent their time on the buffer's loads and stores and on query
 /// chunks spilled to the stack), 1 thread, paired against all groups,
-/// Lk=32k d=128: hq=8 hkv=1 f32 0.959, bf16
-/// 0.813, f16 0.896; hq=12 hkv=2 f32 0.874, bf16 0.793; hq=32 hkv=8 bf16
-/// 0.926-0.933; but with 8 chunks each, hq=8 hkv=2 d=256 f32 1.194 and
-/// hq=32 hkv=8 d=128 f32 1.001-1.006 (docs/benchmarks.md, round
-/// twenty-three).
+/// Lk=32k d=128: hq=8 hkv=1 f32 0.959, bf16 0.813, f16 0.896; hq=12 hkv=2
+/// f32 0.874, bf16 0.793; hq=32 hkv=8 bf16 0.926-0.933; but with 8 chunks
+/// each, hq=8 hkv=2 d=256 f32 1.194 and hq=32 hkv=8 d=128 f32 1.006
+/// (docs/benchmarks.md, round twenty-three).
 inline int64_t dotGroupsFor(int64_t groups, int64_t width, int64_t keyChunks) {
   int64_t half = std::max<int64_t>(1, groups / 2);
   if (width == 8 || keyChunks <= 4 * half)
