@@ -92,13 +92,20 @@ bool emitScoresBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
                     linalg::GenericOp op, const ContractionExtras &extras,
                     bool unscaled = false);
 
+/// Whether emitPVBf16 takes the `pv` tile op `op`: bf16 values, f32
+/// probabilities, an even bk, dv a multiple of the vector width, inside a
+/// query block (scf.forall).
+bool bf16DotTakesPV(const KernelBuilder &kernel, linalg::GenericOp op);
+
 /// The `pv` tile op (acct [dv, bq] += V [bk, dv] . Pt [bk, bq]) on
-/// vdpbf16ps, for bf16 values, an even bk and dv a multiple of the vector
-/// width: Pt is rounded to bf16 and packed into key pairs, V packed into
-/// key pairs, both into buffers of the query block. Returns false, building
-/// nothing, if the op does not qualify.
+/// vdpbf16ps (bf16DotTakesPV must hold, else it returns false, building
+/// nothing): Pt is rounded to bf16 and packed into key pairs, V packed into
+/// key pairs, both into buffers of the query block. With `pPairs` ([bk / 2,
+/// 2 * bq] bf16), P is read from there, packed already (by
+/// emitProbabilities), and Pt is not read.
 bool emitPVBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
-                linalg::GenericOp op, const ContractionExtras &extras);
+                linalg::GenericOp op, const ContractionExtras &extras,
+                Value pPairs = {});
 
 } // namespace mlir::attn::detail
 

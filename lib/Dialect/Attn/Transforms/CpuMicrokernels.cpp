@@ -103,7 +103,7 @@ struct TileRewrite {
   bool amx = false;
   /// With amx: f16 products on AMX-FP16's tdpfp16ps (amx-fp16).
   bool amxFp16 = false;
-  /// The P.V ops (amx) whose probabilities their probs kernel wrote
+  /// The P.V ops (amx, bf16Dot) whose probabilities their probs kernel wrote
   /// packed into key pairs, and the buffer it wrote them to.
   DenseMap<Operation *, ProbPairs> *probPairs = nullptr;
   /// This query block's query rows (the scale_query tile's input) and
@@ -291,6 +291,16 @@ bool rewriteScores(TileRewrite &rewrite) {
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i], with the rescale of the
 /// accumulator right before it folded in (applied as it is loaded).
+/// Whether rewritePV builds `pv` on vdpbf16ps (emitPVBf16): not on AMX
+/// tiles, V read as [bk, dv], no split-f16 parts.
+bool pvOnBf16Dot(const TileRewrite &rewrite, linalg::GenericOp pv) {
+  if (!rewrite.bf16Dot || readsTransposedValues(pv) || isSplitF16(pv))
+    return false;
+  if (rewrite.amx && amxTakesPV(pv, rewrite.amxFp16))
+    return false;
+  return bf16DotTakesPV(rewrite.kernel, pv);
+}
+
 bool rewritePV(TileRewrite &rewrite) {
   Value out = rewrite.output();
   ContractionExtras extras;
@@ -317,9 +327,12 @@ bool rewritePV(TileRewrite &rewrite) {
   // Every other kernel reads V [bk, dv]: Vt stays a generic (loops).
   if (readsTransposedValues(rewrite.op) || isSplitF16(rewrite.op))
     return false;
-  if (rewrite.bf16Dot &&
-      emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras))
+  if (pvOnBf16Dot(rewrite, rewrite.op)) {
+    emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras,
+               rewrite.probPairs ? rewrite.probPairs->lookup(rewrite.op).hi
+                                 : Value());
     return true;
+  }
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, v))
     v = wide;
   extras.hiddenAbove = hiddenAbove(rewrite.op);
@@ -387,21 +400,26 @@ bool rewriteProbs(TileRewrite &rewrite) {
                 memrefOf(pv.getDpsInputs()[1]).getElementType().isBF16();
       break;
     }
-  // A P.V on AMX tiles reads P in bf16 key pairs (split-f16: its hi and lo
-  // parts): written so here rather than stored in f32 and packed again.
+  // A P.V on AMX tiles or on vdpbf16ps reads P in bf16 key pairs
+  // (split-f16: its hi and lo parts): written so here rather than stored in
+  // f32 and packed again (on Zen 4 a 512-bit store takes an FMA slot).
   ProbPairs pairs;
-  if (rewrite.amx && rewrite.probPairs && pv && pv.getDpsInputs()[0] == out &&
-      amxTakesPV(pv, rewrite.amxFp16)) {
+  if (rewrite.probPairs && pv && pv.getDpsInputs()[0] == out) {
     MemRefType type = memrefOf(out);
     int64_t rows = type.getDimSize(0) / 2, cols = 2 * type.getDimSize(1);
-    // In V's type (bf16, or f16 on AMX-FP16 tiles); split parts are bf16.
-    pairs.hi = bf16Scratch(
-        pv, rows, cols,
-        isSplitF16(pv) ? Type()
-                       : memrefOf(pv.getDpsInputs()[1]).getElementType());
-    if (isSplitF16(pv))
-      pairs.lo = bf16Scratch(pv, rows, cols);
-    (*rewrite.probPairs)[pv] = pairs;
+    if (rewrite.amx && amxTakesPV(pv, rewrite.amxFp16)) {
+      // In V's type (bf16, or f16 on AMX-FP16 tiles); split parts are bf16.
+      pairs.hi = bf16Scratch(
+          pv, rows, cols,
+          isSplitF16(pv) ? Type()
+                         : memrefOf(pv.getDpsInputs()[1]).getElementType());
+      if (isSplitF16(pv))
+        pairs.lo = bf16Scratch(pv, rows, cols);
+    } else if (pvOnBf16Dot(rewrite, pv)) {
+      pairs.hi = bf16Scratch(pv, rows, cols);
+    }
+    if (pairs.hi)
+      (*rewrite.probPairs)[pv] = pairs;
   }
   auto scale = rewrite.op->getAttrOfType<FloatAttr>(kProbsScoreScaleAttrName);
   emitProbabilities(rewrite.kernel, rewrite.input(0), out, rowSum, forBf16,

@@ -96,19 +96,30 @@ bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
   return true;
 }
 
+bool mlir::attn::detail::bf16DotTakesPV(const KernelBuilder &kernel,
+                                        linalg::GenericOp op) {
+  Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
+  return isBf16(v) && memrefOf(pt).getElementType().isF32() &&
+         memrefOf(pt).getDimSize(0) % 2 == 0 &&
+         memrefOf(v).getDimSize(1) % kernel.width == 0 &&
+         op->getParentOfType<scf::ForallOp>();
+}
+
 bool mlir::attn::detail::emitPVBf16(KernelBuilder &kernel,
                                     const RegisterBlocking &blocking,
                                     linalg::GenericOp op,
-                                    const ContractionExtras &extras) {
+                                    const ContractionExtras &extras,
+                                    Value pPairs) {
+  if (!bf16DotTakesPV(kernel, op))
+    return false;
   Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
   int64_t bk = memrefOf(pt).getDimSize(0), bq = memrefOf(pt).getDimSize(1);
   int64_t dv = memrefOf(v).getDimSize(1);
-  if (!isBf16(v) || !memrefOf(pt).getElementType().isF32() || bk % 2 != 0 ||
-      dv % kernel.width != 0 || !op->getParentOfType<scf::ForallOp>())
-    return false;
-  Value pPairs = bf16Scratch(op, bk / 2, 2 * bq);
+  if (!pPairs) {
+    pPairs = bf16Scratch(op, bk / 2, 2 * bq);
+    emitPackRowPairsF32(kernel, pt, pPairs, std::nullopt);
+  }
   Value vPairs = bf16Scratch(op, bk / 2, 2 * dv);
-  emitPackRowPairsF32(kernel, pt, pPairs, std::nullopt);
   emitPackRowPairsBf16(kernel, v, vPairs);
   emitBf16Contraction(
       kernel, blocking, pPairs, vPairs,

@@ -9,8 +9,9 @@
 // one 32-bit pair broadcast per key; the sums leave the registers unscaled:
 // the row max scales each row vector's block maximum once (one multiply per
 // 16 rows instead of one per score) and the probabilities start with
-// fma(s, scale, -m). P is rounded to bf16 and V packed into
-// key pairs before P.V. The probabilities weigh bf16 values (and are rounded
+// fma(s, scale, -m). P is rounded to bf16 into key pairs as it is made
+// (never stored in f32) and V packed into key pairs before P.V. The
+// probabilities weigh bf16 values (and are rounded
 // to bf16 here): their exp2 is the degree-4 polynomial (leading coefficient
 // 0.00958), the running max's stays degree 6 (1.53e-4).
 // CHECK-LABEL: func.func @bf16_dot
@@ -55,11 +56,16 @@
 // CHECK:     %[[PB4:.*]] = arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
 // CHECK-NEXT: %[[EB4:.*]] = arith.addi %[[PB4]], %[[NB4]] : vector<16xi32>
 // CHECK-NEXT: arith.bitcast %[[EB4]] : vector<16xi32> to vector<16xf32>
-// P.V: P rounded and packed, V packed, then the dot products.
-// CHECK:     llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"
-// CHECK:     vector.shuffle
+// The next key's probability, and the two rounded by one vcvtne2ps2bf16
+// straight into P.V's buffer of key pairs.
+// CHECK:     %[[P1:.*]] = arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK-NEXT: %[[PAIR:.*]] = llvm.call_intrinsic "llvm.x86.avx512bf16.cvtne2ps2bf16.512"(%[[P1]], %{{.*}})
+// CHECK-NEXT: vector.shuffle %[[PAIR]], %[[PAIR]]
+// CHECK-NEXT: vector.store %{{.*}}, %[[PP:.*]][%{{.*}}, %{{.*}}] : memref<8x64xbf16>, vector<32xbf16>
+// P.V: V packed, then the dot products on P's pairs.
 // CHECK:     vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
 // CHECK:     vector.interleave
+// CHECK:     vector.load %[[PP]][%{{.*}}, %{{.*}}] : memref<8x64xbf16>, vector<32xbf16>
 // CHECK:     x86vector.avx512.dot
 // CHECK-NOT: attn.tile = #attn.tile<scores>
 // CHECK-NOT: attn.tile = #attn.tile<pv>
