@@ -219,6 +219,13 @@ private:
   /// Whether the block's scores are folded rows first
   /// (foldScoresRowsFirst) rather than per row.
   bool foldRowsFirst() const;
+  /// Whether the P.V loops that take the next block's dot products fold
+  /// each key's rows (foldKeyRows) before storing them: one vector per key
+  /// in NextDots' tile ([W, 1, W]) rather than one per key and row.
+  bool tileFoldsRows() const;
+  /// The scores folded from the rows' partial sums, times the score scale
+  /// where the dot products are vdpbf16ps (keyDots).
+  SmallVector<Value> scaledScores(SmallVector<Value> scores);
   /// From maxAccumulators(width) on (half the vector registers or more; the
   /// scores' live vectors beside them spill otherwise: bf16 hq=32 hkv=8
   /// d=128, 32 accumulators, 499 -> 221 stack references; one thread,
@@ -242,7 +249,7 @@ private:
   Value probTile;
   /// The next block's dot products, taken by a block's P.V loops: the
   /// block's first key, and a [W, rows, W] f32 buffer of the partial sums
-  /// (key, row, lane), updated.
+  /// (key, row, lane), updated; [W, 1, W] with tileFoldsRows.
   struct NextDots {
     Value first, tile;
   };

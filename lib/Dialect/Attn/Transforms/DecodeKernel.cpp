@@ -302,6 +302,27 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
             // The next block's key j: this group's share of its chunks.
             Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
             SmallVector<Value> kc = readKeyChunks(kRow, d0, d1);
+            if (tileFoldsRows()) {
+              // This share's sums of the rows folded into one vector: one
+              // store per key rather than one per key and row.
+              SmallVector<Value> dots;
+              for (int64_t r = 0; r < rows; ++r) {
+                Value dot;
+                for (int64_t c = d0; c < d1; ++c)
+                  dot = dotStep(dot, r, c, kc[c - d0]);
+                dots.push_back(dot);
+              }
+              Value folded = foldKeyRows(b, loc, dots);
+              ValueRange at{j, kernel.idx(0), kernel.idx(0)};
+              if (d0 > 0)
+                folded = arith::AddFOp::create(
+                    b, loc,
+                    vector::LoadOp::create(b, loc, kernel.vecType,
+                                           nextDots->tile, at),
+                    folded);
+              vector::StoreOp::create(b, loc, folded, nextDots->tile, at);
+              return out;
+            }
             for (int64_t r = 0; r < rows; ++r) {
               // The first share's chunks start the sums, the others add to
               // the tile row.
@@ -479,7 +500,7 @@ DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,
                    zeroIdx),
           w));
   // The next block's dot products: a buffer, like the accumulators.
-  Value tile = scratch({width, rows, width});
+  Value tile = scratch({width, tileFoldsRows() ? 1 : rows, width});
   SmallVector<Value> inits = init.asValues();
   int64_t stateCount = static_cast<int64_t>(inits.size());
   llvm::append_range(inits, first.getResults());

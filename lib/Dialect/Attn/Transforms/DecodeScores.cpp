@@ -68,9 +68,24 @@ SmallVector<Value> mlir::attn::detail::foldScoresPerRow(
   return scores;
 }
 
-SmallVector<Value> mlir::attn::detail::foldScoresRowsFirst(
-    OpBuilder &b, Location loc, int64_t width, int64_t rows,
-    function_ref<SmallVector<Value>(int64_t)> rowDots) {
+Value mlir::attn::detail::foldKeyRows(OpBuilder &b, Location loc,
+                                      ArrayRef<Value> dots) {
+  int64_t width = cast<VectorType>(dots.front().getType()).getNumElements();
+  SmallVector<Value> level(dots);
+  // Level k's vectors each hold 2^k rows, W >> k lanes per row.
+  for (int64_t lanes = width; level.size() > 1; lanes /= 2) {
+    SmallVector<Value> up;
+    for (size_t i = 0; i < level.size(); i += 2)
+      up.push_back(foldLanes(b, loc, level[i], level[i + 1], lanes));
+    level = std::move(up);
+  }
+  return level.front();
+}
+
+SmallVector<Value>
+mlir::attn::detail::foldScoresRowsFirst(OpBuilder &b, Location loc,
+                                        int64_t width, int64_t rows,
+                                        function_ref<Value(int64_t)> keyRows) {
   // A partial vector and what its lanes sum to: lanes are in len(sources)
   // equal groups, group g summing to the score sources[g] = r * W + j.
   struct Partial {
@@ -85,24 +100,16 @@ SmallVector<Value> mlir::attn::detail::foldScoresRowsFirst(
     return out;
   };
   // Each key's row dot products folded together first (one vector per key,
-  // W / rows lanes per row), then the keys by a binary counter; a vector
-  // whose lanes are each one score is done. At most log2(W / rows) pending
-  // and rows done vectors are live, against up to rows * log2(W) with one
-  // counter per row.
+  // W / rows lanes per row, rows in order), then the keys by a binary
+  // counter; a vector whose lanes are each one score is done. At most
+  // log2(W / rows) pending and rows done vectors are live, against up to
+  // rows * log2(W) with one counter per row.
   SmallVector<std::pair<int64_t, Partial>> pending;
   SmallVector<Partial> done;
   for (int64_t j = 0; j < width; ++j) {
-    SmallVector<Value> dots = rowDots(j);
-    SmallVector<Partial> level;
+    Partial x{keyRows(j), {}};
     for (int64_t r = 0; r < rows; ++r)
-      level.push_back({dots[r], {r * width + j}});
-    while (level.size() > 1) {
-      SmallVector<Partial> up;
-      for (size_t i = 0; i < level.size(); i += 2)
-        up.push_back(combine(level[i], level[i + 1]));
-      level = std::move(up);
-    }
-    Partial x = level.front();
+      x.sources.push_back(r * width + j);
     int64_t depth = 0;
     while (!pending.empty() && pending.back().first == depth) {
       x = combine(pending.back().second, x);
@@ -202,18 +209,43 @@ DecodeBuilder::scoresOf(function_ref<Value(int64_t)> keyIndex) {
   return foldedScores(rowDots);
 }
 
-SmallVector<Value>
-DecodeBuilder::foldedScores(function_ref<SmallVector<Value>(int64_t)> rowDots) {
-  SmallVector<Value> scores =
-      foldRowsFirst() ? foldScoresRowsFirst(b, loc, width, rows, rowDots)
-                      : foldScoresPerRow(b, loc, width, rows, rowDots);
+bool DecodeBuilder::tileFoldsRows() const {
+  // On the 16-lane kernels, where it was measured: there a 512-bit store
+  // takes an FMA slot (Zen 4) and the folds' shuffles and adds do not.
+  // Also for 8 rows, unlike foldRowsFirst: its gather's 56 shuffles come
+  // once per block, against 7 stores saved per key (f32 hq=8 hkv=1 Lk=2048
+  // d=128, one thread: 0.853 the time; 16 rows: 1.067; docs/benchmarks.md,
+  // round twenty-four). Phased blocks fill their own tile, per row
+  // (phasedScores).
+  return width == 16 && !phased && rows > 1 && rows <= 8 &&
+         llvm::isPowerOf2_64(rows);
+}
+
+SmallVector<Value> DecodeBuilder::scaledScores(SmallVector<Value> scores) {
   if (keyDots)
     for (Value &x : scores)
       x = arith::MulFOp::create(b, loc, x, kernel.splat(sdpa.qScale));
   return scores;
 }
 
+SmallVector<Value>
+DecodeBuilder::foldedScores(function_ref<SmallVector<Value>(int64_t)> rowDots) {
+  if (foldRowsFirst())
+    return scaledScores(
+        foldScoresRowsFirst(b, loc, width, rows, [&](int64_t j) {
+          return foldKeyRows(b, loc, rowDots(j));
+        }));
+  return scaledScores(foldScoresPerRow(b, loc, width, rows, rowDots));
+}
+
 SmallVector<Value> DecodeBuilder::scoresFromTile(Value tile) {
+  if (tileFoldsRows())
+    return scaledScores(
+        foldScoresRowsFirst(b, loc, width, rows, [&](int64_t j) {
+          return vector::LoadOp::create(
+              b, loc, kernel.vecType, tile,
+              ValueRange{kernel.idx(j), kernel.idx(0), kernel.idx(0)});
+        }));
   auto rowDots = [&](int64_t j) {
     SmallVector<Value> dots;
     for (int64_t r = 0; r < rows; ++r)

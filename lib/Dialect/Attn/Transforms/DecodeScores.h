@@ -26,13 +26,19 @@ SmallVector<Value>
 foldScoresPerRow(OpBuilder &b, Location loc, int64_t width, int64_t rows,
                  function_ref<SmallVector<Value>(int64_t)> rowDots);
 
-/// The same with each key's rows folded together first (rows a power of 2
-/// dividing W): the same folds, at most log2(W / rows) pending and `rows`
-/// finished vectors live instead of up to rows * log2(W), then rows - 1
-/// shuffles per row to gather its scores.
-SmallVector<Value>
-foldScoresRowsFirst(OpBuilder &b, Location loc, int64_t width, int64_t rows,
-                    function_ref<SmallVector<Value>(int64_t)> rowDots);
+/// One key's W-lane partial sums, one vector per row (a power of 2
+/// dividing W of them), folded into one vector: row r's sum in the r-th of
+/// rows equal groups of lanes (rows - 1 folds).
+Value foldKeyRows(OpBuilder &b, Location loc, ArrayRef<Value> dots);
+
+/// The same scores with each key's rows folded together first (rows a power
+/// of 2 dividing W): `keyRows(j)` is key j's foldKeyRows (called once per
+/// key, in order). The same folds as foldScoresPerRow, at most log2(W /
+/// rows) pending and `rows` finished vectors live instead of up to rows *
+/// log2(W), then rows - 1 shuffles per row to gather its scores.
+SmallVector<Value> foldScoresRowsFirst(OpBuilder &b, Location loc,
+                                       int64_t width, int64_t rows,
+                                       function_ref<Value(int64_t)> keyRows);
 
 } // namespace mlir::attn::detail
 

@@ -11,8 +11,9 @@
 // masked (the query rows and the accumulators in the same order, put back
 // in order at the end). The first block's scores are taken before the key
 // loop; then each block's P.V loop also takes the next block's dot products
-// (key j with value row j, into a [16 keys, 4 rows, 16 lanes] buffer, folded
-// into scores after them; the probabilities go through a [4 rows, 16 keys]
+// (key j with value row j; the 4 rows' sums folded into one vector by
+// shuffles, 4 lanes a row, one store per key into a [16 keys, 1, 16 lanes]
+// buffer, folded into scores after them; the probabilities go through a [4 rows, 16 keys]
 // buffer: scratch buffers are not loop-carried tensors, whose many reads and
 // writes would make bufferization slow), and prefetches into L2 the V rows
 // of the blocks that cover 8 KiB ahead (here 1 KiB blocks: 8, 128 keys
@@ -35,8 +36,8 @@
 // CHECK:   vector.fma
 // CHECK-NOT: memref.prefetch
 // CHECK:   vector.shuffle
-// CHECK: %[[TILE:.*]] = memref.alloc() : memref<16x4x16xf32>
-// CHECK-NOT: tensor<16x4x16xf32>
+// CHECK: %[[TILE:.*]] = memref.alloc() : memref<16x1x16xf32>
+// CHECK-NOT: tensor<16x1x16xf32>
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> ({{.*}}) {
 // CHECK:   %[[C128:.*]] = arith.constant 128 : index
 // CHECK:   %[[VAHEAD:.*]] = arith.addi %{{.*}}, %[[C128]] : index
@@ -58,10 +59,15 @@
 // CHECK:     vector.transfer_read %[[V]]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
 // CHECK:     %[[NROW:.*]] = arith.addi %[[NEXT]], %[[J]] : index
 // CHECK:     vector.transfer_read %[[K]][%{{.*}}, %{{.*}}, %[[NROW]], %{{.*}}]{{.*}} : tensor<1x2x100x32xbf16>, vector<32xbf16>
-// CHECK:     vector.store %{{.*}}, %[[TILE]][%[[J]], %{{.*}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
+// CHECK:     vector.shuffle
+// CHECK:     arith.addf
+// CHECK-NOT: vector.store
+// CHECK:     vector.store %{{.*}}, %[[TILE]][%[[J]], %{{.*}}, %{{.*}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
 // CHECK:   scf.yield
 // CHECK:   }
-// CHECK:   vector.load %[[TILE]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
+// CHECK:   vector.load %[[TILE]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x1x16xf32>, vector<16xf32>
 // CHECK:   vector.shuffle
 // The last 4 keys (100 = 6 x 16 + 4): lanes past the end are -inf.
 // CHECK: scf.if
@@ -239,8 +245,8 @@ func.func @routed(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>, %m: tenso
 // each then takes at most 4 K chunks (as on 8 lanes: the read-modify-write
 // of the dot-product buffer costs each group memory operations per key and
 // row). 8 rows, D = 64: two groups of 2 value vectors; the first reads all
-// 4 K chunks of the next block's key and stores the 8 rows' sums, the
-// second neither.
+// 4 K chunks of the next block's key and stores the 8 rows' sums, folded
+// into one vector (7 folds, 2 lanes a row), the second neither.
 // CHECK-LABEL: func.func @dots_in_half_the_groups
 // CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x64xf32>
 // CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
@@ -249,11 +255,15 @@ func.func @routed(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>, %m: tenso
 // CHECK-NOT: scf.yield
 // CHECK: vector.transfer_read %[[K]][{{.*}}, %c48{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x64xf32>, vector<16xf32>
 // CHECK-NOT: scf.yield
-// CHECK: vector.store %{{.*}}[%{{.*}}, %c7{{(_[0-9]+)?}}, %{{.*}}] : memref<16x8x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
+// CHECK-COUNT-7: arith.addf
+// CHECK-NOT: vector.store
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
 // CHECK:   scf.yield
 // CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
 // CHECK-NOT: vector.transfer_read %[[K]]
-// CHECK-NOT: memref<16x8x16xf32>
+// CHECK-NOT: memref<16x1x16xf32>
 // CHECK:   scf.yield
 func.func @dots_in_half_the_groups(%q: tensor<1x8x1x64xf32>, %k: tensor<1x1x40x64xf32>, %v: tensor<1x1x40x64xf32>) -> tensor<1x8x1x64xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xf32>, tensor<1x1x40x64xf32>, tensor<1x1x40x64xf32> -> tensor<1x8x1x64xf32>
@@ -264,15 +274,17 @@ func.func @dots_in_half_the_groups(%q: tensor<1x8x1x64xf32>, %k: tensor<1x1x40x6
 
 // 4 rows, D = 128: two groups of 4 value vectors; half of them would leave
 // one group 8 K chunks (slower on a Zen 4), so both take 4: the first
-// stores the rows' sums, the second adds its chunks to them.
+// stores the rows' sums (folded into one vector), the second folds its
+// own and adds them to it.
 // CHECK-LABEL: func.func @dots_in_every_group
 // CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x128xf32>
 // CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
 // CHECK-NOT: scf.yield
 // CHECK: vector.transfer_read %[[K]][{{.*}}, %c48{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
-// CHECK-NOT: vector.load %{{.*}} : memref<16x4x16xf32>
+// CHECK-NOT: vector.load %{{.*}} : memref<16x1x16xf32>
 // CHECK-NOT: vector.transfer_read %[[K]]
-// CHECK: vector.store %{{.*}}[%{{.*}}, %c3{{(_[0-9]+)?}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
 // CHECK:   scf.yield
 // CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
 // CHECK-NOT: scf.yield
@@ -280,9 +292,12 @@ func.func @dots_in_half_the_groups(%q: tensor<1x8x1x64xf32>, %k: tensor<1x1x40x6
 // CHECK-NOT: scf.yield
 // CHECK: vector.transfer_read %[[K]][{{.*}}, %c112{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
 // CHECK-NOT: scf.yield
-// CHECK: vector.load %{{.*}} : memref<16x4x16xf32>, vector<16xf32>
+// CHECK-COUNT-3: arith.addf
 // CHECK-NOT: scf.yield
-// CHECK: vector.store %{{.*}}[%{{.*}}, %c3{{(_[0-9]+)?}}, %{{.*}}] : memref<16x4x16xf32>, vector<16xf32>
+// CHECK: vector.load %{{.*}} : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
 // CHECK:   scf.yield
 func.func @dots_in_every_group(%q: tensor<1x4x1x128xf32>, %k: tensor<1x1x40x128xf32>, %v: tensor<1x1x40x128xf32>) -> tensor<1x4x1x128xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<1x4x1x128xf32>, tensor<1x1x40x128xf32>, tensor<1x1x40x128xf32> -> tensor<1x4x1x128xf32>
