@@ -268,7 +268,11 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     `probs` op (`attn.probs_score_scale`) so that its kernel applies the
     scale (exp2(fma(s, scale, -m))); the row max is of the scaled scores.
     The two kernels are built in the same run of the pass, and the `probs`
-    op is only marked when its kernel takes it.
+    op is only marked when its kernel takes it. Where the `pv` op that reads
+    the probabilities runs on the dot products (bf16 values, or AMX tiles
+    with `amx`), the `probs` kernel writes P rounded to bf16 straight into
+    that op's buffer of key pairs (two keys at a time) rather than storing
+    it in f32 for the `pv` kernel to pack.
 
     Tile ops it cannot handle (a full mask whose keys are not contiguous or
     a tile whose keys are not a multiple of the width, grouped decode rows'
