@@ -289,8 +289,6 @@ bool rewriteScores(TileRewrite &rewrite) {
   return true;
 }
 
-/// acct[e, i] += sum_j V[j, e] * Pt[j, i], with the rescale of the
-/// accumulator right before it folded in (applied as it is loaded).
 /// Whether rewritePV builds `pv` on vdpbf16ps (emitPVBf16): not on AMX
 /// tiles, V read as [bk, dv], no split-f16 parts.
 bool pvOnBf16Dot(const TileRewrite &rewrite, linalg::GenericOp pv) {
@@ -301,6 +299,8 @@ bool pvOnBf16Dot(const TileRewrite &rewrite, linalg::GenericOp pv) {
   return bf16DotTakesPV(rewrite.kernel, pv);
 }
 
+/// acct[e, i] += sum_j V[j, e] * Pt[j, i], with the rescale of the
+/// accumulator right before it folded in (applied as it is loaded).
 bool rewritePV(TileRewrite &rewrite) {
   Value out = rewrite.output();
   ContractionExtras extras;
@@ -402,7 +402,7 @@ bool rewriteProbs(TileRewrite &rewrite) {
     }
   // A P.V on AMX tiles or on vdpbf16ps reads P in bf16 key pairs
   // (split-f16: its hi and lo parts): written so here rather than stored in
-  // f32 and packed again (on Zen 4 a 512-bit store takes an FMA slot).
+  // f32 and packed again (on Zen 4 a 512-bit store takes two FMA slots).
   ProbPairs pairs;
   if (rewrite.probPairs && pv && pv.getDpsInputs()[0] == out) {
     MemRefType type = memrefOf(out);

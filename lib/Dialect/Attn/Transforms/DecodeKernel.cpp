@@ -313,7 +313,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
                 dots.push_back(dot);
               }
               Value folded = foldKeyRows(b, loc, dots);
-              ValueRange at{j, kernel.idx(0), kernel.idx(0)};
+              SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
               if (d0 > 0)
                 folded = arith::AddFOp::create(
                     b, loc,
@@ -321,19 +321,19 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
                                            nextDots->tile, at),
                     folded);
               vector::StoreOp::create(b, loc, folded, nextDots->tile, at);
-              return out;
-            }
-            for (int64_t r = 0; r < rows; ++r) {
-              // The first share's chunks start the sums, the others add to
-              // the tile row.
-              ValueRange at{j, kernel.idx(r), kernel.idx(0)};
-              Value dot;
-              if (d0 > 0)
-                dot = vector::LoadOp::create(b, loc, kernel.vecType,
-                                             nextDots->tile, at);
-              for (int64_t c = d0; c < d1; ++c)
-                dot = dotStep(dot, r, c, kc[c - d0]);
-              vector::StoreOp::create(b, loc, dot, nextDots->tile, at);
+            } else {
+              for (int64_t r = 0; r < rows; ++r) {
+                // The first share's chunks start the sums, the others add
+                // to the tile row.
+                SmallVector<Value, 3> at{j, kernel.idx(r), kernel.idx(0)};
+                Value dot;
+                if (d0 > 0)
+                  dot = vector::LoadOp::create(b, loc, kernel.vecType,
+                                               nextDots->tile, at);
+                for (int64_t c = d0; c < d1; ++c)
+                  dot = dotStep(dot, r, c, kc[c - d0]);
+                vector::StoreOp::create(b, loc, dot, nextDots->tile, at);
+              }
             }
           }
           return out;

@@ -211,7 +211,7 @@ DecodeBuilder::scoresOf(function_ref<Value(int64_t)> keyIndex) {
 
 bool DecodeBuilder::tileFoldsRows() const {
   // On the 16-lane kernels, where it was measured: there a 512-bit store
-  // takes an FMA slot (Zen 4) and the folds' shuffles and adds do not.
+  // takes two FMA slots (Zen 4) and the folds' shuffles and adds none.
   // Also for 8 rows, unlike foldRowsFirst: its gather's 56 shuffles come
   // once per block, against 7 stores saved per key (f32 hq=8 hkv=1 Lk=2048
   // d=128, one thread: 0.853 the time; 16 rows: 1.067; docs/benchmarks.md,
