@@ -5,7 +5,9 @@ A loop of 12 independent 512-bit FMAs (or dot products) runs at the FMA
 units' rate; adding N copies of one other instruction (independent of each
 other and of the FMAs: fixed sources, their own destination) to every
 iteration costs nothing where that instruction runs on other units, and about
-a cycle per copy where it takes an FMA slot. Printed: the extra cycles per
+a cycle per copy where it takes an FMA slot. (The two-source permutes also
+read their destination: one chain per copy across iterations, shorter than
+an iteration.) Printed: the extra cycles per
 added instruction, at an assumed clock (--ghz; only the scale of the column,
 the ratios hold at any clock). This is how the kernels' choices were made on
 the Zen 4 of docs/benchmarks.md (round twenty-four): there a 512-bit store
