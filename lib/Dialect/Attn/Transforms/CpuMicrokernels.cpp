@@ -215,6 +215,26 @@ std::optional<int64_t> hiddenAbove(linalg::GenericOp op) {
   return h;
 }
 
+/// The register blocking of an f32 product on the causal diagonal (`hidden`
+/// set): its kernel skips the register blocks of scores the diagonal hides
+/// and ends each P.V block's reduction at its last row's last key, so the
+/// fewer rows a block spans, the less of the hidden half it computes. On 16
+/// lanes one row vector (16 rows) and 16 keys or value columns (16
+/// accumulators): a 64-row diagonal block computes 5/8 of its products
+/// where four row vectors (the default) computed all of them. hq=8 d=64
+/// causal, one thread, paired CPU time against four row vectors
+/// (bench/ab-paired.py, Zen 4): L=512 0.92x (12 keys 0.92x, 8 0.94x, 24
+/// 0.95x; two row vectors of 12 keys 0.97x), L=2048 0.98x; d=128 L=512 0.93x,
+/// L=2048 0.97x (docs/benchmarks.md, round twenty-five). The avx2 kernels'
+/// two 8-lane row vectors span 16 rows already (one row vector of 12 or 8
+/// keys took 1.04x and 1.03x there, forced on the same host): kept.
+RegisterBlocking diagonalBlocking(const RegisterBlocking &blocking,
+                                  std::optional<int64_t> hidden) {
+  if (!hidden || blocking.width != 16 || blocking.rowVecs == 1)
+    return blocking;
+  return {blocking.width, /*rowVecs=*/1, /*regBlock=*/16};
+}
+
 /// St[j, i] = sum_d K[j, d] * Qt[d, i]. The tile's zero fill right before it
 /// is folded in (accumulators start at 0), and so is the row max right after
 /// it (taken from the accumulators while they are in registers).
@@ -284,8 +304,9 @@ bool rewriteScores(TileRewrite &rewrite) {
     k = wide;
   extras.hiddenAbove = hiddenAbove(rewrite.op);
   extras.prefetchSpread = rewrite.prefetchSpread;
-  emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
-                  /*bMat=*/k, /*bIsTC=*/false, out, extras);
+  emitContraction(
+      rewrite.kernel, diagonalBlocking(rewrite.blocking, extras.hiddenAbove),
+      /*a=*/rewrite.input(0), /*bMat=*/k, /*bIsTC=*/false, out, extras);
   return true;
 }
 
@@ -337,8 +358,9 @@ bool rewritePV(TileRewrite &rewrite) {
     v = wide;
   extras.hiddenAbove = hiddenAbove(rewrite.op);
   extras.prefetchSpread = rewrite.prefetchSpread;
-  emitContraction(rewrite.kernel, rewrite.blocking, /*a=*/rewrite.input(0),
-                  /*bMat=*/v, /*bIsTC=*/true, out, extras);
+  emitContraction(
+      rewrite.kernel, diagonalBlocking(rewrite.blocking, extras.hiddenAbove),
+      /*a=*/rewrite.input(0), /*bMat=*/v, /*bIsTC=*/true, out, extras);
   return true;
 }
 

@@ -3,6 +3,12 @@
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1" -canonicalize -cse | FileCheck %s
+// The pass's default register blocks (6 keys by 4 row vectors) on 64-row
+// blocks: the diagonal's products take one row vector by 16 keys instead.
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=64 block-kv=64" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels -canonicalize -cse | FileCheck %s --check-prefix=DEFAULT
 // A tag the tiling would not write (negative, or not an i64) is ignored:
 // the whole tile is computed.
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32" -canonicalize -cse \
@@ -119,4 +125,35 @@ func.func @top_left_dynamic(%q: tensor<1x1x?x16xf32>, %k: tensor<1x1x?x16xf32>) 
 func.func @dynamic(%q: tensor<1x1x?x16xf32>, %k: tensor<1x1x?x16xf32>) -> tensor<1x1x?x16xf32> {
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<bottom_right>} : tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x?x16xf32>
   return %o : tensor<1x1x?x16xf32>
+}
+
+// -----
+
+// 64-row blocks with the default register blocks. Off the diagonal a block
+// spans all 64 rows (four row vectors) and 6 keys: 24 accumulators. On it,
+// where the kernels skip what the diagonal hides, a block spans 16 rows and
+// 16 keys (16 accumulators): the scores skip 3 of the 8 blocks that a
+// 64-row block of four row vectors computed whole, and each P.V block ends
+// its reduction at its last row (16, 32, 48 or 64 keys).
+// DEFAULT-LABEL: func.func @rows_64
+// The blocks below the diagonal.
+// DEFAULT: scf.for %{{.*}} = %c0 to %c60 step %c6 {
+// DEFAULT: %{{.*}}:24 = scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
+// DEFAULT: %{{.*}}:24 = scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args(
+// The diagonal block (the loop over the blocks on the diagonal): its scores,
+// DEFAULT: scf.for %{{.*}} = %{{[0-9]+}} to %{{[0-9]+}} step %c1 {
+// DEFAULT-NOT: scf.for
+// DEFAULT: scf.for %[[C0:.*]] = %c0 to %c64 step %c16 {
+// DEFAULT-NEXT: scf.for %[[I0:.*]] = %c0 to %c64 step %c16 {
+// DEFAULT: %[[LAST:.*]] = arith.addi %[[I0]], %c15 : index
+// DEFAULT: %[[NEEDED:.*]] = arith.cmpi sle, %[[C0]], %[[LAST]] : index
+// DEFAULT: scf.if %[[NEEDED]] {
+// DEFAULT: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
+// and its P.V.
+// DEFAULT: %[[TEND:.*]] = arith.minsi %{{.*}}, %c64 : index
+// DEFAULT-NEXT: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %[[TEND]] step %c1 iter_args(
+// DEFAULT: return
+func.func @rows_64(%q: tensor<1x1x128x16xf32>, %k: tensor<1x1x128x16xf32>) -> tensor<1x1x128x16xf32> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32> -> tensor<1x1x128x16xf32>
+  return %o : tensor<1x1x128x16xf32>
 }
