@@ -296,12 +296,11 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
                   : kernel.window(bMat, {block.c0, zero}, {count, numB});
         SmallVector<Value> firstLines = prefetch.firstLines(block);
         // P.V on the diagonal: no key past the last one a row of the block
-        // sees (i0 + rowStep - 1 + h), at least one key (h >= 0 here).
-        Value tEnd = kernel.idx(numT);
-        if (bIsTC && extras.hiddenAbove)
-          tEnd = arith::MinSIOp::create(
-              kernel.b, kernel.loc, tEnd,
-              kernel.add(block.i0, rowStep + *extras.hiddenAbove));
+        // sees.
+        Value tEnd = bIsTC && extras.hiddenAbove
+                         ? diagonalReductionEnd(kernel, block, rowStep,
+                                                *extras.hiddenAbove, numT, 1)
+                         : kernel.idx(numT);
         auto step = [&](Value t, ValueRange carried, bool withPrefetch) {
           SmallVector<Value> rowVec, next;
           if (withPrefetch)
@@ -348,17 +347,37 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
               return step(t, carried, /*withPrefetch=*/false);
             });
       },
-      // Scores on the diagonal: a block whose first key is hidden from its
-      // last row (c0 > i0 + rowStep - 1 + h) has every key hidden from every
-      // row.
+      // Scores on the diagonal: only the blocks with a key a row sees.
       !bIsTC && extras.hiddenAbove
           ? function_ref<Value(const RegisterBlock &)>(
                 [&](const RegisterBlock &block) -> Value {
-                  return arith::CmpIOp::create(
-                      kernel.b, kernel.loc, arith::CmpIPredicate::sle, block.c0,
-                      kernel.add(block.i0, rowStep - 1 + *extras.hiddenAbove));
+                  return diagonalScoresNeeded(kernel, block, rowStep,
+                                              *extras.hiddenAbove);
                 })
           : function_ref<Value(const RegisterBlock &)>());
+}
+
+Value mlir::attn::detail::diagonalScoresNeeded(KernelBuilder &kernel,
+                                               const RegisterBlock &block,
+                                               int64_t rowStep, int64_t h) {
+  return arith::CmpIOp::create(kernel.b, kernel.loc, arith::CmpIPredicate::sle,
+                               block.c0, kernel.add(block.i0, rowStep - 1 + h));
+}
+
+Value mlir::attn::detail::diagonalReductionEnd(KernelBuilder &kernel,
+                                               const RegisterBlock &block,
+                                               int64_t rowStep, int64_t h,
+                                               int64_t numT,
+                                               int64_t keysPerStep) {
+  // h >= 0 here: at least one key, one step.
+  Value keys = kernel.add(block.i0, rowStep + h);
+  Value steps = keysPerStep == 1
+                    ? keys
+                    : arith::DivUIOp::create(kernel.b, kernel.loc,
+                                             kernel.add(keys, keysPerStep - 1),
+                                             kernel.idx(keysPerStep))
+                          .getResult();
+  return arith::MinSIOp::create(kernel.b, kernel.loc, kernel.idx(numT), steps);
 }
 
 void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,

@@ -224,8 +224,8 @@ struct ContractionExtras {
   /// reduction loop; with one per step, most repeat the clamped last line.
   int64_t prefetchSpread = 1;
   /// If set (h: the tile op's kHiddenAboveAttrName, a block on the causal
-  /// diagonal), key j is hidden from row i wherever j > i + h: the f32
-  /// kernels leave out the register blocks of scores whose keys are all
+  /// diagonal), key j is hidden from row i wherever j > i + h: the f32 and
+  /// bf16 kernels leave out the register blocks of scores whose keys are all
   /// hidden from all their rows (St [keys, rows]: left as they are, for the
   /// element mask after them to replace), and end P.V's reduction over keys
   /// at the last key a row of the register block sees.
@@ -291,6 +291,21 @@ private:
   int64_t every = 1;
   SmallVector<Stream, 2> streams;
 };
+
+/// On the causal diagonal (h: ContractionExtras::hiddenAbove), whether a
+/// register block of scores (St [keys, rows]) of `rowStep` rows holds a key
+/// that one of its rows sees: its first key c0 <= its last row i0 + rowStep
+/// - 1 + h (an i1). Where it does not, every key is hidden from every row.
+Value diagonalScoresNeeded(KernelBuilder &kernel, const RegisterBlock &block,
+                           int64_t rowStep, int64_t h);
+
+/// On the causal diagonal, where a P.V register block of `rowStep` rows
+/// ends its reduction over `numT` steps of `keysPerStep` keys: the first
+/// step past the last key one of its rows sees (i0 + rowStep - 1 + h),
+/// min(numT, ceil((i0 + rowStep + h) / keysPerStep)); at least one step.
+Value diagonalReductionEnd(KernelBuilder &kernel, const RegisterBlock &block,
+                           int64_t rowStep, int64_t h, int64_t numT,
+                           int64_t keysPerStep);
 
 /// The register blocks of out [C, BQ] that both contractions (f32 and
 /// bf16 dot products) run: for each block of regBlock c's times rowVecs row

@@ -151,7 +151,7 @@ void mlir::attn::detail::emitPackRowPairsBf16(KernelBuilder &kernel, Value src,
 void mlir::attn::detail::emitBf16Contraction(
     KernelBuilder &kernel, const RegisterBlocking &blocking, Value aPairs,
     Value bMat, function_ref<SmallVector<Value>(Value, Value)> bPair, Value out,
-    const ContractionExtras &extras, float outScale) {
+    const ContractionExtras &extras, float outScale, bool reducesKeyPairs) {
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
   int64_t numT = memrefOf(aPairs).getDimSize(0);
@@ -187,8 +187,14 @@ void mlir::attn::detail::emitBf16Contraction(
         for (int64_t r = 0; r < blocking.rowVecs; ++r)
           pairCols.push_back(kernel.idx(2 * r * blocking.width));
         SmallVector<Value> firstLines = prefetch.firstLines(block);
+        // P.V on the diagonal: no pair past the last key a row of the block
+        // sees.
+        Value tEnd = reducesKeyPairs && extras.hiddenAbove
+                         ? diagonalReductionEnd(kernel, block, rowStep,
+                                                *extras.hiddenAbove, numT, 2)
+                         : kernel.idx(numT);
         SmallVector<Value> red = kernel.loopCarrying(
-            0, numT, 1, acc, [&](Value t, ValueRange carried) {
+            kernel.idx(0), tEnd, 1, acc, [&](Value t, ValueRange carried) {
               prefetch.emit(firstLines, t);
               SmallVector<Value> rowPairs, next;
               for (Value col : pairCols)
@@ -209,5 +215,14 @@ void mlir::attn::detail::emitBf16Contraction(
             v = arith::MulFOp::create(b, loc, v, factor);
         }
         return red;
-      });
+      },
+      // Scores on the diagonal: only the blocks with a key a row sees.
+      !reducesKeyPairs && extras.hiddenAbove
+          ? function_ref<Value(const RegisterBlock &)>(
+                [&](const RegisterBlock &block) -> Value {
+                  return diagonalScoresNeeded(kernel, block,
+                                              blocking.width * blocking.rowVecs,
+                                              *extras.hiddenAbove);
+                })
+          : function_ref<Value(const RegisterBlock &)>());
 }

@@ -52,11 +52,17 @@ void emitPackRowPairsBf16(KernelBuilder &kernel, Value src, Value dst);
 /// `bPair(c, t)` gives the indices into `bMat` (bf16) of the two adjacent
 /// elements that pair with aPairs[t]. The extras are those of
 /// emitContraction; `outScale`, if not 1, multiplies the sums before they
-/// are stored (and before the row max is taken).
+/// are stored (and before the row max is taken). With extras.hiddenAbove (a
+/// block on the causal diagonal): where `reducesKeyPairs` (P.V: aPairs holds
+/// key pairs), each register block ends its reduction at the pair of the
+/// last key one of its rows sees; otherwise (scores: out's c are keys) the
+/// register blocks whose keys are all hidden from all their rows are left
+/// out, as in emitContraction.
 void emitBf16Contraction(
     KernelBuilder &kernel, const RegisterBlocking &blocking, Value aPairs,
     Value bMat, function_ref<SmallVector<Value>(Value c, Value t)> bPair,
-    Value out, const ContractionExtras &extras, float outScale);
+    Value out, const ContractionExtras &extras, float outScale,
+    bool reducesKeyPairs = false);
 
 /// A [rows, cols] bf16 scratch buffer of the query block around `op`, of
 /// its own (a packed query lives through the key loop): CpuScratch.h's,

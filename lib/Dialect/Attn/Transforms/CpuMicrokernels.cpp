@@ -215,17 +215,19 @@ std::optional<int64_t> hiddenAbove(linalg::GenericOp op) {
   return h;
 }
 
-/// The register blocking of an f32 product on the causal diagonal (`hidden`
-/// set): its kernel skips the register blocks of scores the diagonal hides
-/// and ends each P.V block's reduction at its last row's last key, so the
-/// fewer rows a block spans, the less of the hidden half it computes. On 16
-/// lanes one row vector (16 rows) and 16 keys or value columns (16
-/// accumulators): a 64-row diagonal block computes 5/8 of its products
-/// where four row vectors (the default) computed all of them. hq=8 d=64
-/// causal, one thread, paired CPU time against four row vectors
-/// (bench/ab-paired.py, Zen 4): L=512 0.92x (12 keys 0.92x, 8 0.94x, 24
-/// 0.95x; two row vectors of 12 keys 0.97x), L=2048 0.98x; d=128 L=512 0.93x,
-/// L=2048 0.97x (docs/benchmarks.md, round twenty-five). The avx2 kernels'
+/// The register blocking of a product (f32, or bf16 on the dot products) on
+/// the causal diagonal (`hidden` set): its kernel skips the register blocks
+/// of scores the diagonal hides and ends each P.V block's reduction at its
+/// last row's last key, so the fewer rows a block spans, the less of the
+/// hidden half it computes. On 16 lanes one row vector (16 rows) and 16 keys
+/// or value columns (16 accumulators): a 64-row diagonal block computes 5/8
+/// of its products where four row vectors (the default) computed all of
+/// them. hq=8 d=64 causal, one thread, paired CPU time against four row
+/// vectors (bench/ab-paired.py, Zen 4): L=512 0.92x (12 keys 0.92x, 8 0.94x,
+/// 24 0.95x; two row vectors of 12 keys 0.97x), L=2048 0.98x; d=128 L=512
+/// 0.93x, L=2048 0.97x; bf16 L=512 0.92x, d=128 0.94x (against the kernels
+/// that computed the bf16 diagonal whole) (docs/benchmarks.md, round
+/// twenty-five). The avx2 kernels'
 /// two 8-lane row vectors span 16 rows already (one row vector of 12 or 8
 /// keys took 1.04x and 1.03x there, forced on the same host): kept.
 RegisterBlocking diagonalBlocking(const RegisterBlocking &blocking,
@@ -279,6 +281,9 @@ bool rewriteScores(TileRewrite &rewrite) {
   // Every other kernel reads one K tile: split-f16's stay a generic.
   if (isSplitF16(rewrite.op))
     return false;
+  extras.hiddenAbove = hiddenAbove(rewrite.op);
+  RegisterBlocking blocking =
+      diagonalBlocking(rewrite.blocking, extras.hiddenAbove);
   if (rewrite.bf16Dot) {
     // The probabilities take the scale (in the FMA they start with) instead
     // of a multiply per score, where nothing between reads scaled scores;
@@ -290,7 +295,7 @@ bool rewriteScores(TileRewrite &rewrite) {
             : linalg::GenericOp();
     if (probs)
       extras.rowMaxScale = static_cast<float>(scale.getValueAsDouble());
-    if (emitScoresBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras,
+    if (emitScoresBf16(rewrite.kernel, blocking, rewrite.op, extras,
                        /*unscaled=*/bool(probs))) {
       if (probs)
         probs->setAttr(kProbsScoreScaleAttrName,
@@ -302,11 +307,9 @@ bool rewriteScores(TileRewrite &rewrite) {
   // f16 (or bf16 off the dot products) K: widened to f32 once per tile.
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, k))
     k = wide;
-  extras.hiddenAbove = hiddenAbove(rewrite.op);
   extras.prefetchSpread = rewrite.prefetchSpread;
-  emitContraction(
-      rewrite.kernel, diagonalBlocking(rewrite.blocking, extras.hiddenAbove),
-      /*a=*/rewrite.input(0), /*bMat=*/k, /*bIsTC=*/false, out, extras);
+  emitContraction(rewrite.kernel, blocking, /*a=*/rewrite.input(0),
+                  /*bMat=*/k, /*bIsTC=*/false, out, extras);
   return true;
 }
 
@@ -348,19 +351,20 @@ bool rewritePV(TileRewrite &rewrite) {
   // Every other kernel reads V [bk, dv]: Vt stays a generic (loops).
   if (readsTransposedValues(rewrite.op) || isSplitF16(rewrite.op))
     return false;
+  extras.hiddenAbove = hiddenAbove(rewrite.op);
+  RegisterBlocking blocking =
+      diagonalBlocking(rewrite.blocking, extras.hiddenAbove);
   if (pvOnBf16Dot(rewrite, rewrite.op)) {
-    emitPVBf16(rewrite.kernel, rewrite.blocking, rewrite.op, extras,
+    emitPVBf16(rewrite.kernel, blocking, rewrite.op, extras,
                rewrite.probPairs ? rewrite.probPairs->lookup(rewrite.op).hi
                                  : Value());
     return true;
   }
   if (Value wide = widenTileToF32(rewrite.kernel, rewrite.op, v))
     v = wide;
-  extras.hiddenAbove = hiddenAbove(rewrite.op);
   extras.prefetchSpread = rewrite.prefetchSpread;
-  emitContraction(
-      rewrite.kernel, diagonalBlocking(rewrite.blocking, extras.hiddenAbove),
-      /*a=*/rewrite.input(0), /*bMat=*/v, /*bIsTC=*/true, out, extras);
+  emitContraction(rewrite.kernel, blocking, /*a=*/rewrite.input(0),
+                  /*bMat=*/v, /*bIsTC=*/true, out, extras);
   return true;
 }
 

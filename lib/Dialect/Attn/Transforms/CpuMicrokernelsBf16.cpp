@@ -127,6 +127,6 @@ bool mlir::attn::detail::emitPVBf16(KernelBuilder &kernel,
         return {t,
                 arith::MulIOp::create(kernel.b, kernel.loc, e, kernel.idx(2))};
       },
-      op.getDpsInits()[0], extras, 1.0f);
+      op.getDpsInits()[0], extras, 1.0f, /*reducesKeyPairs=*/true);
   return true;
 }

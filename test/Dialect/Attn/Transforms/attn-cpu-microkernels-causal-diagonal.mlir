@@ -9,6 +9,10 @@
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels -canonicalize -cse | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=64 block-kv=64" -canonicalize -cse \
+// RUN:   --eliminate-empty-tensors \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --attn-cpu-microkernels="bf16-dot=true" -canonicalize -cse | FileCheck %s --check-prefix=BF16
 // A tag the tiling would not write (negative, or not an i64) is ignored:
 // the whole tile is computed.
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32" -canonicalize -cse \
@@ -22,7 +26,7 @@
 // and a static diagonal shift that is a multiple of them, its key j is
 // hidden from its row i wherever j > i. The tiling tags that block's scores
 // and P.V (attn.hidden_above = 0), not the blocks below the diagonal nor
-// the tail; the f32 kernels then skip the register blocks of scores whose
+// the tail; the f32 (and bf16-dot) kernels then skip the register blocks of scores whose
 // first key lies past their last row (key c0 > row i0 + 15), and end P.V's
 // reduction over keys at the block's last row (min(i0 + 16, 32)).
 
@@ -156,4 +160,33 @@ func.func @dynamic(%q: tensor<1x1x?x16xf32>, %k: tensor<1x1x?x16xf32>) -> tensor
 func.func @rows_64(%q: tensor<1x1x128x16xf32>, %k: tensor<1x1x128x16xf32>) -> tensor<1x1x128x16xf32> {
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32>, tensor<1x1x128x16xf32> -> tensor<1x1x128x16xf32>
   return %o : tensor<1x1x128x16xf32>
+}
+
+// -----
+
+// The same on the bf16 dot products (vdpbf16ps, bf16-dot): the scores skip
+// the register blocks whose keys are all hidden, and P.V, which reduces
+// over key pairs, ends at the pair of each block's last row's last key:
+// min(32, (i0 + 16 + 1) / 2) of the 32 pairs.
+// BF16-LABEL: func.func @bf16_rows_64
+// P.V of the blocks below the diagonal: every pair.
+// BF16: %{{.*}}:24 = scf.for %{{.*}} = %c0 to %c32 step %c1 iter_args(
+// BF16: scf.for %{{.*}} = %{{[0-9]+}} to %{{[0-9]+}} step %c1 {
+// BF16-NOT: scf.for
+// BF16: scf.for %[[C0:.*]] = %c0 to %c64 step %c16 {
+// BF16-NEXT: scf.for %[[I0:.*]] = %c0 to %c64 step %c16 {
+// BF16: %[[LAST:.*]] = arith.addi %[[I0]], %c15 : index
+// BF16: %[[NEEDED:.*]] = arith.cmpi sle, %[[C0]], %[[LAST]] : index
+// BF16: scf.if %[[NEEDED]] {
+// BF16: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
+// BF16: x86vector.avx512.dot
+// BF16: %[[KEYS:.*]] = arith.addi %{{.*}}, %c17 : index
+// BF16-NEXT: %[[PAIRS:.*]] = arith.divui %[[KEYS]], %c2 : index
+// BF16-NEXT: %[[TEND:.*]] = arith.minsi %[[PAIRS]], %c32 : index
+// BF16-NEXT: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %[[TEND]] step %c1 iter_args(
+// BF16: x86vector.avx512.dot
+// BF16: return
+func.func @bf16_rows_64(%q: tensor<1x1x128x32xbf16>, %k: tensor<1x1x128x32xbf16>) -> tensor<1x1x128x32xbf16> {
+  %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16> -> tensor<1x1x128x32xbf16>
+  return %o : tensor<1x1x128x32xbf16>
 }
