@@ -295,12 +295,14 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
             bIsTC ? kernel.window(bMat, {zero, block.c0}, {numB, count})
                   : kernel.window(bMat, {block.c0, zero}, {count, numB});
         SmallVector<Value> firstLines = prefetch.firstLines(block);
-        // P.V on the diagonal: no key past the last one a row of the block
-        // sees.
-        Value tEnd = bIsTC && extras.hiddenAbove
-                         ? diagonalReductionEnd(kernel, block, rowStep,
-                                                *extras.hiddenAbove, numT, 1)
-                         : kernel.idx(numT);
+        int64_t spread = prefetch.spread();
+        // P.V on a band's edge: no key before the first one a row of the
+        // block sees (from a multiple of the spread), none past the last.
+        auto [tStart, tEnd] =
+            bIsTC && (extras.hiddenAbove || extras.hiddenBelow)
+                ? edgeReductionRange(kernel, block, rowStep, extras, numT, 1,
+                                     spread)
+                : std::pair<Value, Value>(kernel.idx(0), kernel.idx(numT));
         auto step = [&](Value t, ValueRange carried, bool withPrefetch) {
           SmallVector<Value> rowVec, next;
           if (withPrefetch)
@@ -319,11 +321,12 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
           return next;
         };
         // spread steps per iteration, the first of them prefetching (with a
-        // spread of 1, every step); a dynamic end (P.V on the diagonal)
-        // finishes step by step, without.
-        int64_t spread = prefetch.spread();
-        // tEnd = min(numT, i0 + rowStep + h) is a multiple of the spread
-        // already when rowStep and h are (numT is, i0 one of rowStep).
+        // spread of 1, every step), from tStart (a multiple of the spread);
+        // a dynamic end (P.V on the diagonal) finishes step by step,
+        // without. tEnd = min(numT, i0 + rowStep + h) is a multiple of the
+        // spread already when rowStep and h are (numT is, i0 one of
+        // rowStep); on the lower edge it is numT. The tiling tags a block
+        // with one edge only, so tStart <= tMain.
         Value tMain = tEnd;
         if (bIsTC && extras.hiddenAbove &&
             (rowStep % spread != 0 || *extras.hiddenAbove % spread != 0))
@@ -333,8 +336,7 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
                                      kernel.idx(spread)),
               kernel.idx(spread));
         SmallVector<Value> red = kernel.loopCarrying(
-            kernel.idx(0), tMain, spread, acc,
-            [&](Value t, ValueRange carried) {
+            tStart, tMain, spread, acc, [&](Value t, ValueRange carried) {
               SmallVector<Value> cur(carried);
               for (int64_t k = 0; k < spread; ++k)
                 cur = step(kernel.add(t, k), cur, /*withPrefetch=*/k == 0);
@@ -347,37 +349,73 @@ void mlir::attn::detail::emitContraction(KernelBuilder &kernel,
               return step(t, carried, /*withPrefetch=*/false);
             });
       },
-      // Scores on the diagonal: only the blocks with a key a row sees.
-      !bIsTC && extras.hiddenAbove
+      // Scores on a band's edge: only the blocks with a key a row sees.
+      !bIsTC && (extras.hiddenAbove || extras.hiddenBelow)
           ? function_ref<Value(const RegisterBlock &)>(
                 [&](const RegisterBlock &block) -> Value {
-                  return diagonalScoresNeeded(kernel, block, rowStep,
-                                              *extras.hiddenAbove);
+                  return edgeScoresNeeded(kernel, block, rowStep, extras);
                 })
           : function_ref<Value(const RegisterBlock &)>());
 }
 
-Value mlir::attn::detail::diagonalScoresNeeded(KernelBuilder &kernel,
-                                               const RegisterBlock &block,
-                                               int64_t rowStep, int64_t h) {
-  return arith::CmpIOp::create(kernel.b, kernel.loc, arith::CmpIPredicate::sle,
-                               block.c0, kernel.add(block.i0, rowStep - 1 + h));
+Value mlir::attn::detail::edgeScoresNeeded(KernelBuilder &kernel,
+                                           const RegisterBlock &block,
+                                           int64_t rowStep,
+                                           const ContractionExtras &extras) {
+  OpBuilder &b = kernel.b;
+  Value needed;
+  auto both = [&](Value cond) {
+    needed =
+        needed ? arith::AndIOp::create(b, kernel.loc, needed, cond).getResult()
+               : cond;
+  };
+  if (extras.hiddenAbove)
+    both(arith::CmpIOp::create(
+        b, kernel.loc, arith::CmpIPredicate::sle, block.c0,
+        kernel.add(block.i0, rowStep - 1 + *extras.hiddenAbove)));
+  if (extras.hiddenBelow) {
+    int64_t count = block.cOffsets.size();
+    both(arith::CmpIOp::create(
+        b, kernel.loc, arith::CmpIPredicate::sle, block.i0,
+        kernel.add(block.c0, count - 1 + *extras.hiddenBelow)));
+  }
+  return needed;
 }
 
-Value mlir::attn::detail::diagonalReductionEnd(KernelBuilder &kernel,
-                                               const RegisterBlock &block,
-                                               int64_t rowStep, int64_t h,
-                                               int64_t numT,
-                                               int64_t keysPerStep) {
-  // h >= 0 here: at least one key, one step.
-  Value keys = kernel.add(block.i0, rowStep + h);
-  Value steps = keysPerStep == 1
-                    ? keys
-                    : arith::DivUIOp::create(kernel.b, kernel.loc,
-                                             kernel.add(keys, keysPerStep - 1),
-                                             kernel.idx(keysPerStep))
-                          .getResult();
-  return arith::MinSIOp::create(kernel.b, kernel.loc, kernel.idx(numT), steps);
+std::pair<Value, Value> mlir::attn::detail::edgeReductionRange(
+    KernelBuilder &kernel, const RegisterBlock &block, int64_t rowStep,
+    const ContractionExtras &extras, int64_t numT, int64_t keysPerStep,
+    int64_t align) {
+  OpBuilder &b = kernel.b;
+  Location loc = kernel.loc;
+  // floor(keys / n), keys >= 0, as a multiple of `multiple` when set.
+  auto steps = [&](Value keys, int64_t n, int64_t multiple) -> Value {
+    int64_t unit = n * multiple;
+    if (unit == 1)
+      return keys;
+    Value q = arith::DivUIOp::create(b, loc, keys, kernel.idx(unit));
+    return multiple == 1
+               ? q
+               : arith::MulIOp::create(b, loc, q, kernel.idx(multiple))
+                     .getResult();
+  };
+  Value start = kernel.idx(0), end = kernel.idx(numT);
+  if (extras.hiddenBelow) {
+    // i0 - h, at least 0.
+    Value first = arith::MaxSIOp::create(
+        b, loc,
+        arith::SubIOp::create(b, loc, block.i0,
+                              kernel.idx(*extras.hiddenBelow)),
+        kernel.idx(0));
+    start = steps(first, keysPerStep, align);
+  }
+  if (extras.hiddenAbove) {
+    // h >= 0 here: at least one key, one step; ceil of the keys in steps.
+    Value keys = kernel.add(block.i0, rowStep + *extras.hiddenAbove);
+    end = arith::MinSIOp::create(
+        b, loc, end, steps(kernel.add(keys, keysPerStep - 1), keysPerStep, 1));
+  }
+  return {start, end};
 }
 
 void mlir::attn::detail::emitKeyReduction(KernelBuilder &kernel, Value st,

@@ -230,6 +230,11 @@ struct ContractionExtras {
   /// element mask after them to replace), and end P.V's reduction over keys
   /// at the last key a row of the register block sees.
   std::optional<int64_t> hiddenAbove;
+  /// If set (h: kHiddenBelowAttrName, a block on a window's lower edge), key
+  /// j is hidden from row i wherever j < i - h: as with hiddenAbove, the
+  /// score blocks hidden from all their rows are left out, and P.V starts
+  /// at the first key a row of the register block sees.
+  std::optional<int64_t> hiddenBelow;
 };
 
 /// The row stride of a 2-D view whose rows follow each other without a gap
@@ -292,20 +297,26 @@ private:
   SmallVector<Stream, 2> streams;
 };
 
-/// On the causal diagonal (h: ContractionExtras::hiddenAbove), whether a
-/// register block of scores (St [keys, rows]) of `rowStep` rows holds a key
-/// that one of its rows sees: its first key c0 <= its last row i0 + rowStep
-/// - 1 + h (an i1). Where it does not, every key is hidden from every row.
-Value diagonalScoresNeeded(KernelBuilder &kernel, const RegisterBlock &block,
-                           int64_t rowStep, int64_t h);
+/// On a block of a band's edge (ContractionExtras::hiddenAbove: the causal
+/// diagonal; hiddenBelow: a window's lower edge), whether a register block
+/// of scores (St [keys, rows]) of `rowStep` rows holds a key that one of
+/// its rows sees (an i1): its first key c0 <= its last row i0 + rowStep - 1
+/// + h, and its last key c0 + count - 1 >= its first row i0 - h. Where it
+/// does not, every key is hidden from every row.
+Value edgeScoresNeeded(KernelBuilder &kernel, const RegisterBlock &block,
+                       int64_t rowStep, const ContractionExtras &extras);
 
-/// On the causal diagonal, where a P.V register block of `rowStep` rows
-/// ends its reduction over `numT` steps of `keysPerStep` keys: the first
-/// step past the last key one of its rows sees (i0 + rowStep - 1 + h),
-/// min(numT, ceil((i0 + rowStep + h) / keysPerStep)); at least one step.
-Value diagonalReductionEnd(KernelBuilder &kernel, const RegisterBlock &block,
-                           int64_t rowStep, int64_t h, int64_t numT,
-                           int64_t keysPerStep);
+/// On a block of a band's edge, the steps [start, end) of a P.V register
+/// block's reduction over `numT` steps of `keysPerStep` keys (rows
+/// [i0, i0 + rowStep)): from the step of the first key its first row sees
+/// (i0 - h, hiddenBelow; else 0), rounded down to a multiple of `align`, to
+/// the step past the last key its last row sees (i0 + rowStep - 1 + h,
+/// hiddenAbove; else numT), at most numT. Both ends are the kernels' to
+/// round; the keys left out have probability 0.
+std::pair<Value, Value>
+edgeReductionRange(KernelBuilder &kernel, const RegisterBlock &block,
+                   int64_t rowStep, const ContractionExtras &extras,
+                   int64_t numT, int64_t keysPerStep, int64_t align = 1);
 
 /// The register blocks of out [C, BQ] that both contractions (f32 and
 /// bf16 dot products) run: for each block of regBlock c's times rowVecs row

@@ -187,14 +187,14 @@ void mlir::attn::detail::emitBf16Contraction(
         for (int64_t r = 0; r < blocking.rowVecs; ++r)
           pairCols.push_back(kernel.idx(2 * r * blocking.width));
         SmallVector<Value> firstLines = prefetch.firstLines(block);
-        // P.V on the diagonal: no pair past the last key a row of the block
-        // sees.
-        Value tEnd = reducesKeyPairs && extras.hiddenAbove
-                         ? diagonalReductionEnd(kernel, block, rowStep,
-                                                *extras.hiddenAbove, numT, 2)
-                         : kernel.idx(numT);
+        // P.V on a band's edge: no pair before the first key a row of the
+        // block sees, none past the last.
+        auto [tStart, tEnd] =
+            reducesKeyPairs && (extras.hiddenAbove || extras.hiddenBelow)
+                ? edgeReductionRange(kernel, block, rowStep, extras, numT, 2)
+                : std::pair<Value, Value>(kernel.idx(0), kernel.idx(numT));
         SmallVector<Value> red = kernel.loopCarrying(
-            kernel.idx(0), tEnd, 1, acc, [&](Value t, ValueRange carried) {
+            tStart, tEnd, 1, acc, [&](Value t, ValueRange carried) {
               prefetch.emit(firstLines, t);
               SmallVector<Value> rowPairs, next;
               for (Value col : pairCols)
@@ -216,13 +216,12 @@ void mlir::attn::detail::emitBf16Contraction(
         }
         return red;
       },
-      // Scores on the diagonal: only the blocks with a key a row sees.
-      !reducesKeyPairs && extras.hiddenAbove
+      // Scores on a band's edge: only the blocks with a key a row sees.
+      !reducesKeyPairs && (extras.hiddenAbove || extras.hiddenBelow)
           ? function_ref<Value(const RegisterBlock &)>(
                 [&](const RegisterBlock &block) -> Value {
-                  return diagonalScoresNeeded(kernel, block,
-                                              blocking.width * blocking.rowVecs,
-                                              *extras.hiddenAbove);
+                  return edgeScoresNeeded(
+                      kernel, block, blocking.width * blocking.rowVecs, extras);
                 })
           : function_ref<Value(const RegisterBlock &)>());
 }

@@ -201,12 +201,15 @@ linalg::GenericOp probsAfter(Operation *after, Value st, int64_t width) {
   return {};
 }
 
-/// The tile op's kHiddenAboveAttrName (a block on the causal diagonal), if
-/// any: the f32 kernels leave out the pairs it hides. Only what the tiling
-/// sets is taken (a signless i64 in [0, 2^30]: no index sums of the kernels
-/// overflow); anything else is ignored, and the whole tile is computed.
-std::optional<int64_t> hiddenAbove(linalg::GenericOp op) {
-  auto attr = op->getAttrOfType<IntegerAttr>(kHiddenAboveAttrName);
+/// The tile op's `attrName` (kHiddenAboveAttrName: a block on the causal
+/// diagonal; kHiddenBelowAttrName: on a window's lower edge), if any: the
+/// f32 and bf16-dot kernels leave out the pairs it hides. Only what the
+/// tiling sets is taken (a signless i64 in [0, 2^30]: no index sums of the
+/// kernels overflow); anything else is ignored, and the whole tile is
+/// computed.
+std::optional<int64_t> hiddenPairs(linalg::GenericOp op,
+                                   llvm::StringLiteral attrName) {
+  auto attr = op->getAttrOfType<IntegerAttr>(attrName);
   if (!attr || !attr.getType().isSignlessInteger(64))
     return std::nullopt;
   int64_t h = attr.getInt();
@@ -216,22 +219,23 @@ std::optional<int64_t> hiddenAbove(linalg::GenericOp op) {
 }
 
 /// The register blocking of a product (f32, or bf16 on the dot products) on
-/// the causal diagonal (`hidden` set): its kernel skips the register blocks
-/// of scores the diagonal hides and ends each P.V block's reduction at its
-/// last row's last key, so the fewer rows a block spans, the less of the
-/// hidden half it computes. On 16 lanes one row vector (16 rows) and 16 keys
-/// or value columns (16 accumulators): a 64-row diagonal block computes 5/8
-/// of its products where four row vectors (the default) computed all of
-/// them. hq=8 d=64 causal, one thread, paired CPU time against four row
-/// vectors (bench/ab-paired.py, Zen 4): L=512 0.92x (12 keys 0.92x, 8 0.94x,
-/// 24 0.95x; two row vectors of 12 keys 0.97x), L=2048 0.98x; d=128 L=512
-/// 0.93x, L=2048 0.97x; bf16 L=512 0.92x, d=128 0.94x (against the kernels
-/// that computed the bf16 diagonal whole) (docs/benchmarks.md, round
-/// twenty-five). The avx2 kernels'
-/// two 8-lane row vectors span 16 rows already (one row vector of 12 or 8
-/// keys took 1.04x and 1.03x there, forced on the same host): kept.
-RegisterBlocking diagonalBlocking(const RegisterBlocking &blocking,
-                                  std::optional<int64_t> hidden) {
+/// a band's edge (extras.hiddenAbove or hiddenBelow set): its kernel skips
+/// the register blocks of scores the edge hides and shortens each P.V
+/// block's reduction to the keys its rows see, so the fewer rows a block
+/// spans, the less of the hidden half it computes. On 16 lanes one row
+/// vector (16 rows) and 16 keys or value columns (16 accumulators): a
+/// 64-row diagonal block computes 5/8 of its products where four row
+/// vectors (the default) computed all of them. hq=8 d=64 causal, one
+/// thread, paired CPU time against four row vectors (bench/ab-paired.py,
+/// Zen 4): L=512 0.92x (12 keys 0.92x, 8 0.94x, 24 0.95x; two row vectors
+/// of 12 keys 0.97x), L=2048 0.98x; d=128 L=512 0.93x, L=2048 0.97x; bf16
+/// L=512 0.92x, d=128 0.94x (against the kernels that computed the bf16
+/// diagonal whole) (docs/benchmarks.md, round twenty-five). The avx2
+/// kernels' two 8-lane row vectors span 16 rows already (one row vector of
+/// 12 or 8 keys took 1.04x and 1.03x there, forced on the same host): kept.
+RegisterBlocking edgeBlocking(const RegisterBlocking &blocking,
+                              const ContractionExtras &extras) {
+  bool hidden = extras.hiddenAbove || extras.hiddenBelow;
   if (!hidden || blocking.width != 16 || blocking.rowVecs == 1)
     return blocking;
   return {blocking.width, /*rowVecs=*/1, /*regBlock=*/16};
@@ -281,9 +285,9 @@ bool rewriteScores(TileRewrite &rewrite) {
   // Every other kernel reads one K tile: split-f16's stay a generic.
   if (isSplitF16(rewrite.op))
     return false;
-  extras.hiddenAbove = hiddenAbove(rewrite.op);
-  RegisterBlocking blocking =
-      diagonalBlocking(rewrite.blocking, extras.hiddenAbove);
+  extras.hiddenAbove = hiddenPairs(rewrite.op, kHiddenAboveAttrName);
+  extras.hiddenBelow = hiddenPairs(rewrite.op, kHiddenBelowAttrName);
+  RegisterBlocking blocking = edgeBlocking(rewrite.blocking, extras);
   if (rewrite.bf16Dot) {
     // The probabilities take the scale (in the FMA they start with) instead
     // of a multiply per score, where nothing between reads scaled scores;
@@ -351,9 +355,9 @@ bool rewritePV(TileRewrite &rewrite) {
   // Every other kernel reads V [bk, dv]: Vt stays a generic (loops).
   if (readsTransposedValues(rewrite.op) || isSplitF16(rewrite.op))
     return false;
-  extras.hiddenAbove = hiddenAbove(rewrite.op);
-  RegisterBlocking blocking =
-      diagonalBlocking(rewrite.blocking, extras.hiddenAbove);
+  extras.hiddenAbove = hiddenPairs(rewrite.op, kHiddenAboveAttrName);
+  extras.hiddenBelow = hiddenPairs(rewrite.op, kHiddenBelowAttrName);
+  RegisterBlocking blocking = edgeBlocking(rewrite.blocking, extras);
   if (pvOnBf16Dot(rewrite, rewrite.op)) {
     emitPVBf16(rewrite.kernel, blocking, rewrite.op, extras,
                rewrite.probPairs ? rewrite.probPairs->lookup(rewrite.op).hi

@@ -56,18 +56,18 @@ Value dimIndex(OpBuilder &b, Location loc, Value t, int64_t dim) {
 /// One step of the online softmax over the key block starting at kStart.
 /// `validKeys` is set for a padded tail block; `banded` asks for the
 /// causal / window band's element mask.
-/// `hiddenAbove` (a block on the causal diagonal whose geometry is static):
-/// tags the scores and P.V tile ops with kHiddenAboveAttrName.
+/// `hidden` (a block on the causal diagonal or on a window's lower edge,
+/// whose geometry is static): tags the scores and P.V tile ops with it.
 SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
                          const QueryBlock &qb, Value qTile, Value kStart,
                          const KvTiles &tiles, Value validKeys, bool banded,
                          const SoftmaxState &state,
-                         std::optional<int64_t> hiddenAbove = std::nullopt) {
-  // The two products of a diagonal block carry its hidden pairs.
+                         std::optional<HiddenPairs> hidden = std::nullopt) {
+  // The two products of such a block carry its hidden pairs.
   auto tagHidden = [&](Value product) {
-    if (hiddenAbove)
-      product.getDefiningOp()->setAttr(kHiddenAboveAttrName,
-                                       b.getI64IntegerAttr(*hiddenAbove));
+    if (hidden)
+      product.getDefiningOp()->setAttr(hidden->attrName,
+                                       b.getI64IntegerAttr(hidden->offset));
   };
   // The ops come in the order a target can fuse neighbours in: the row max
   // right after the scores (its init before them), the row sum right after
@@ -99,7 +99,7 @@ SoftmaxState emitKvBlock(OpBuilder &b, const TiledSdpa &sdpa,
 SoftmaxState emitKvLoop(OpBuilder &b, const TiledSdpa &sdpa,
                         const QueryBlock &qb, Value qTile, Value lb, Value ub,
                         bool banded, const SoftmaxState &init,
-                        std::optional<int64_t> hiddenAbove = std::nullopt) {
+                        std::optional<HiddenPairs> hidden = std::nullopt) {
   Location loc = sdpa.loc;
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, indexConstant(b, loc, 1), init.asValues(),
@@ -110,7 +110,7 @@ SoftmaxState emitKvLoop(OpBuilder &b, const TiledSdpa &sdpa,
             emitKvBlock(nb, sdpa, qb, qTile, kStart,
                         kvTilesAt(nb, sdpa, qb, kStart, /*tailLen=*/Value()),
                         /*validKeys=*/Value(), banded,
-                        SoftmaxState::from(iterArgs), hiddenAbove);
+                        SoftmaxState::from(iterArgs), hidden);
         scf::YieldOp::create(nb, nloc, next.asValues());
       });
   return SoftmaxState::from(loop.getResults());
@@ -291,6 +291,19 @@ SoftmaxState initSoftmaxState(OpBuilder &b, const TiledSdpa &sdpa) {
           filledTile(b, loc, {sdpa.dv, sdpa.bq}, 0.0f, TileRole::InitAcc)};
 }
 
+/// Key blocks as long as query blocks, plain query rows and a static
+/// diagonal shift that is a non-negative multiple of the block: the query
+/// block [q0, q0 + bq) then has its diagonal at keys [q0 + shift, q0 +
+/// shift + bq), a key block.
+bool blockAlignedDiagonal(const TiledSdpa &sdpa, const QueryBlock &qb) {
+  if (sdpa.bq != sdpa.bk || sdpa.groupedRows)
+    return false;
+  // Lk - Lq (bottom_right, a constant where both are static: see
+  // buildDiagonalShift) or 0 (top_left).
+  std::optional<int64_t> shift = getConstantIntValue(qb.diagShift);
+  return shift && *shift >= 0 && *shift % sdpa.bk == 0;
+}
+
 /// Where every block of the loop over the band's upper edge starts exactly
 /// at its query block's first diagonal key, the offset h (0) such that key
 /// j of such a block is hidden from its row i wherever j > i + h; nullopt
@@ -301,17 +314,27 @@ SoftmaxState initSoftmaxState(OpBuilder &b, const TiledSdpa &sdpa) {
 /// q0 + shift + bq), the one block that loop visits (a query block cut
 /// short by Lq, or keys cut short by Lk, leaves that loop empty and goes to
 /// the tail block instead).
-std::optional<int64_t> diagonalHiddenAbove(const TiledSdpa &sdpa,
-                                           const QueryBlock &qb) {
+std::optional<HiddenPairs> diagonalHiddenAbove(const TiledSdpa &sdpa,
+                                               const QueryBlock &qb) {
   if (!sdpa.band || !sdpa.band->right || *sdpa.band->right != 0 ||
-      sdpa.bq != sdpa.bk || sdpa.groupedRows)
+      !blockAlignedDiagonal(sdpa, qb))
     return std::nullopt;
-  // Lk - Lq (bottom_right, a constant where both are static: see
-  // buildDiagonalShift) or 0 (top_left).
-  std::optional<int64_t> shift = getConstantIntValue(qb.diagShift);
-  if (!shift || *shift < 0 || *shift % sdpa.bk != 0)
+  return HiddenPairs{kHiddenAboveAttrName, 0};
+}
+
+/// The same for the loop over the blocks on a window's lower edge: with a
+/// left bound that is a non-zero multiple of the block (and the diagonal as
+/// above), row q0 + i of the query block [q0, q0 + bq) sees the keys from
+/// q0 + shift - left + i on, so that loop visits the one block [q0 + shift
+/// - left, + bk) (when it visits any: clamped at key 0 it is empty), whose
+/// key j is hidden from its row i wherever j < i, and none of whose keys
+/// lies past the diagonal (left >= bk).
+std::optional<HiddenPairs> lowerEdgeHiddenBelow(const TiledSdpa &sdpa,
+                                                const QueryBlock &qb) {
+  if (!sdpa.band || !sdpa.band->left || *sdpa.band->left < sdpa.bk ||
+      *sdpa.band->left % sdpa.bk != 0 || !blockAlignedDiagonal(sdpa, qb))
     return std::nullopt;
-  return 0;
+  return HiddenPairs{kHiddenBelowAttrName, 0};
 }
 
 /// The online softmax over every key block the query block sees: the
@@ -323,7 +346,7 @@ SoftmaxState attendToKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
   Location loc = sdpa.loc;
   if (sdpa.band && sdpa.band->left)
     state = emitKvLoop(b, sdpa, qb, qTile, keys.first, keys.unmaskedBegin,
-                       /*banded=*/true, state);
+                       /*banded=*/true, state, lowerEdgeHiddenBelow(sdpa, qb));
   state = emitKvLoop(b, sdpa, qb, qTile, keys.unmaskedBegin, keys.unmaskedEnd,
                      /*banded=*/false, state);
   if (sdpa.band && sdpa.band->right)

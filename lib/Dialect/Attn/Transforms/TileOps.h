@@ -40,6 +40,17 @@ constexpr llvm::StringLiteral kScoreScaleAttrName = "attn.score_scale";
 /// rule 8 lets a hidden key's value row be multiplied by 0 or not at all).
 constexpr llvm::StringLiteral kHiddenAboveAttrName = "attn.hidden_above";
 
+/// The same for a block on the lower edge of a window band (left bound a
+/// multiple of the block): key j of the tile is hidden from row i of the
+/// tile wherever j < i - h.
+constexpr llvm::StringLiteral kHiddenBelowAttrName = "attn.hidden_below";
+
+/// Which of the two a block's products are tagged with, and its h.
+struct HiddenPairs {
+  llvm::StringLiteral attrName;
+  int64_t offset;
+};
+
 /// What every tile builder needs to know about the op being tiled.
 struct TiledSdpa {
   mutable SdpaOp op; // op accessors are not const

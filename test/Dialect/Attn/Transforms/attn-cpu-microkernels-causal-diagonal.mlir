@@ -190,3 +190,51 @@ func.func @bf16_rows_64(%q: tensor<1x1x128x32xbf16>, %k: tensor<1x1x128x32xbf16>
   %o = attn.sdpa %q, %k, %k {causal = #attn.causal<top_left>} : tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16>, tensor<1x1x128x32xbf16> -> tensor<1x1x128x32xbf16>
   return %o : tensor<1x1x128x32xbf16>
 }
+
+// -----
+
+// A window whose left bound is a multiple of the block (64 keys before the
+// diagonal, none after): row q0 + i of the query block [q0, q0 + 64) sees
+// the keys from q0 - 64 + i on. The loop over the lower edge visits the
+// block [q0 - 64, q0), whose key j is hidden from its row i wherever j < i:
+// both products tagged attn.hidden_below = 0; the diagonal block, the other
+// edge, attn.hidden_above = 0. The kernels skip the score blocks whose last
+// key lies before their first row (c0 + 15 < i0) and start each P.V
+// register block's reduction at its first row (max(i0 - 0, 0)).
+// TILE-LABEL: func.func @window_lower_edge
+// TILE: scf.for
+// TILE: attn.hidden_below = 0 : i64, attn.score_scale = {{.*}}, attn.tile = #attn.tile<scores>
+// TILE: attn.hidden_below = 0 : i64, attn.tile = #attn.tile<pv>
+// TILE: scf.for
+// TILE: attn.hidden_above = 0 : i64, attn.score_scale = {{.*}}, attn.tile = #attn.tile<scores>
+// TILE: attn.hidden_above = 0 : i64, attn.tile = #attn.tile<pv>
+// DEFAULT-LABEL: func.func @window_lower_edge
+// The loop over the lower edge, first: its scores,
+// DEFAULT: scf.for %{{.*}} = %{{[0-9]+}} to %{{[0-9]+}} step %c1 {
+// DEFAULT-NOT: scf.for
+// DEFAULT: scf.for %[[C0:.*]] = %c0 to %c64 step %c16 {
+// DEFAULT-NEXT: scf.for %[[I0:.*]] = %c0 to %c64 step %c16 {
+// DEFAULT: %[[LASTKEY:.*]] = arith.addi %[[C0]], %c15 : index
+// DEFAULT: %[[NEEDED:.*]] = arith.cmpi sle, %[[I0]], %[[LASTKEY]] : index
+// DEFAULT: scf.if %[[NEEDED]] {
+// DEFAULT: %{{.*}}:16 = scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args(
+// and its P.V, from each block's first row.
+// DEFAULT: %[[FIRST:.*]] = arith.maxsi %[[PI0:.*]], %c0 : index
+// DEFAULT-NEXT: %{{.*}}:16 = scf.for %{{.*}} = %[[FIRST]] to %c64 step %c1 iter_args(
+// DEFAULT: return
+func.func @window_lower_edge(%q: tensor<1x1x256x16xf32>, %k: tensor<1x1x256x16xf32>) -> tensor<1x1x256x16xf32> {
+  %o = attn.sdpa %q, %k, %k {window = array<i64: 64, 0>} : tensor<1x1x256x16xf32>, tensor<1x1x256x16xf32>, tensor<1x1x256x16xf32> -> tensor<1x1x256x16xf32>
+  return %o : tensor<1x1x256x16xf32>
+}
+
+// -----
+
+// A left bound that is not a multiple of the block (48 keys): two blocks
+// cross the lower edge; nothing tagged below.
+// TILE-LABEL: func.func @window_unaligned_left
+// TILE-NOT: attn.hidden_below
+// TILE: return
+func.func @window_unaligned_left(%q: tensor<1x1x256x16xf32>, %k: tensor<1x1x256x16xf32>) -> tensor<1x1x256x16xf32> {
+  %o = attn.sdpa %q, %k, %k {window = array<i64: 48, 0>} : tensor<1x1x256x16xf32>, tensor<1x1x256x16xf32>, tensor<1x1x256x16xf32> -> tensor<1x1x256x16xf32>
+  return %o : tensor<1x1x256x16xf32>
+}

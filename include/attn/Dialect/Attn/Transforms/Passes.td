@@ -35,6 +35,14 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
       indices), and one tail block shorter than `block-kv` (zero-padded,
       padded keys masked); key/value tiles of the first two are views, not
       copies; a query head reads its key/value head `h / (Hq/Hkv)` in place;
+    - where block-q equals block-kv, the rows are plain (no grouped heads)
+      and the diagonal's shift is a static non-negative multiple of the
+      block, the `scores` and `pv` tile ops of the block on the causal
+      diagonal carry `attn.hidden_above = 0` (key `j` of the tile hidden
+      from row `i` wherever `j > i`) and, with a window whose left bound is
+      a non-zero multiple of the block, those of the block on its lower
+      edge `attn.hidden_below = 0` (hidden wherever `j < i`): a target may
+      leave those pairs out (attn-cpu-microkernels does);
     - a float mask is added (times `log2(e)`), an i1 mask selects `-inf`;
       broadcast mask dims read index 0;
     - after the loops the accumulator is divided by `l` once; rows with
@@ -211,6 +219,12 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
       hidden scores (`-inf`) give exactly 0 and NaN stays NaN.
     - `element_mask` (causal diagonal, window edges, padded tail):
       vectorized op by op along the rows.
+    - `scores` and `pv` tagged `attn.hidden_above` or `attn.hidden_below`
+      (a block on the causal diagonal or a window's lower edge): register
+      blocks of one row vector and 16 keys or value columns on 16 lanes;
+      the score blocks whose keys are all hidden from all their rows are
+      skipped (left for the element mask to replace), and each P.V block
+      reduces over the keys its rows see only.
     - `softcap`: vectorized op by op, with `math.tanh` built from arithmetic
       and the polynomial `exp2` (no libm call; max relative error 1.6e-7).
     - `alibi`: vectorized op by op along the rows.
