@@ -24,6 +24,9 @@ done
 for L in 4096 2048 512; do
   run --sdpa hq=8,lq=$L,d=64,causal=bottom_right --threads 1 --bench 5
 done
+# A sliding window of 256 keys (no target; its blocks on both edges of the
+# band skip the pairs they hide).
+run --sdpa hq=8,lq=4096,d=64,window=256:0 --threads 1 --bench 5
 for dt in f32 bf16; do
   for t in 1 2; do
     run --sdpa hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=$dt --threads $t --bench 20
