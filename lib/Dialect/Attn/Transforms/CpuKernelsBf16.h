@@ -52,12 +52,13 @@ void emitPackRowPairsBf16(KernelBuilder &kernel, Value src, Value dst);
 /// `bPair(c, t)` gives the indices into `bMat` (bf16) of the two adjacent
 /// elements that pair with aPairs[t]. The extras are those of
 /// emitContraction; `outScale`, if not 1, multiplies the sums before they
-/// are stored (and before the row max is taken). With extras.hiddenAbove (a
-/// block on the causal diagonal): where `reducesKeyPairs` (P.V: aPairs holds
-/// key pairs), each register block ends its reduction at the pair of the
-/// last key one of its rows sees; otherwise (scores: out's c are keys) the
-/// register blocks whose keys are all hidden from all their rows are left
-/// out, as in emitContraction.
+/// are stored (and before the row max is taken). With extras.hiddenAbove or
+/// hiddenBelow (a block on the causal diagonal or a window's lower edge):
+/// where `reducesKeyPairs` (P.V: aPairs holds key pairs), each register
+/// block reduces from the pair of the first key to the pair of the last key
+/// its rows see (edgeReductionRange); otherwise (scores: out's c are keys)
+/// the register blocks whose keys are all hidden from all their rows are
+/// left out, as in emitContraction.
 void emitBf16Contraction(
     KernelBuilder &kernel, const RegisterBlocking &blocking, Value aPairs,
     Value bMat, function_ref<SmallVector<Value>(Value c, Value t)> bPair,

@@ -325,7 +325,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
     Option<"regBlock", "reg-block", "int64_t", /*default=*/"6",
            "Keys (scores) or value columns (pv) per register block (scaled "
-           "up when a tile has fewer row vectors, up to 24 accumulators)">,
+           "up when a tile has fewer row vectors, up to 24 accumulators; "
+           "products on a band's edge take one row vector and 16 on 16 "
+           "lanes)">,
     Option<"rowVectors", "row-vectors", "int64_t", /*default=*/"4",
            "Row vectors per register block (fewer if the tile has fewer)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
