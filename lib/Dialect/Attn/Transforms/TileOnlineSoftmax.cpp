@@ -6,7 +6,8 @@
 // inside it, sequential loops over key/value blocks that carry the running
 // max, the running sum and the accumulator. Scores live in log2 units (the
 // query tile is pre-multiplied by scale * log2(e)) so the loop uses exp2.
-// This file builds the loops; the tile ops inside them come from TileOps.h.
+// This file builds the loops; the tile ops inside them come from TileOps.h,
+// the key blocks each query block visits from KeyBlocks.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "DecodeKernel.h"
+#include "KeyBlocks.h"
 #include "SplitKeys.h"
 #include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -205,83 +207,6 @@ void locateKeys(OpBuilder &b, const TiledSdpa &sdpa, QueryBlock &qb) {
   }
 }
 
-/// The key blocks (of bk keys) that a query block visits, as block indices:
-/// [first, unmaskedBegin) cross the lower edge of the window band,
-/// [unmaskedBegin, unmaskedEnd) are visible to every row of the block (no
-/// element mask), [unmaskedEnd, fullEnd) cross the upper edge (the causal
-/// diagonal or the window's right side), and the keys [fullEnd * bk, keyEnd)
-/// form one partial tail block. keyBegin is the first key the block can see
-/// (the band's lower edge, or with split-K the chunk's start; 0 otherwise),
-/// which the decode kernel starts from exactly.
-struct KeyBlocks {
-  Value blockSize; // bk, as an index value
-  Value first, unmaskedBegin, unmaskedEnd, fullEnd;
-  Value keyBegin, keyEnd;
-};
-
-/// With a causal or window band, blocks that every row of the query block
-/// must ignore are never visited: the cost grows with the band's width, not
-/// with Lk.
-KeyBlocks computeKeyBlocks(OpBuilder &b, const TiledSdpa &sdpa,
-                           const QueryBlock &qb) {
-  Location loc = sdpa.loc;
-  KeyBlocks keys;
-  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
-  keys.first = zero;
-  keys.keyBegin = zero;
-  keys.blockSize = indexConstant(b, loc, sdpa.bk);
-  // The keys this block can see at all: [first * bk or more, keyEnd).
-  keys.keyEnd = qb.keyLen;
-  const std::optional<VisibleBand> &band = sdpa.band;
-  Value firstDiag, lastDiag;
-  if (band) {
-    firstDiag = arith::AddIOp::create(b, loc, qb.qFirst, qb.diagShift);
-    lastDiag = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, qb.qEnd, qb.diagShift), one);
-  }
-  if (band && band->right) {
-    // keys <= lastDiag + right.
-    Value end = arith::AddIOp::create(b, loc, lastDiag,
-                                      indexConstant(b, loc, *band->right + 1));
-    keys.keyEnd = minIndex(b, loc, maxIndex(b, loc, end, zero), qb.keyLen);
-  }
-  keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
-  if (band && band->left) {
-    // keys >= firstDiag - left.
-    Value begin =
-        maxIndex(b, loc,
-                 arith::SubIOp::create(b, loc, firstDiag,
-                                       indexConstant(b, loc, *band->left)),
-                 zero);
-    keys.keyBegin = begin;
-    keys.first =
-        minIndex(b, loc, arith::DivUIOp::create(b, loc, begin, keys.blockSize),
-                 keys.fullEnd);
-  }
-  // Blocks that every row sees whole need no element mask: keys >= lastDiag
-  // - left (the last row's lower edge) and keys <= firstDiag + right (the
-  // first row's upper edge).
-  keys.unmaskedBegin = keys.first;
-  if (band && band->left) {
-    Value n = arith::CeilDivSIOp::create(
-        b, loc,
-        arith::SubIOp::create(b, loc, lastDiag,
-                              indexConstant(b, loc, *band->left)),
-        keys.blockSize);
-    keys.unmaskedBegin =
-        minIndex(b, loc, maxIndex(b, loc, n, keys.first), keys.fullEnd);
-  }
-  keys.unmaskedEnd = keys.fullEnd;
-  if (band && band->right) {
-    Value firstEnd = arith::AddIOp::create(
-        b, loc, firstDiag, indexConstant(b, loc, *band->right + 1));
-    Value n = arith::FloorDivSIOp::create(b, loc, firstEnd, keys.blockSize);
-    keys.unmaskedEnd =
-        minIndex(b, loc, maxIndex(b, loc, n, keys.unmaskedBegin), keys.fullEnd);
-  }
-  return keys;
-}
-
 /// m = -inf, l = 0, acc = 0. Tagged fills are never merged with each other,
 /// so none of these buffers is a copy of another.
 SoftmaxState initSoftmaxState(OpBuilder &b, const TiledSdpa &sdpa) {
@@ -289,52 +214,6 @@ SoftmaxState initSoftmaxState(OpBuilder &b, const TiledSdpa &sdpa) {
   return {filledTile(b, loc, {sdpa.bq}, kNegInf, TileRole::InitMax),
           filledTile(b, loc, {sdpa.bq}, 0.0f, TileRole::InitSum),
           filledTile(b, loc, {sdpa.dv, sdpa.bq}, 0.0f, TileRole::InitAcc)};
-}
-
-/// Key blocks as long as query blocks, plain query rows and a static
-/// diagonal shift that is a non-negative multiple of the block: the query
-/// block [q0, q0 + bq) then has its diagonal at keys [q0 + shift, q0 +
-/// shift + bq), a key block.
-bool blockAlignedDiagonal(const TiledSdpa &sdpa, const QueryBlock &qb) {
-  if (sdpa.bq != sdpa.bk || sdpa.groupedRows)
-    return false;
-  // Lk - Lq (bottom_right, a constant where both are static: see
-  // buildDiagonalShift) or 0 (top_left).
-  std::optional<int64_t> shift = getConstantIntValue(qb.diagShift);
-  return shift && *shift >= 0 && *shift % sdpa.bk == 0;
-}
-
-/// Where every block of the loop over the band's upper edge starts exactly
-/// at its query block's first diagonal key, the offset h (0) such that key
-/// j of such a block is hidden from its row i wherever j > i + h; nullopt
-/// where that is not known statically. It holds for a causal band (right
-/// edge 0) with key blocks as long as query blocks, plain query rows and a
-/// static diagonal shift that is a non-negative multiple of the block: the
-/// query block [q0, q0 + bq) then has its diagonal at keys [q0 + shift,
-/// q0 + shift + bq), the one block that loop visits (a query block cut
-/// short by Lq, or keys cut short by Lk, leaves that loop empty and goes to
-/// the tail block instead).
-std::optional<HiddenPairs> diagonalHiddenAbove(const TiledSdpa &sdpa,
-                                               const QueryBlock &qb) {
-  if (!sdpa.band || !sdpa.band->right || *sdpa.band->right != 0 ||
-      !blockAlignedDiagonal(sdpa, qb))
-    return std::nullopt;
-  return HiddenPairs{kHiddenAboveAttrName, 0};
-}
-
-/// The same for the loop over the blocks on a window's lower edge: with a
-/// left bound that is a non-zero multiple of the block (and the diagonal as
-/// above), row q0 + i of the query block [q0, q0 + bq) sees the keys from
-/// q0 + shift - left + i on, so that loop visits the one block [q0 + shift
-/// - left, + bk) (when it visits any: clamped at key 0 it is empty), whose
-/// key j is hidden from its row i wherever j < i, and none of whose keys
-/// lies past the diagonal (left >= bk).
-std::optional<HiddenPairs> lowerEdgeHiddenBelow(const TiledSdpa &sdpa,
-                                                const QueryBlock &qb) {
-  if (!sdpa.band || !sdpa.band->left || *sdpa.band->left < sdpa.bk ||
-      *sdpa.band->left % sdpa.bk != 0 || !blockAlignedDiagonal(sdpa, qb))
-    return std::nullopt;
-  return HiddenPairs{kHiddenBelowAttrName, 0};
 }
 
 /// The online softmax over every key block the query block sees: the
@@ -422,38 +301,6 @@ void writeBlockResults(OpBuilder &b, const TiledSdpa &sdpa,
         ArrayRef<OpFoldResult>(sizes).take_front(rank),
         ArrayRef<OpFoldResult>(strides).take_front(rank));
   }
-}
-
-/// The key blocks of `keys` inside chunk `split` of sdpa.splitKeys keys
-/// (split-K): every bound clamped into the chunk, so that a chunk that the
-/// causal structure hides entirely visits nothing.
-KeyBlocks restrictToChunk(OpBuilder &b, const TiledSdpa &sdpa, Value split,
-                          KeyBlocks keys) {
-  Location loc = sdpa.loc;
-  Value chunkStart = arith::MulIOp::create(
-      b, loc, split, indexConstant(b, loc, sdpa.splitKeys));
-  Value chunkEnd =
-      minIndex(b, loc,
-               arith::AddIOp::create(b, loc, chunkStart,
-                                     indexConstant(b, loc, sdpa.splitKeys)),
-               sdpa.lk);
-  keys.keyEnd =
-      maxIndex(b, loc, minIndex(b, loc, keys.keyEnd, chunkEnd), chunkStart);
-  keys.keyBegin = maxIndex(b, loc, keys.keyBegin, chunkStart);
-  keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
-  // The window's first block and the unmasked range, clamped into the
-  // chunk too, so that first <= unmaskedBegin <= unmaskedEnd <= fullEnd.
-  keys.first = minIndex(
-      b, loc,
-      maxIndex(b, loc, keys.first,
-               arith::DivUIOp::create(b, loc, chunkStart, keys.blockSize)),
-      keys.fullEnd);
-  keys.unmaskedBegin = minIndex(
-      b, loc, maxIndex(b, loc, keys.unmaskedBegin, keys.first), keys.fullEnd);
-  keys.unmaskedEnd =
-      minIndex(b, loc, maxIndex(b, loc, keys.unmaskedEnd, keys.unmaskedBegin),
-               keys.fullEnd);
-  return keys;
 }
 
 /// The body of the scf.forall for one query block (with split-K, for one
