@@ -311,8 +311,8 @@ Value edgeScoresNeeded(KernelBuilder &kernel, const RegisterBlock &block,
 /// [i0, i0 + rowStep)): from the step of the first key its first row sees
 /// (i0 - h, hiddenBelow; else 0), rounded down to a multiple of `align`, to
 /// the step past the last key its last row sees (i0 + rowStep - 1 + h,
-/// hiddenAbove; else numT), at most numT. Both ends are the kernels' to
-/// round; the keys left out have probability 0.
+/// hiddenAbove, rounded up to a whole step; else numT), at most numT. The
+/// keys left out have probability 0.
 std::pair<Value, Value>
 edgeReductionRange(KernelBuilder &kernel, const RegisterBlock &block,
                    int64_t rowStep, const ContractionExtras &extras,
