@@ -13,13 +13,18 @@ best's ratio, the paired median B/A with its interval and quartiles, and
 whether the two outputs are bit for bit the same.
 
   python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
-      [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [-- common attn-compile args]
+      [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [--small-pages]
+      [-- common attn-compile args]
 (FLAGS after `=`: argparse takes a value that starts with - only so.)
 e.g. OMP_NUM_THREADS=2 python3 bench/ab-paired.py b=32,hq=12,lq=128,d=64 \\
        100 build/bin/attn-compile build/bin/attn-compile --wall \\
        --a-args=--omp-schedule=static -- --openmp
 
-Inputs as bench/ab-aot.py's (normals, masks true with probability 0.8).
+Inputs as bench/ab-aot.py's (normals, masks true with probability 0.8), in
+numpy's arrays: on transparent huge pages from 4 MiB up where THP is
+`madvise` (numpy's default); with --small-pages on 4 KiB pages, as a C or
+C++ caller's malloc has them (the decode kernels read K and V at a different
+rate on the two: docs/benchmarks.md, round twenty-six).
 Static shapes only. Needs numpy.
 """
 import argparse
@@ -70,7 +75,13 @@ def main():
     parser.add_argument("--a-args", default="")
     parser.add_argument("--b-args", default="")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--small-pages", action="store_true")
     opts = parser.parse_args(argv)
+    if opts.small_pages:
+        # numpy puts arrays of 4 MiB and more on transparent huge pages
+        # (madvise) by default; with this, on 4 KiB pages, as a C or C++
+        # caller's malloc gives them where THP is `madvise`.
+        np._core.multiarray._set_madvise_hugepage(False)
     if opts.pairs < 2:
         sys.exit("ab-paired: PAIRS must be at least 2")
     clock = time.perf_counter if opts.wall else time.process_time

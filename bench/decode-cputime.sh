@@ -3,6 +3,8 @@
 # compiles it with attn-compile --openmp and runs it in one process with a read-
 # bandwidth probe.
 #   bash bench/decode-cputime.sh f32|bf16 THREADS [ITERS=15]
+# ATTN_HUGEPAGES=1: K, V and the probe on 2 MiB pages; =paired: the call on
+# 4 KiB and on 2 MiB pages alternated, their median time ratio (no probe).
 # ATTN_COMPILE (default build/bin/attn-compile), CC (default clang-22, or cc).
 set -eu
 dt=$1 threads=$2 iters=${3:-15}

@@ -13,6 +13,9 @@
  * With ATTN_HUGEPAGES=1 in the environment, K, V and the probe's buffer
  * are 2 MiB aligned and madvise(MADV_HUGEPAGE)d (transparent huge pages where
  * the kernel's setting is "madvise"); without it, plain malloc as before.
+ * With ATTN_HUGEPAGES=paired, no probe: the same call alternated on two
+ * copies of Q, K and V, malloc's (4 KiB pages) and 2 MiB pages, and the
+ * median of the pairs' time ratio.
  *
  *   bench/decode-cputime.sh dtype threads [iters]   (builds and runs this)
  */
@@ -40,16 +43,53 @@ static float value(size_t i) {
   return (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
 }
 
-/* `bytes` for a large buffer: see ATTN_HUGEPAGES above. */
-static void *bigAlloc(size_t bytes) {
-  const char *env = getenv("ATTN_HUGEPAGES");
-  if (!env || strcmp(env, "1") != 0)
+/* `bytes` for a large buffer, on 2 MiB pages when `huge`. */
+static void *bigAllocAs(size_t bytes, int onHuge) {
+  if (!onHuge)
     return malloc(bytes);
   size_t huge = (size_t)2 << 20, rounded = (bytes + huge - 1) / huge * huge;
   void *p = aligned_alloc(huge, rounded);
   if (p && madvise(p, rounded, MADV_HUGEPAGE) != 0)
     perror("madvise");
   return p;
+}
+
+/* See ATTN_HUGEPAGES above. */
+static int hugeMode(void) {
+  const char *env = getenv("ATTN_HUGEPAGES");
+  return !env ? 0 : !strcmp(env, "1") ? 1 : !strcmp(env, "paired") ? 2 : 0;
+}
+
+static void *bigAlloc(size_t bytes) {
+  return bigAllocAs(bytes, hugeMode() == 1);
+}
+
+/* The kB of AnonHugePages this process has mapped. */
+static long anonHugeKb(void) {
+  FILE *f = fopen("/proc/self/smaps_rollup", "r");
+  char line[256];
+  long kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+      break;
+  if (f)
+    fclose(f);
+  return kb;
+}
+
+/* Fills Q, K and V (the first three of bufs). */
+static void fill(void **bufs, const size_t *n, int elt) {
+  for (int t = 0; t < 3; ++t)
+    for (size_t i = 0; i < n[t]; ++i) {
+      float f = value(i);
+      if (elt == 4) {
+        ((float *)bufs[t])[i] = f;
+      } else {
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        ((uint16_t *)bufs[t])[i] = (uint16_t)(u >> 16);
+      }
+    }
 }
 
 int main(int argc, char **argv) {
@@ -72,18 +112,41 @@ int main(int argc, char **argv) {
   void *bufs[4];
   for (int t = 0; t < 4; ++t)
     bufs[t] = bigAlloc((t == 3 ? qn : n[t]) * elt);
-  for (int t = 0; t < 3; ++t)
-    for (size_t i = 0; i < n[t]; ++i) {
-      float f = value(i);
-      if (elt == 4) {
-        ((float *)bufs[t])[i] = f;
-      } else {
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        ((uint16_t *)bufs[t])[i] = (uint16_t)(u >> 16);
-      }
-    }
+  fill(bufs, n, elt);
   double kvBytes = 2.0 * kn * elt;
+  if (hugeMode() == 2) {
+    /* The same call on the same values, Q, K and V on 4 KiB pages (A) and on
+     * 2 MiB pages (B), alternated A B B A ...: the median of the pairs' B/A
+     * CPU time. */
+    long before = anonHugeKb();
+    void *huge[4];
+    for (int t = 0; t < 4; ++t)
+      huge[t] = bigAllocAs((t == 3 ? qn : n[t]) * elt, 1);
+    fill(huge, n, elt);
+    printf("AnonHugePages: %ld kB with the 4 KiB copies, %ld kB with both\n",
+           before, anonHugeKb());
+    double *ratio = malloc(iters * sizeof(double)), t[2], bestA = 1e9,
+           bestB = 1e9;
+    sdpa(bufs, NULL, NULL);
+    sdpa(huge, NULL, NULL);
+    for (int i = 0; i < iters; ++i) {
+      for (int k = 0; k < 2; ++k) {
+        int side = (i + k) % 2; /* 0: A first on even pairs */
+        double c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+        sdpa(side ? huge : bufs, NULL, NULL);
+        t[side] = (now(CLOCK_PROCESS_CPUTIME_ID) - c0) / threads;
+      }
+      ratio[i] = t[1] / t[0];
+      bestA = t[0] < bestA ? t[0] : bestA;
+      bestB = t[1] < bestB ? t[1] : bestB;
+    }
+    qsort(ratio, iters, sizeof(double), cmp);
+    printf("paired, %d pairs: 4 KiB pages best %.2f ms, 2 MiB pages best %.2f "
+           "ms; median B/A %.3f (quartiles %.3f-%.3f)\n",
+           iters, bestA * 1e3, bestB * 1e3, ratio[iters / 2], ratio[iters / 4],
+           ratio[3 * iters / 4]);
+    return 0;
+  }
 
   size_t words = (1ul << 30) / 8;
   uint64_t *buf = bigAlloc(words * 8);
