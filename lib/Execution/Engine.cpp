@@ -19,6 +19,7 @@
 #include "attn/Execution/CudaRun.h"
 #include "attn/Execution/Error.h"
 #include "attn/Execution/GuardedBuffer.h"
+#include "attn/Execution/HugePages.h"
 #include "attn/Execution/Npy.h"
 #include "attn/Execution/Peak.h"
 #include "attn/Execution/ReferenceVarlen.h"
@@ -60,11 +61,23 @@ double RunReport::gflops(const Timing &t) const {
   return flops && t.medianMs > 0 ? flops / (t.medianMs * 1e6) : 0;
 }
 
+bool RunReport::hasBf16Inputs() const {
+  return llvm::any_of(
+      inputs, [](const TensorSpec &t) { return t.dtype == DType::BF16; });
+}
+
 bool RunReport::kvReadBound() const {
   if (!readGBs || !kvBytes || !peakGflops || !flops)
     return false;
+  // bf16 at the dot products' rate where it was measured: with the f32 one,
+  // hq=32 hkv=8 Lk=32k d=128 bf16 on a Zen 4 came out compute-bound (4.67
+  // ms of FLOPs) whenever the read probe reached 28.7 GB/s, at twice the
+  // FLOPs' time of the dot products.
+  double peak = *peakGflops;
+  if (bf16PeakGflops && hasBf16Inputs())
+    peak = std::max(peak, *bf16PeakGflops);
   double readMs = kvBytes / (*readGBs * 1e6);
-  double computeMs = flops / (*peakGflops * usedThreads * 1e6);
+  double computeMs = flops / (peak * usedThreads * 1e6);
   return readMs >= computeMs;
 }
 
@@ -133,6 +146,9 @@ static llvm::Error checkOptions(const RunOptions &options,
   if (!(options.naiveLimitGib >= 0) || !(options.refLimitGflop >= 0))
     return makeError("--naive-limit-gib and --ref-limit-gflop must be "
                      "non-negative numbers");
+  if (options.cuda && options.hugePages)
+    return makeError("--huge-pages goes with --target cpu (it places host "
+                     "buffers)");
   if (options.cuda && options.guardPages)
     return makeError("--guard-pages goes with --target cpu (device buffers "
                      "have no host guard pages)");
@@ -339,11 +355,13 @@ struct Kernel {
     return jit ? jit->run(inputs, outputs) : cuda->run(inputs, outputs);
   }
   /// `between` (CPU only) runs before each timed run and after the last.
+  /// `data` (CPU only), as JitKernel::run's.
   llvm::Expected<Timing>
   time(const std::vector<HostTensor *> &inputs,
        const std::vector<HostTensor *> &outputs, int runs,
-       llvm::function_ref<llvm::Error()> between = nullptr) {
-    return jit ? benchmark(*jit, inputs, outputs, runs, between)
+       llvm::function_ref<llvm::Error()> between = nullptr,
+       ArrayRef<void *> data = {}) {
+    return jit ? benchmark(*jit, inputs, outputs, runs, between, data)
                : cuda->benchmark(inputs, outputs, runs);
   }
 };
@@ -592,7 +610,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     if (options.peak) {
       if (llvm::Error e = measureRunPeaks(context, report))
         return std::move(e);
-      reads = std::make_unique<ReadProbe>(options.threads, size_t(1) << 30);
+      reads = std::make_unique<ReadProbe>(options.threads, size_t(1) << 30,
+                                          options.hugePages);
       report.readGBs = reads->measureBest();
       // Only a run bound by its reads, on one thread, pairs them with its
       // calls. With more, the kernel's other OpenMP threads spin for 200 ms
@@ -608,6 +627,21 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     }
     std::vector<HostTensor *> ins = pointersTo(*inputs);
     std::vector<HostTensor *> fusedPtrs = pointersTo(fusedOut);
+    if (options.hugePages)
+      report.thpMode = transparentHugePagesMode();
+    std::vector<HugePageBuffer> fusedCopies;
+    std::vector<HostTensor *> fusedAll = ins;
+    fusedAll.insert(fusedAll.end(), fusedPtrs.begin(), fusedPtrs.end());
+    int64_t copied = 0;
+    llvm::Expected<std::vector<void *>> fusedData =
+        options.hugePages ? copyOntoHugePages(fusedAll, fusedCopies, copied)
+                          : std::vector<void *>();
+    if (!fusedData)
+      return fusedData.takeError();
+    if (options.hugePages) {
+      report.hugePageCopyBytes = copied;
+      report.anonHugePageBytes = anonHugePagesBytes();
+    }
     std::vector<double> bursts;
     std::unique_ptr<PeakProbe> probe;
     if (options.peak && report.flops) {
@@ -631,8 +665,10 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       return llvm::Error::success();
     };
     llvm::Expected<Timing> fusedTime =
-        probe ? fused->time(ins, fusedPtrs, options.benchRuns, between)
-              : fused->time(ins, fusedPtrs, options.benchRuns);
+        probe ? fused->time(ins, fusedPtrs, options.benchRuns, between,
+                            *fusedData)
+              : fused->time(ins, fusedPtrs, options.benchRuns, nullptr,
+                            *fusedData);
     if (!fusedTime)
       return fusedTime.takeError();
     report.fused = *fusedTime;
@@ -642,8 +678,18 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       setPairedRooflineShare(report, passes);
     if (naive) {
       std::vector<HostTensor *> naivePtrs = pointersTo(naiveOut);
+      // The naive lowering's own copies, the fused ones' released first.
+      fusedCopies.clear();
+      std::vector<HugePageBuffer> naiveCopies;
+      std::vector<HostTensor *> naiveAll = ins;
+      naiveAll.insert(naiveAll.end(), naivePtrs.begin(), naivePtrs.end());
+      llvm::Expected<std::vector<void *>> naiveData =
+          options.hugePages ? copyOntoHugePages(naiveAll, naiveCopies, copied)
+                            : std::vector<void *>();
+      if (!naiveData)
+        return naiveData.takeError();
       llvm::Expected<Timing> naiveTime =
-          naive->time(ins, naivePtrs, options.benchRuns);
+          naive->time(ins, naivePtrs, options.benchRuns, nullptr, *naiveData);
       if (!naiveTime)
         return naiveTime.takeError();
       report.naive = *naiveTime;

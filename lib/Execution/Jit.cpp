@@ -274,12 +274,11 @@ llvm::Error JitKernel::run(const std::vector<HostTensor *> &inputs,
   return llvm::Error::success();
 }
 
-llvm::Expected<Timing>
-mlir::attn::exec::benchmark(JitKernel &kernel,
-                            const std::vector<HostTensor *> &inputs,
-                            const std::vector<HostTensor *> &outputs, int runs,
-                            llvm::function_ref<llvm::Error()> between) {
-  if (llvm::Error e = kernel.run(inputs, outputs))
+llvm::Expected<Timing> mlir::attn::exec::benchmark(
+    JitKernel &kernel, const std::vector<HostTensor *> &inputs,
+    const std::vector<HostTensor *> &outputs, int runs,
+    llvm::function_ref<llvm::Error()> between, ArrayRef<void *> data) {
+  if (llvm::Error e = kernel.run(inputs, outputs, data))
     return std::move(e);
   std::vector<double> ms;
   for (int i = 0; i <= runs; ++i) {
@@ -289,7 +288,7 @@ mlir::attn::exec::benchmark(JitKernel &kernel,
     if (i == runs)
       break;
     auto t0 = std::chrono::steady_clock::now();
-    if (llvm::Error e = kernel.run(inputs, outputs))
+    if (llvm::Error e = kernel.run(inputs, outputs, data))
       return std::move(e);
     auto t1 = std::chrono::steady_clock::now();
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());

@@ -44,11 +44,25 @@ uint64_t mlir::attn::exec::sumForReadProbe(const uint64_t *buffer, size_t begin,
   return total;
 }
 
-ReadProbe::ReadProbe(int threads, size_t bytes)
+ReadProbe::ReadProbe(int threads, size_t bytes, bool hugePages)
     : threads(threads > 0 ? threads
                           : std::max(1u, std::thread::hardware_concurrency())),
       words(std::max<size_t>(1, bytes / sizeof(uint64_t))),
-      buffer(new uint64_t[words]), sums(this->threads) {
+      sums(this->threads) {
+  if (hugePages) {
+    llvm::Expected<HugePageBuffer> mapped =
+        HugePageBuffer::create(words * sizeof(uint64_t));
+    if (mapped) {
+      huge = std::move(*mapped);
+      buffer = static_cast<uint64_t *>(huge->data());
+    } else {
+      llvm::consumeError(mapped.takeError());
+    }
+  }
+  if (!buffer) {
+    owned.reset(new uint64_t[words]);
+    buffer = owned.get();
+  }
   for (size_t i = 0; i < words; ++i)
     buffer[i] = i;
 }
@@ -66,7 +80,7 @@ double ReadProbe::passOf(Pattern pattern) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t)
     workers.emplace_back([&, t]() {
-      sums[t] += sumForReadProbe(buffer.get(), words * t / threads,
+      sums[t] += sumForReadProbe(buffer, words * t / threads,
                                  words * (t + 1) / threads, pattern.streams,
                                  pattern.prefetch);
     });

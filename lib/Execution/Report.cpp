@@ -41,12 +41,6 @@ static void printPeakOnly(llvm::raw_ostream &os, const RunReport &report) {
 
 /// Whether the run's inputs are bf16 (its rate is then also a share of the
 /// bf16 dot-product peak).
-static bool hasBf16Inputs(const RunReport &report) {
-  return llvm::any_of(report.inputs, [](const TensorSpec &t) {
-    return t.dtype == DType::BF16;
-  });
-}
-
 static void printCheck(llvm::raw_ostream &os, const CheckRecord &c) {
   const char *verdict = c.verdict.pass ? "PASS" : "FAIL";
   if (c.isNaNCheck()) {
@@ -77,11 +71,11 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
       os << format("  %5.1f%% of the %d-thread peak",
                    100 * report.gflops(fused) / *report.peakAllThreadsGflops,
                    report.usedThreads);
-    if (report.bf16PeakGflops && hasBf16Inputs(report))
+    if (report.bf16PeakGflops && report.hasBf16Inputs())
       os << format("  %5.1f%% of bf16 peak",
                    100 * report.gflops(fused) /
                        (*report.bf16PeakGflops * report.usedThreads));
-    if (report.amxPeakGflops && hasBf16Inputs(report))
+    if (report.amxPeakGflops && report.hasBf16Inputs())
       os << format("  %5.1f%% of AMX peak",
                    100 * report.gflops(fused) /
                        (*report.amxPeakGflops * report.usedThreads));
@@ -136,6 +130,17 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
                  "after it (%.2f-%.2f GB/s)\n",
                  100 * *report.pairedRooflineShare, report.fused->runs,
                  report.readPassMinGBs, report.readPassMaxGBs);
+  if (report.hugePageCopyBytes) {
+    os << format("  pages  the timed calls on %.1f MB of copies on 2 MiB "
+                 "pages (--huge-pages; THP %s): ",
+                 *report.hugePageCopyBytes / 1e6,
+                 report.thpMode.empty() ? "unknown" : report.thpMode.c_str());
+    if (report.anonHugePageBytes >= 0)
+      os << format("%.1f MB of AnonHugePages in this process\n",
+                   report.anonHugePageBytes / 1e6);
+    else
+      os << "AnonHugePages unknown\n";
+  }
 }
 
 void mlir::attn::exec::printReport(llvm::raw_ostream &os,
@@ -253,6 +258,11 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
           number(100 * report.kvBytes / (*report.readGBs * 1e6) /
                  report.fused->medianMs);
   }
+  if (report.hugePageCopyBytes) {
+    root["huge_page_copy_bytes"] = *report.hugePageCopyBytes;
+    root["anon_huge_page_bytes"] = report.anonHugePageBytes;
+    root["thp"] = report.thpMode;
+  }
   if (report.pairedRooflineShare) {
     root["fused_pct_kv_roofline_paired"] =
         number(100 * *report.pairedRooflineShare);
@@ -274,14 +284,14 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
   }
   if (report.bf16PeakGflops) {
     root["bf16_peak_gflops"] = number(*report.bf16PeakGflops);
-    if (report.fused && report.flops && hasBf16Inputs(report))
+    if (report.fused && report.flops && report.hasBf16Inputs())
       root["fused_pct_bf16_peak"] =
           number(100 * report.gflops(*report.fused) /
                  (*report.bf16PeakGflops * report.usedThreads));
   }
   if (report.amxPeakGflops) {
     root["amx_peak_gflops"] = number(*report.amxPeakGflops);
-    if (report.fused && report.flops && hasBf16Inputs(report))
+    if (report.fused && report.flops && report.hasBf16Inputs())
       root["fused_pct_amx_peak"] =
           number(100 * report.gflops(*report.fused) /
                  (*report.amxPeakGflops * report.usedThreads));

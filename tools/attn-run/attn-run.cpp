@@ -99,6 +99,12 @@ static auto guardPages = opt<bool>(
     "guard pages (after its end, then before its start); an out-of-bounds "
     "access is an error",
     false);
+static auto hugePages = opt<bool>(
+    "huge-pages",
+    "cpu, --bench: time the calls on copies of the inputs and outputs of 4 "
+    "MiB and more on 2 MiB transparent huge pages (madvise, as NumPy "
+    "allocates), the read probe's buffer too",
+    false);
 static auto rowVectors =
     opt<std::string>("row-vectors", "Row vectors per register block", "");
 static auto prefetchSpread = opt<std::string>(
@@ -194,6 +200,7 @@ int main(int argc, char **argv) {
   options.refLimitGflop = refLimit;
   options.naiveLimitGib = naiveLimit;
   options.guardPages = guardPages;
+  options.hugePages = hugePages;
   options.grad = grad;
   // An out-of-bounds access is wrong generated code, like a failed numerics
   // check: status 1, not 2 (the input was fine).

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/Engine.h"
+#include "attn/Execution/HugePages.h"
 #include "attn/Execution/Npy.h"
 #include "attn/Execution/Problem.h"
 #include "attn/Execution/Report.h"
@@ -372,6 +373,65 @@ TEST(EngineTest, BenchTimesEveryRun) {
             report->fused->bestMs);
   EXPECT_LE(report->fused->bestMs, report->fused->medianMs);
   EXPECT_FALSE(report->pairedPeakShare.has_value());
+}
+
+TEST(EngineTest, HugePagesTimeOnCopies) {
+  // K and V of 4 MiB each: copied; Q and the output (4 KiB) are not.
+  RunOptions options = optionsFor("hq=1,lq=1,lk=8192,d=128");
+  options.benchRuns = 2;
+  options.hugePages = true;
+  llvm::Expected<RunReport> report = runAttn(context(), options);
+  ASSERT_TRUE(bool(report)) << errorOf(report);
+  EXPECT_TRUE(report->pass);
+  ASSERT_TRUE(report->hugePageCopyBytes.has_value());
+  EXPECT_EQ(2 * 8192 * 128 * 4, *report->hugePageCopyBytes);
+  EXPECT_EQ(transparentHugePagesMode(), report->thpMode);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printReport(os, *report);
+  EXPECT_NE(std::string::npos,
+            text.find("the timed calls on 8.4 MB of copies on 2 MiB pages"))
+      << text;
+  llvm::json::Value json = reportToJson(*report);
+  ASSERT_TRUE(json.getAsObject());
+  EXPECT_EQ(2 * 8192 * 128 * 4,
+            json.getAsObject()->getInteger("huge_page_copy_bytes"));
+  // Without the option: none.
+  options.hugePages = false;
+  report = runAttn(context(), options);
+  ASSERT_TRUE(bool(report)) << errorOf(report);
+  EXPECT_FALSE(report->hugePageCopyBytes.has_value());
+}
+
+TEST(EngineTest, HugePagesAreForTheCpu) {
+  RunOptions options = optionsFor("hq=1,lq=1,lk=64,d=16");
+  options.hugePages = true;
+  options.cuda = true;
+  llvm::Expected<RunReport> report = runAttn(context(), options);
+  ASSERT_FALSE(bool(report));
+  EXPECT_NE(std::string::npos,
+            errorOf(report).find("--huge-pages goes with --target cpu"));
+}
+
+TEST(EngineTest, Bf16ReadBoundAtTheDotProductPeak) {
+  // hq=32 hkv=8 Lk=32k d=128 bf16 as a Zen 4 measured it: the K/V read
+  // (4.57 ms at 29.4 GB/s) is shorter than the FLOPs at the f32 peak (4.67
+  // ms at 115 GFLOP/s) but twice as long as at the bf16 one (232).
+  RunReport report;
+  report.inputs = {TensorSpec{{1, 32, 1, 128}, DType::BF16}};
+  report.flops = 2LL * 32 * 256 * 32768;
+  report.kvBytes = 2.0 * 8 * 32768 * 128 * 2;
+  report.readGBs = 29.4;
+  report.peakGflops = 115.0;
+  report.fused = Timing{6.0, 6.0, 1, {6.0}};
+  EXPECT_FALSE(report.kvReadBound());
+  report.bf16PeakGflops = 232.0;
+  EXPECT_TRUE(report.kvReadBound());
+  ASSERT_TRUE(report.kvRooflineShare().has_value());
+  EXPECT_NEAR(4.565 / 6.0, *report.kvRooflineShare(), 1e-3);
+  // An f32 run keeps the f32 peak.
+  report.inputs = {TensorSpec{{1, 32, 1, 128}, DType::F32}};
+  EXPECT_FALSE(report.kvReadBound());
 }
 
 TEST(EngineTest, PeakPairsEveryTimedRunWithProbes) {

@@ -82,6 +82,11 @@ struct RunOptions {
   /// against the one before its start (the caller installs the fault
   /// handler). Timing still uses the plain tensors.
   bool guardPages = false;
+  /// attn-run --huge-pages (CPU): the timed calls read and write copies of
+  /// the inputs and outputs of kHugePagesFromBytes and more in
+  /// HugePageBuffers (2 MiB transparent huge pages, as NumPy allocates), and
+  /// the read probe's buffer is one too.
+  bool hugePages = false;
   /// attn-run --grad: forward, then attn.sdpa_grad on a random d_out; the
   /// gradients are checked and (with benchRuns) the backward is timed
   /// (lib/Execution/Grad.cpp).
@@ -162,6 +167,12 @@ struct RunReport {
   /// passes' lowest and highest rates.
   std::optional<double> pairedRooflineShare;
   double readPassMinGBs = 0, readPassMaxGBs = 0;
+  /// With --huge-pages: the bytes the timed calls' copies hold, the
+  /// process's AnonHugePages while they are mapped (-1: unknown) and the
+  /// kernel's THP setting (transparentHugePagesMode).
+  std::optional<int64_t> hugePageCopyBytes;
+  int64_t anonHugePageBytes = -1;
+  std::string thpMode;
   /// The run was --grad: results are d_query, d_key, d_value and `flops` is
   /// the backward's (2.5x the forward's).
   bool grad = false;
@@ -170,9 +181,13 @@ struct RunReport {
   /// GFLOP/s of a timing (0 without a FLOP count).
   double gflops(const Timing &t) const;
   /// Whether reading K and V once at the measured bandwidth takes longer
-  /// than the FLOPs at the measured peak (a decode step): false without
-  /// both measured.
+  /// than the FLOPs at the measured peak (a decode step; with bf16 inputs,
+  /// the bf16 dot-product peak where it was measured and is the higher):
+  /// false without both measured.
   bool kvReadBound() const;
+  /// Whether an input is bf16 (such runs are also a share of the bf16
+  /// peaks).
+  bool hasBf16Inputs() const;
   /// The fused time as a share of the "read K and V once" roofline, when
   /// the run was memory-bound (kvReadBound).
   std::optional<double> kvRooflineShare() const;

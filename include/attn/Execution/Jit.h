@@ -47,7 +47,7 @@ public:
   /// Runs the kernel once. Fails on a shape or dtype mismatch against the
   /// function's signature or a JIT failure. With `data` (one pointer per
   /// input, then one per output), the kernel reads and writes there instead
-  /// of in the tensors' own bytes (attn-run --guard-pages).
+  /// of in the tensors' own bytes (attn-run --guard-pages, --huge-pages).
   llvm::Error run(const std::vector<HostTensor *> &inputs,
                   const std::vector<HostTensor *> &outputs,
                   ArrayRef<void *> data = {});
@@ -85,11 +85,13 @@ Timing medianTiming(std::vector<double> ms);
 /// time. Every run is checked: the first failure is returned. `between`,
 /// when given, is called before each timed run and once after the last
 /// (outside the timed span): a probe paired with each run (RunReport's
-/// paired peak share); its error ends the benchmark.
+/// paired peak share); its error ends the benchmark. With `data`, as
+/// JitKernel::run's (attn-run --huge-pages).
 llvm::Expected<Timing>
 benchmark(JitKernel &kernel, const std::vector<HostTensor *> &inputs,
           const std::vector<HostTensor *> &outputs, int runs,
-          llvm::function_ref<llvm::Error()> between = nullptr);
+          llvm::function_ref<llvm::Error()> between = nullptr,
+          ArrayRef<void *> data = {});
 
 /// Sets the number of OpenMP threads the JIT-compiled code uses.
 void setJitThreads(int threads);

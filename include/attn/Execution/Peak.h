@@ -7,12 +7,15 @@
 #ifndef ATTN_EXECUTION_PEAK_H
 #define ATTN_EXECUTION_PEAK_H
 
+#include "attn/Execution/HugePages.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,8 +145,9 @@ llvm::Expected<double> measureAmxPeakGflops(MLIRContext &context,
 class ReadProbe {
 public:
   /// A buffer of `bytes` (far larger than the caches) read by `threads`
-  /// threads (0 = all cores).
-  ReadProbe(int threads, size_t bytes);
+  /// threads (0 = all cores); with `hugePages`, a HugePageBuffer (where one
+  /// cannot be mapped, plain memory).
+  ReadProbe(int threads, size_t bytes, bool hugePages = false);
   ~ReadProbe();
   ReadProbe(const ReadProbe &) = delete;
   ReadProbe &operator=(const ReadProbe &) = delete;
@@ -164,7 +168,9 @@ private:
 
   int threads;
   size_t words;
-  std::unique_ptr<uint64_t[]> buffer;
+  std::unique_ptr<uint64_t[]> owned;
+  std::optional<HugePageBuffer> huge;
+  uint64_t *buffer = nullptr;
   std::vector<uint64_t> sums;
   Pattern bestPattern{1, 0};
 };
