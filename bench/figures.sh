@@ -32,6 +32,12 @@ for dt in f32 bf16; do
     run --sdpa hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=$dt --threads $t --bench 20
   done
 done
+# The same decode with Q, K, V and the output on 2 MiB transparent huge
+# pages (--huge-pages: as NumPy allocates its arrays; attn-run's own tensors
+# are on 4 KiB pages, as a C caller's malloc gives them), one thread.
+for dt in f32 bf16; do
+  run --sdpa hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=$dt --threads 1 --bench 20 --huge-pages
+done
 for t in 1 2; do
   run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
 done
