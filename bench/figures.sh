@@ -13,7 +13,7 @@ echo "flags: $(grep -m1 -o -w 'avx2\|avx512f\|avx512_bf16\|amx_tile\|amx_bf16' /
 uptime
 run() {
   echo "### attn-run $* --check none --peak"
-  "$R" "$@" --check none --peak 2>&1 | grep -E "fused|peak|roofline"
+  "$R" "$@" --check none --peak 2>&1 | grep -E "fused|peak|roofline|pages"
 }
 for d in 64 128; do
   for dt in f32 bf16; do
