@@ -642,24 +642,37 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       report.hugePageCopyBytes = copied;
       report.anonHugePageBytes = anonHugePagesBytes();
     }
-    std::vector<double> bursts;
-    std::unique_ptr<PeakProbe> probe;
+    std::vector<double> bursts, bf16Bursts;
+    std::unique_ptr<PeakProbe> probe, bf16Probe;
     if (options.peak && report.flops) {
+      double burstSeconds = 0;
       llvm::Expected<std::unique_ptr<PeakProbe>> created = createProbeBeside(
-          context, [&] { return fused->run(ins, fusedPtrs); });
+          context, [&] { return fused->run(ins, fusedPtrs); }, &burstSeconds);
       if (!created)
         return created.takeError();
       probe = std::move(*created);
+      if (report.bf16PeakGflops && report.hasBf16Inputs()) {
+        created = PeakProbe::create(context, burstSeconds, /*bf16Dot=*/true);
+        if (!created)
+          return created.takeError();
+        bf16Probe = std::move(*created);
+      }
     }
-    // Between the calls: a burst of the FMA probe, then a pass of the read
-    // probe (which leaves K and V out of the caches, as the roofline
-    // assumes).
+    // Between the calls: a burst of the FMA probe (and of the bf16 one),
+    // then a pass of the read probe (which leaves K and V out of the caches, as
+    // the roofline assumes).
     std::vector<double> passes;
     auto between = [&]() -> llvm::Error {
       llvm::Expected<double> gflops = probe->burst();
       if (!gflops)
         return gflops.takeError();
       bursts.push_back(*gflops);
+      if (bf16Probe) {
+        gflops = bf16Probe->burst();
+        if (!gflops)
+          return gflops.takeError();
+        bf16Bursts.push_back(*gflops);
+      }
       if (reads)
         passes.push_back(reads->pass());
       return llvm::Error::success();
@@ -674,6 +687,8 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     report.fused = *fusedTime;
     if (probe)
       setPairedPeakShare(report, bursts);
+    if (bf16Probe)
+      setPairedBf16PeakShare(report, bf16Bursts);
     if (probe && reads)
       setPairedRooflineShare(report, passes);
     if (naive) {

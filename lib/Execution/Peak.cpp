@@ -302,8 +302,11 @@ mlir::attn::exec::measureFmaPeakAllThreadsGflops(MLIRContext &context,
 }
 
 llvm::Expected<std::unique_ptr<PeakProbe>>
-PeakProbe::create(MLIRContext &context, double burstSeconds) {
-  auto kernel = PeakKernel::compile(context, hostPeakShape(), false);
+PeakProbe::create(MLIRContext &context, double burstSeconds, bool bf16Dot) {
+  // The shapes measurePeak takes.
+  auto kernel = PeakKernel::compile(
+      context, bf16Dot ? peakShapeFor(/*avx512=*/true) : hostPeakShape(),
+      bf16Dot);
   if (!kernel)
     return kernel.takeError();
   std::unique_ptr<PeakProbe> probe(new PeakProbe());

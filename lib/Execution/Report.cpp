@@ -93,6 +93,12 @@ static void printTimings(llvm::raw_ostream &os, const RunReport &report) {
                  100 * *report.pairedPeakShare, fused.runs,
                  report.burstMinGflops, report.burstMaxGflops, fused.bestMs,
                  report.flops / (fused.bestMs * 1e6));
+  if (report.pairedBf16PeakShare)
+    os << format("  paired %9.1f%% of the bf16 peak: the median of the %d "
+                 "calls, each against the bf16 dot-product probe run just "
+                 "before and after it (%.2f-%.2f GFLOP/s)\n",
+                 100 * *report.pairedBf16PeakShare, fused.runs,
+                 report.bf16BurstMinGflops, report.bf16BurstMaxGflops);
   if (report.naive) {
     os << format("  naive  %10.3f ms", report.naive->medianMs);
     if (report.flops)
@@ -249,6 +255,12 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
   if (report.pairedPeakShare) {
     root["fused_pct_peak_paired"] = number(100 * *report.pairedPeakShare);
     root["probe_burst_gflops_min"] = number(report.burstMinGflops);
+    if (report.pairedBf16PeakShare) {
+      root["fused_pct_bf16_peak_paired"] =
+          number(100 * *report.pairedBf16PeakShare);
+      root["bf16_burst_gflops_min"] = number(report.bf16BurstMinGflops);
+      root["bf16_burst_gflops_max"] = number(report.bf16BurstMaxGflops);
+    }
     root["probe_burst_gflops_max"] = number(report.burstMaxGflops);
   }
   if (report.readGBs) {

@@ -46,14 +46,18 @@ llvm::Error mlir::attn::exec::detail::measureRunPeaks(MLIRContext &context,
 
 llvm::Expected<std::unique_ptr<PeakProbe>>
 mlir::attn::exec::detail::createProbeBeside(
-    MLIRContext &context, llvm::function_ref<llvm::Error()> runOnce) {
+    MLIRContext &context, llvm::function_ref<llvm::Error()> runOnce,
+    double *burstSeconds) {
   auto t0 = std::chrono::steady_clock::now();
   if (llvm::Error e = runOnce())
     return std::move(e);
   double call =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
-  return PeakProbe::create(context, std::clamp(call, 0.02, 0.05));
+  double seconds = std::clamp(call, 0.02, 0.05);
+  if (burstSeconds)
+    *burstSeconds = seconds;
+  return PeakProbe::create(context, seconds);
 }
 
 /// The median of the calls' shares of a rate measured around each call:
@@ -86,6 +90,16 @@ void mlir::attn::exec::detail::setPairedPeakShare(
     return;
   report.burstMinGflops = *std::min_element(bursts.begin(), bursts.end());
   report.burstMaxGflops = *std::max_element(bursts.begin(), bursts.end());
+}
+
+void mlir::attn::exec::detail::setPairedBf16PeakShare(
+    RunReport &report, const std::vector<double> &bursts) {
+  report.pairedBf16PeakShare =
+      medianPairedShare(report, report.flops / 1e6, bursts, report.usedThreads);
+  if (!report.pairedBf16PeakShare)
+    return;
+  report.bf16BurstMinGflops = *std::min_element(bursts.begin(), bursts.end());
+  report.bf16BurstMaxGflops = *std::max_element(bursts.begin(), bursts.end());
 }
 
 void mlir::attn::exec::detail::setPairedRooflineShare(

@@ -32,14 +32,21 @@ llvm::Error measureRunPeaks(MLIRContext &context, RunReport &report);
 /// about as long as one call (`runOnce` runs one, timed here), within 20 to
 /// 50 ms (shorter bursts ran slower: 113-140 GFLOP/s for 5 ms, 159-167 for
 /// 50 ms, as the core came up to speed).
+/// `burstSeconds`, when given, receives the bursts' length.
 llvm::Expected<std::unique_ptr<PeakProbe>>
 createProbeBeside(MLIRContext &context,
-                  llvm::function_ref<llvm::Error()> runOnce);
+                  llvm::function_ref<llvm::Error()> runOnce,
+                  double *burstSeconds = nullptr);
 
 /// The fused calls' median paired share of the peak (pairedPeakShares) and
 /// the bursts' range, from the report's fused run times and `bursts` (one
 /// more than the calls).
 void setPairedPeakShare(RunReport &report, const std::vector<double> &bursts);
+
+/// The same against bursts of the bf16 dot-product probe (a run with bf16
+/// inputs on a CPU that has the dot products).
+void setPairedBf16PeakShare(RunReport &report,
+                            const std::vector<double> &bursts);
 
 /// The fused calls' median paired share of the read-K-and-V-once roofline
 /// (each call's K and V bytes per second against the mean of the read

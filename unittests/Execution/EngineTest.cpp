@@ -7,6 +7,7 @@
 #include "attn/Execution/Engine.h"
 #include "attn/Execution/HugePages.h"
 #include "attn/Execution/Npy.h"
+#include "attn/Execution/Peak.h"
 #include "attn/Execution/Problem.h"
 #include "attn/Execution/Report.h"
 
@@ -471,6 +472,39 @@ TEST(EngineTest, PeakPairsEveryTimedRunWithProbes) {
   // One thread: no all-threads peak.
   EXPECT_FALSE(report->peakAllThreadsGflops.has_value());
   EXPECT_FALSE(root->getNumber("peak_all_threads_gflops"));
+}
+
+TEST(EngineTest, PeakPairsBf16RunsWithTheDotProductProbe) {
+  if (!hostHasBf16Dot())
+    GTEST_SKIP() << "no avx512_bf16 here";
+  RunOptions options = optionsFor("hq=1,lq=32,d=16,dtype=bf16");
+  options.benchRuns = 3;
+  options.peak = true;
+  options.check = CheckMode::None;
+  llvm::Expected<RunReport> report = runAttn(context(), options);
+  ASSERT_TRUE(bool(report)) << errorOf(report);
+  ASSERT_TRUE(report->pairedBf16PeakShare.has_value());
+  EXPECT_GT(report->bf16BurstMinGflops, 0);
+  EXPECT_LE(report->bf16BurstMinGflops, report->bf16BurstMaxGflops);
+  // Between the best and the worst call over the fastest and the slowest
+  // bf16 burst, as for the f32 share.
+  double best = report->flops / (report->fused->bestMs * 1e6);
+  double worstMs = *std::max_element(report->fused->runMs.begin(),
+                                     report->fused->runMs.end());
+  double worst = report->flops / (worstMs * 1e6);
+  EXPECT_LE(*report->pairedBf16PeakShare, best / report->bf16BurstMinGflops);
+  EXPECT_GE(*report->pairedBf16PeakShare, worst / report->bf16BurstMaxGflops);
+  llvm::json::Value json = reportToJson(*report);
+  ASSERT_TRUE(json.getAsObject());
+  EXPECT_TRUE(json.getAsObject()->getNumber("fused_pct_bf16_peak_paired"));
+  // An f32 run has none.
+  options = optionsFor("hq=1,lq=32,d=16");
+  options.benchRuns = 2;
+  options.peak = true;
+  options.check = CheckMode::None;
+  report = runAttn(context(), options);
+  ASSERT_TRUE(bool(report)) << errorOf(report);
+  EXPECT_FALSE(report->pairedBf16PeakShare.has_value());
 }
 
 TEST(EngineTest, PeakWithThreadsMeasuresThemAtOnce) {

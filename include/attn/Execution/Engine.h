@@ -159,6 +159,11 @@ struct RunReport {
   /// machine's speed drifts.
   std::optional<double> pairedPeakShare;
   double burstMinGflops = 0, burstMaxGflops = 0;
+  /// The same against bursts of the bf16 dot-product probe, for bf16
+  /// inputs where bf16PeakGflops was measured (one more burst between
+  /// calls).
+  std::optional<double> pairedBf16PeakShare;
+  double bf16BurstMinGflops = 0, bf16BurstMaxGflops = 0;
   /// Bytes of K and V: a decode step's memory roofline reads them once.
   double kvBytes = 0;
   /// With --peak on a run bound by reading K and V (kvReadBound): the fused

@@ -81,10 +81,11 @@ llvm::Expected<double> measureFmaPeakGflops(MLIRContext &context,
 /// (pairedPeakShares) rather than with one probe taken earlier.
 class PeakProbe {
 public:
-  /// Compiles the loop (hostPeakShape) and sizes a burst to about
-  /// `burstSeconds`.
-  static llvm::Expected<std::unique_ptr<PeakProbe>> create(MLIRContext &context,
-                                                           double burstSeconds);
+  /// Compiles the loop (hostPeakShape; with `bf16Dot`, the bf16
+  /// dot-product loop of measureBf16DotPeakGflops) and sizes a burst to
+  /// about `burstSeconds`.
+  static llvm::Expected<std::unique_ptr<PeakProbe>>
+  create(MLIRContext &context, double burstSeconds, bool bf16Dot = false);
   ~PeakProbe();
   /// Runs one burst; returns its rate in GFLOP/s.
   llvm::Expected<double> burst();
