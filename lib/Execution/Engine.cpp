@@ -5,8 +5,9 @@
 // runAttn() in named steps: load the module, size the entry, make the
 // inputs, decide which oracles fit, compile, run on poisoned outputs,
 // compute the f64 reference and the input's conditioning, judge, time,
-// dump. The check step lives in Checks.cpp, the peaks measured beside the
-// timing (and the probe paired with the timed calls) in RunPeaks.cpp.
+// dump. The check step lives in Checks.cpp, the timing step in
+// RunTiming.cpp, the peaks measured beside the timing (and the probes
+// paired with the timed calls) in RunPeaks.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,13 +16,12 @@
 #include "Checks.h"
 #include "Grad.h"
 #include "RunPeaks.h"
+#include "RunTiming.h"
 
 #include "attn/Execution/CudaRun.h"
 #include "attn/Execution/Error.h"
 #include "attn/Execution/GuardedBuffer.h"
-#include "attn/Execution/HugePages.h"
 #include "attn/Execution/Npy.h"
-#include "attn/Execution/Peak.h"
 #include "attn/Execution/ReferenceVarlen.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -331,41 +331,12 @@ static llvm::Error checkHostMemory(const EntrySignature &signature,
   return llvm::Error::success();
 }
 
-static std::vector<HostTensor *> pointersTo(std::vector<HostTensor> &tensors) {
-  std::vector<HostTensor *> ptrs;
-  for (HostTensor &t : tensors)
-    ptrs.push_back(&t);
-  return ptrs;
-}
-
 static Results makeOutputs(const EntrySignature &signature) {
   Results outs;
   for (const TensorSpec &spec : signature.results)
     outs.push_back(HostTensor::zeros(spec));
   return outs;
 }
-
-namespace {
-/// One compiled lowering: JIT-compiled for the CPU, or a cuda library.
-struct Kernel {
-  std::unique_ptr<JitKernel> jit;
-  std::unique_ptr<CudaKernel> cuda;
-  llvm::Error run(const std::vector<HostTensor *> &inputs,
-                  const std::vector<HostTensor *> &outputs) {
-    return jit ? jit->run(inputs, outputs) : cuda->run(inputs, outputs);
-  }
-  /// `between` (CPU only) runs before each timed run and after the last.
-  /// `data` (CPU only), as JitKernel::run's.
-  llvm::Expected<Timing>
-  time(const std::vector<HostTensor *> &inputs,
-       const std::vector<HostTensor *> &outputs, int runs,
-       llvm::function_ref<llvm::Error()> between = nullptr,
-       ArrayRef<void *> data = {}) {
-    return jit ? benchmark(*jit, inputs, outputs, runs, between, data)
-               : cuda->benchmark(inputs, outputs, runs);
-  }
-};
-} // namespace
 
 /// Compiles the fused or the naive lowering of the entry for the CPU (JIT)
 /// or, with options.cuda, for the GPU (CudaRun.h).
@@ -604,112 +575,11 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     checkNoNaN(report, problem.has_value(), fusedOut, naivePtr);
   report.pass = allChecksPass(report);
 
-  // Time.
-  if (options.benchRuns > 0) {
-    std::unique_ptr<ReadProbe> reads;
-    if (options.peak) {
-      if (llvm::Error e = measureRunPeaks(context, report))
-        return std::move(e);
-      reads = std::make_unique<ReadProbe>(options.threads, size_t(1) << 30,
-                                          options.hugePages);
-      report.readGBs = reads->measureBest();
-      // Only a run bound by its reads, on one thread, pairs them with its
-      // calls. With more, the kernel's other OpenMP threads spin for 200 ms
-      // after each call on the cores the passes need: on a Zen 4, 2-thread
-      // passes read at 13-22 GB/s between calls against 29 at best, and
-      // the calls came out at 181% of that roofline. Letting them sleep at
-      // once (libomp's blocktime 0) would make every call wake them, which
-      // a decode loop that runs step after step does not do (hq=8 hkv=1
-      // Lk=32k f32, 2 threads, paired so: 3.40 ms, against 1.73 in a
-      // figures run without it; not kept).
-      if (!report.kvReadBound() || report.usedThreads > 1)
-        reads.reset();
-    }
-    std::vector<HostTensor *> ins = pointersTo(*inputs);
-    std::vector<HostTensor *> fusedPtrs = pointersTo(fusedOut);
-    if (options.hugePages)
-      report.thpMode = transparentHugePagesMode();
-    std::vector<HugePageBuffer> fusedCopies;
-    std::vector<HostTensor *> fusedAll = ins;
-    fusedAll.insert(fusedAll.end(), fusedPtrs.begin(), fusedPtrs.end());
-    int64_t copied = 0;
-    llvm::Expected<std::vector<void *>> fusedData =
-        options.hugePages ? copyOntoHugePages(fusedAll, fusedCopies, copied)
-                          : std::vector<void *>();
-    if (!fusedData)
-      return fusedData.takeError();
-    if (options.hugePages) {
-      report.hugePageCopyBytes = copied;
-      report.anonHugePageBytes = anonHugePagesBytes();
-    }
-    std::vector<double> bursts, bf16Bursts;
-    std::unique_ptr<PeakProbe> probe, bf16Probe;
-    if (options.peak && report.flops) {
-      double burstSeconds = 0;
-      llvm::Expected<std::unique_ptr<PeakProbe>> created = createProbeBeside(
-          context, [&] { return fused->run(ins, fusedPtrs); }, &burstSeconds);
-      if (!created)
-        return created.takeError();
-      probe = std::move(*created);
-      if (report.bf16PeakGflops && report.hasBf16Inputs()) {
-        created = PeakProbe::create(context, burstSeconds, /*bf16Dot=*/true);
-        if (!created)
-          return created.takeError();
-        bf16Probe = std::move(*created);
-      }
-    }
-    // Between the calls: a burst of the FMA probe (and of the bf16 one),
-    // then a pass of the read probe (which leaves K and V out of the caches, as
-    // the roofline assumes).
-    std::vector<double> passes;
-    auto between = [&]() -> llvm::Error {
-      llvm::Expected<double> gflops = probe->burst();
-      if (!gflops)
-        return gflops.takeError();
-      bursts.push_back(*gflops);
-      if (bf16Probe) {
-        gflops = bf16Probe->burst();
-        if (!gflops)
-          return gflops.takeError();
-        bf16Bursts.push_back(*gflops);
-      }
-      if (reads)
-        passes.push_back(reads->pass());
-      return llvm::Error::success();
-    };
-    llvm::Expected<Timing> fusedTime =
-        probe ? fused->time(ins, fusedPtrs, options.benchRuns, between,
-                            *fusedData)
-              : fused->time(ins, fusedPtrs, options.benchRuns, nullptr,
-                            *fusedData);
-    if (!fusedTime)
-      return fusedTime.takeError();
-    report.fused = *fusedTime;
-    if (probe)
-      setPairedPeakShare(report, bursts);
-    if (bf16Probe)
-      setPairedBf16PeakShare(report, bf16Bursts);
-    if (probe && reads)
-      setPairedRooflineShare(report, passes);
-    if (naive) {
-      std::vector<HostTensor *> naivePtrs = pointersTo(naiveOut);
-      // The naive lowering's own copies, the fused ones' released first.
-      fusedCopies.clear();
-      std::vector<HugePageBuffer> naiveCopies;
-      std::vector<HostTensor *> naiveAll = ins;
-      naiveAll.insert(naiveAll.end(), naivePtrs.begin(), naivePtrs.end());
-      llvm::Expected<std::vector<void *>> naiveData =
-          options.hugePages ? copyOntoHugePages(naiveAll, naiveCopies, copied)
-                            : std::vector<void *>();
-      if (!naiveData)
-        return naiveData.takeError();
-      llvm::Expected<Timing> naiveTime =
-          naive->time(ins, naivePtrs, options.benchRuns, nullptr, *naiveData);
-      if (!naiveTime)
-        return naiveTime.takeError();
-      report.naive = *naiveTime;
-    }
-  }
+  if (options.benchRuns > 0)
+    if (llvm::Error e =
+            timeKernels(context, options, *fused, naive ? &*naive : nullptr,
+                        *inputs, fusedOut, naiveOut, report))
+      return e;
 
   if (!options.dumpDir.empty())
     if (llvm::Error e = dumpTensors(options.dumpDir, *inputs, fusedOut,
