@@ -82,24 +82,29 @@ medianPairedShare(const RunReport &report, double workPerMs,
   return n % 2 ? shares[n / 2] : 0.5 * (shares[n / 2 - 1] + shares[n / 2]);
 }
 
+/// The calls' median paired share of the peak a probe's `bursts` measured
+/// around them, and the bursts' range (untouched without a share).
+static void setBurstShare(RunReport &report, const std::vector<double> &bursts,
+                          std::optional<double> &share, double &minGflops,
+                          double &maxGflops) {
+  share =
+      medianPairedShare(report, report.flops / 1e6, bursts, report.usedThreads);
+  if (!share)
+    return;
+  minGflops = *std::min_element(bursts.begin(), bursts.end());
+  maxGflops = *std::max_element(bursts.begin(), bursts.end());
+}
+
 void mlir::attn::exec::detail::setPairedPeakShare(
     RunReport &report, const std::vector<double> &bursts) {
-  report.pairedPeakShare =
-      medianPairedShare(report, report.flops / 1e6, bursts, report.usedThreads);
-  if (!report.pairedPeakShare)
-    return;
-  report.burstMinGflops = *std::min_element(bursts.begin(), bursts.end());
-  report.burstMaxGflops = *std::max_element(bursts.begin(), bursts.end());
+  setBurstShare(report, bursts, report.pairedPeakShare, report.burstMinGflops,
+                report.burstMaxGflops);
 }
 
 void mlir::attn::exec::detail::setPairedBf16PeakShare(
     RunReport &report, const std::vector<double> &bursts) {
-  report.pairedBf16PeakShare =
-      medianPairedShare(report, report.flops / 1e6, bursts, report.usedThreads);
-  if (!report.pairedBf16PeakShare)
-    return;
-  report.bf16BurstMinGflops = *std::min_element(bursts.begin(), bursts.end());
-  report.bf16BurstMaxGflops = *std::max_element(bursts.begin(), bursts.end());
+  setBurstShare(report, bursts, report.pairedBf16PeakShare,
+                report.bf16BurstMinGflops, report.bf16BurstMaxGflops);
 }
 
 void mlir::attn::exec::detail::setPairedRooflineShare(

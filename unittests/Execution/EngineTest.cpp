@@ -435,6 +435,18 @@ TEST(EngineTest, Bf16ReadBoundAtTheDotProductPeak) {
   EXPECT_FALSE(report.kvReadBound());
 }
 
+/// A median paired share lies between the best call's rate over the
+/// slowest burst and the worst call's over the fastest.
+void expectShareWithinCalls(const RunReport &report, double share,
+                            double minBurst, double maxBurst) {
+  double best = report.flops / (report.fused->bestMs * 1e6);
+  double worstMs =
+      *std::max_element(report.fused->runMs.begin(), report.fused->runMs.end());
+  double worst = report.flops / (worstMs * 1e6);
+  EXPECT_LE(share, best / minBurst);
+  EXPECT_GE(share, worst / maxBurst);
+}
+
 TEST(EngineTest, PeakPairsEveryTimedRunWithProbes) {
   RunOptions options = optionsFor("hq=1,lq=32,d=16");
   options.benchRuns = 3;
@@ -446,14 +458,8 @@ TEST(EngineTest, PeakPairsEveryTimedRunWithProbes) {
   EXPECT_GT(*report->pairedPeakShare, 0);
   EXPECT_GT(report->burstMinGflops, 0);
   EXPECT_LE(report->burstMinGflops, report->burstMaxGflops);
-  // The median paired share lies between the best and the worst call's
-  // rate over the fastest and the slowest burst.
-  double best = report->flops / (report->fused->bestMs * 1e6);
-  double worstMs = *std::max_element(report->fused->runMs.begin(),
-                                     report->fused->runMs.end());
-  double worst = report->flops / (worstMs * 1e6);
-  EXPECT_LE(*report->pairedPeakShare, best / report->burstMinGflops);
-  EXPECT_GE(*report->pairedPeakShare, worst / report->burstMaxGflops);
+  expectShareWithinCalls(*report, *report->pairedPeakShare,
+                         report->burstMinGflops, report->burstMaxGflops);
 
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -486,14 +492,9 @@ TEST(EngineTest, PeakPairsBf16RunsWithTheDotProductProbe) {
   ASSERT_TRUE(report->pairedBf16PeakShare.has_value());
   EXPECT_GT(report->bf16BurstMinGflops, 0);
   EXPECT_LE(report->bf16BurstMinGflops, report->bf16BurstMaxGflops);
-  // Between the best and the worst call over the fastest and the slowest
-  // bf16 burst, as for the f32 share.
-  double best = report->flops / (report->fused->bestMs * 1e6);
-  double worstMs = *std::max_element(report->fused->runMs.begin(),
-                                     report->fused->runMs.end());
-  double worst = report->flops / (worstMs * 1e6);
-  EXPECT_LE(*report->pairedBf16PeakShare, best / report->bf16BurstMinGflops);
-  EXPECT_GE(*report->pairedBf16PeakShare, worst / report->bf16BurstMaxGflops);
+  expectShareWithinCalls(*report, *report->pairedBf16PeakShare,
+                         report->bf16BurstMinGflops,
+                         report->bf16BurstMaxGflops);
   llvm::json::Value json = reportToJson(*report);
   ASSERT_TRUE(json.getAsObject());
   EXPECT_TRUE(json.getAsObject()->getNumber("fused_pct_bf16_peak_paired"));
