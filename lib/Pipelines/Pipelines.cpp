@@ -291,6 +291,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // d=128 0.920x; f32 at d=128 1.016x, so it keeps 64 (docs/benchmarks.md,
   // round twelve).
   tiling.transposeValues = options.microkernels && kernels.amx;
+  // The bf16 dot products' P.V broadcasts V in key pairs: packed once per
+  // call rather than once per key block in every query block.
+  tiling.pairValues = options.microkernels && kernels.bf16Dot;
   // f16 on the same tiles: as it is on AMX-FP16, else as bf16 hi + lo
   // parts.
   tiling.f16Tiles = options.microkernels && kernels.amxFp16;

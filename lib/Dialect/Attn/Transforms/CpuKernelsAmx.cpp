@@ -262,9 +262,11 @@ void mlir::attn::detail::emitSplitF16(KernelBuilder &kernel, Value src,
 
 bool mlir::attn::detail::readsTransposedValues(linalg::GenericOp op) {
   // (c, i, t) -> (c, t): Vt [e, j]; V [j, e] reads (t, c).
+  // (Vp's map, pair-values, has results that are not dims.)
   AffineMap map = op.getIndexingMapsArray()[1];
-  return map.getNumResults() == 2 && map.getDimPosition(0) == 0 &&
-         map.getDimPosition(1) == 2;
+  return map.getNumResults() == 2 &&
+         map.getResult(0) == getAffineDimExpr(0, op.getContext()) &&
+         map.getResult(1) == getAffineDimExpr(2, op.getContext());
 }
 
 bool mlir::attn::detail::isSplitF16(linalg::GenericOp op) {
@@ -288,8 +290,9 @@ bool mlir::attn::detail::amxTakesPV(linalg::GenericOp op, bool fp16) {
   Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
   MemRefType acc = memrefOf(op.getDpsInits()[0]);
   int64_t dvDim = readsTransposedValues(op) ? 0 : 1;
-  // Split parts only come transposed (split-f16 implies transpose-values).
-  if (op.getNumDpsInputs() > 3 ||
+  // Split parts only come transposed (split-f16 implies transpose-values);
+  // V in key pairs is the bf16 dot products' (pair-values).
+  if (op.getNumDpsInputs() > 3 || readsPairedValues(op) ||
       (isSplitF16(op) &&
        (!readsTransposedValues(op) || !isBf16(op.getDpsInputs()[2]))))
     return false;

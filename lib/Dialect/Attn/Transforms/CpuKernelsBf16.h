@@ -99,17 +99,22 @@ bool emitScoresBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
                     linalg::GenericOp op, const ContractionExtras &extras,
                     bool unscaled = false);
 
-/// Whether emitPVBf16 takes the `pv` tile op `op`: bf16 values, f32
-/// probabilities, an even bk, dv a multiple of the vector width, inside a
-/// query block (scf.forall).
+/// Whether the `pv` tile op `op` reads V packed into key pairs, Vp [bk / 2,
+/// 2 dv] at (j floordiv 2, 2e + j mod 2) (attn-tile-online-softmax's
+/// pair-values), rather than V [bk, dv].
+bool readsPairedValues(linalg::GenericOp op);
+
+/// Whether emitPVBf16 takes the `pv` tile op `op`: bf16 values (V [bk, dv]
+/// or Vp [bk / 2, 2 dv]), f32 probabilities, an even bk, dv a multiple of
+/// the vector width, inside a query block (scf.forall).
 bool bf16DotTakesPV(const KernelBuilder &kernel, linalg::GenericOp op);
 
 /// The `pv` tile op (acct [dv, bq] += V [bk, dv] . Pt [bk, bq]) on
 /// vdpbf16ps (bf16DotTakesPV must hold, else it returns false, building
 /// nothing): Pt is rounded to bf16 and packed into key pairs, V packed into
-/// key pairs, both into buffers of the query block. With `pPairs` ([bk / 2,
-/// 2 * bq] bf16), P is read from there, packed already (by
-/// emitProbabilities), and Pt is not read.
+/// key pairs (unless it comes packed: readsPairedValues), both into buffers
+/// of the query block. With `pPairs` ([bk / 2, 2 * bq] bf16), P is read
+/// from there, packed already (by emitProbabilities), and Pt is not read.
 bool emitPVBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
                 linalg::GenericOp op, const ContractionExtras &extras,
                 Value pPairs = {});

@@ -318,7 +318,7 @@ bool rewriteScores(TileRewrite &rewrite) {
 }
 
 /// Whether rewritePV builds `pv` on vdpbf16ps (emitPVBf16): not on AMX
-/// tiles, V read as [bk, dv], no split-f16 parts.
+/// tiles, V read as [bk, dv] or in key pairs, no split-f16 parts.
 bool pvOnBf16Dot(const TileRewrite &rewrite, linalg::GenericOp pv) {
   if (!rewrite.bf16Dot || readsTransposedValues(pv) || isSplitF16(pv))
     return false;
@@ -352,8 +352,10 @@ bool rewritePV(TileRewrite &rewrite) {
                                 : ProbPairs());
     return true;
   }
-  // Every other kernel reads V [bk, dv]: Vt stays a generic (loops).
-  if (readsTransposedValues(rewrite.op) || isSplitF16(rewrite.op))
+  // Every other kernel reads V [bk, dv]: Vt stays a generic (loops), and
+  // so does Vp off the bf16 dot products.
+  if (readsTransposedValues(rewrite.op) || isSplitF16(rewrite.op) ||
+      (readsPairedValues(rewrite.op) && !pvOnBf16Dot(rewrite, rewrite.op)))
     return false;
   extras.hiddenAbove = hiddenPairs(rewrite.op, kHiddenAboveAttrName);
   extras.hiddenBelow = hiddenPairs(rewrite.op, kHiddenBelowAttrName);
@@ -519,6 +521,8 @@ bool rewriteByRole(TileRole role, TileRewrite &rewrite) {
   // and emitSplitF16.
   case TileRole::TransposeValues:
   case TileRole::Bf16Keys:
+  // Its output is bf16: rewriteTileOp hands it to emitPackRowPairsBf16.
+  case TileRole::PairValues:
     return false;
   // Fills are linalg.fill, not tile ops: a kernel folds the one it consumes.
   case TileRole::InitQuery:
@@ -581,6 +585,23 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
                    /*transpose=*/role == TileRole::TransposeValues);
     else
       emitTransposeBf16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0]);
+    op->erase();
+    return true;
+  }
+  if (role == TileRole::PairValues) {
+    // V [bk, dv] bf16 -> Vp [bk / 2, 2 dv]: dv whole vectors, bk even.
+    if (!asTile(op, *role) || op.getNumDpsInputs() != 1)
+      return false;
+    MemRefType src = memrefOf(op.getDpsInputs()[0]);
+    MemRefType dst = memrefOf(op.getDpsInits()[0]);
+    if (!src.getElementType().isBF16() || !dst.getElementType().isBF16() ||
+        src.getDimSize(0) % 2 != 0 || src.getDimSize(1) % width != 0 ||
+        dst.getDimSize(0) * 2 != src.getDimSize(0) ||
+        dst.getDimSize(1) != 2 * src.getDimSize(1))
+      return false;
+    OpBuilder builder(op);
+    KernelBuilder kernel(builder, op.getLoc(), width);
+    emitPackRowPairsBf16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0]);
     op->erase();
     return true;
   }

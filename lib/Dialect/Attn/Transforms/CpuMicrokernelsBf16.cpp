@@ -96,12 +96,26 @@ bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
   return true;
 }
 
+bool mlir::attn::detail::readsPairedValues(linalg::GenericOp op) {
+  // (e, i, j) -> (j floordiv 2, 2e + j mod 2).
+  MLIRContext *context = op.getContext();
+  AffineExpr e = getAffineDimExpr(0, context), j = getAffineDimExpr(2, context);
+  return op.getNumDpsInputs() == 2 &&
+         op.getIndexingMapsArray()[1] ==
+             AffineMap::get(3, 0, {j.floorDiv(2), e * 2 + j % 2}, context);
+}
+
 bool mlir::attn::detail::bf16DotTakesPV(const KernelBuilder &kernel,
                                         linalg::GenericOp op) {
   Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
-  return isBf16(v) && memrefOf(pt).getElementType().isF32() &&
-         memrefOf(pt).getDimSize(0) % 2 == 0 &&
-         memrefOf(v).getDimSize(1) % kernel.width == 0 &&
+  int64_t bk = memrefOf(pt).getDimSize(0);
+  int64_t dv = memrefOf(op.getDpsInits()[0]).getDimSize(0);
+  // V [bk, dv], or in key pairs [bk / 2, 2 dv].
+  int64_t rows = readsPairedValues(op) ? bk / 2 : bk;
+  int64_t cols = readsPairedValues(op) ? 2 * dv : dv;
+  return isBf16(v) && memrefOf(pt).getElementType().isF32() && bk % 2 == 0 &&
+         memrefOf(v).getDimSize(0) == rows &&
+         memrefOf(v).getDimSize(1) == cols && dv % kernel.width == 0 &&
          op->getParentOfType<scf::ForallOp>();
 }
 
@@ -114,13 +128,16 @@ bool mlir::attn::detail::emitPVBf16(KernelBuilder &kernel,
     return false;
   Value pt = op.getDpsInputs()[0], v = op.getDpsInputs()[1];
   int64_t bk = memrefOf(pt).getDimSize(0), bq = memrefOf(pt).getDimSize(1);
-  int64_t dv = memrefOf(v).getDimSize(1);
+  int64_t dv = memrefOf(op.getDpsInits()[0]).getDimSize(0);
   if (!pPairs) {
     pPairs = bf16Scratch(op, bk / 2, 2 * bq);
     emitPackRowPairsF32(kernel, pt, pPairs, std::nullopt);
   }
-  Value vPairs = bf16Scratch(op, bk / 2, 2 * dv);
-  emitPackRowPairsBf16(kernel, v, vPairs);
+  Value vPairs = v;
+  if (!readsPairedValues(op)) {
+    vPairs = bf16Scratch(op, bk / 2, 2 * dv);
+    emitPackRowPairsBf16(kernel, v, vPairs);
+  }
   emitBf16Contraction(
       kernel, blocking, pPairs, vPairs,
       [&](Value e, Value t) -> SmallVector<Value> {

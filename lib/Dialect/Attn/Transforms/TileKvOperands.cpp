@@ -9,6 +9,10 @@
 //   transpose-values: V as Vt [B, Hkv, Dv, Lk rounded up to bk] (the AMX
 //     kernels' P.V A operand, rows along the keys), instead of a transpose
 //     in every query block (Lq / bq times per key block);
+//   pair-values: V as Vp [B, Hkv, Lk rounded up to bk / 2, 2 Dv], each
+//     pair of keys interleaved along Dv (Vp[t, 2e + p] = V[2t + p, e]: the
+//     pair a bf16 dot product takes as one 32-bit word), instead of a pack
+//     in every query block;
 //   split-f16: f16 K and V as two bf16 tensors each, hi = bf16(x) and lo =
 //     bf16(x - hi), whose sum is x exactly (an f16 significand has 11 bits,
 //     a bf16 one 8, and bf16 has f32's exponent range): bf16 tile products
@@ -31,6 +35,19 @@ namespace {
 
 /// Rows and columns of the tiles the AMX kernels take.
 constexpr int64_t kTileRows = 16;
+
+/// pair-values: when V is packed once per call (takesPairedValues). One
+/// thread, bf16 d=64 (128-row query blocks), paired CPU time against the
+/// pack in every query block, on a Zen 4 (32 MiB L3): hq=8 Lq=Lk=4096
+/// (32 readers, 4 MiB) 0.989x, b=4 (16 MiB) 0.990x, Lq=1024 (8 readers,
+/// 1 MiB) 0.983x, b=8 hq=12 Lq=2048 (16 readers, 24 MiB) 0.985x; but b=16
+/// hq=12 Lq=1024 (8 readers, 24 MiB) 1.008x, b=32 (48 MiB: a fresh mmap
+/// and its page faults every call) 1.035x, b=32 hq=12 Lq=512 (4 readers,
+/// 24 MiB) 1.016x, b=64 Lq=256 (2 readers) 1.031x, BERT-base (1 reader)
+/// 1.030x (docs/benchmarks.md, round twenty-seven).
+constexpr int64_t kPairedValuesMinReaders = 4;
+constexpr int64_t kPairedValuesBytesPerReader = int64_t(2) << 20;
+constexpr int64_t kPairedValuesMaxBytes = int64_t(32) << 20;
 
 /// A window [1, 1, rows, cols] of a [B, H, R, C] tensor at (batch, head,
 /// row, col): offsets, sizes and strides.
@@ -113,6 +130,24 @@ Value prepareTile(OpBuilder &b, Location loc, Value v, Value init,
     result = tensor::CollapseShapeOp::create(
         b, loc, initType, result, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
   return result;
+}
+
+/// The `pair_values` tile op on the [bk, dv] V tile `v`, written into
+/// `init` ([bk / 2, 2 dv], a window of the destination): init[t, c] =
+/// v[2t + c mod 2, c floordiv 2].
+Value preparePairTile(OpBuilder &b, Location loc, Value v, Value init) {
+  MLIRContext *context = b.getContext();
+  AffineExpr t = getAffineDimExpr(0, context), c = getAffineDimExpr(1, context);
+  AffineMap in = AffineMap::get(2, 0, {t * 2 + c % 2, c.floorDiv(2)}, context);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), v, init,
+      ArrayRef<AffineMap>{in, AffineMap::getMultiDimIdentityMap(2, context)},
+      getIteratorTypes(2, 0),
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc, args[0]);
+      });
+  setTileRole(generic, TileRole::PairValues);
+  return generic.getResult(0);
 }
 
 /// One scf.forall over (batch, key/value head, block) for blocks
@@ -235,6 +270,25 @@ bool mlir::attn::detail::takesTransposedValues(const TiledSdpa &sdpa) {
          sdpa.decodeWidth == 0;
 }
 
+bool mlir::attn::detail::takesPairedValues(const TiledSdpa &sdpa) {
+  RankedTensorType q = sdpa.op.getQueryType(), v = sdpa.op.getValueType();
+  if (!v.getElementType().isBF16() || !multipleOfTile(sdpa.dv) ||
+      sdpa.bk % 2 != 0 || sdpa.decodeWidth != 0 || sdpa.transposeValues ||
+      !q.hasStaticShape() || !v.hasStaticShape())
+    return false;
+  // Each V tile is read by group * ceil(Lq / bq) query blocks; the copy
+  // costs a write and a read of V's bytes per call, which pays where
+  // enough query blocks read each tile and the copy stays small for them
+  // (kPairedValuesBytesPerReader, kPairedValuesMaxBytes).
+  int64_t readers = q.getDimSize(1) / v.getDimSize(1) *
+                    llvm::divideCeil(q.getDimSize(2), sdpa.bq);
+  int64_t bytes = v.getDimSize(0) * v.getDimSize(1) *
+                  llvm::alignTo(v.getDimSize(2), sdpa.bk) * sdpa.dv * 2;
+  return readers >= kPairedValuesMinReaders &&
+         bytes <= std::min(kPairedValuesMaxBytes,
+                           readers * kPairedValuesBytesPerReader);
+}
+
 bool mlir::attn::detail::takesSplitF16(const TiledSdpa &sdpa) {
   return sdpa.op.getKeyType().getElementType().isF16() &&
          multipleOfTile(sdpa.d) && multipleOfTile(sdpa.dv) &&
@@ -262,6 +316,28 @@ Value mlir::attn::detail::emitTransposedValues(OpBuilder &b,
       },
       [&](OpBuilder &nb, Value batch, Value head, Value kStart) {
         return valueWriteWindow(nb, sdpa, batch, head, kStart);
+      });
+}
+
+Value mlir::attn::detail::emitPairedValues(OpBuilder &b,
+                                           const TiledSdpa &sdpa) {
+  Location loc = sdpa.loc;
+  SmallVector<OpFoldResult> shape = {
+      sdpa.batchSize, b.getIndexAttr(sdpa.op.getValueType().getDimSize(1)),
+      arith::DivUIOp::create(b, loc, paddedKeys(b, sdpa),
+                             indexConstant(b, loc, 2))
+          .getResult(),
+      b.getIndexAttr(2 * sdpa.dv)};
+  return prepareAllBlocks(
+      b, sdpa, sdpa.op.getValue(), shape, b.getBF16Type(),
+      [&](OpBuilder &nb, Value v, Value init) {
+        return preparePairTile(nb, loc, v, init);
+      },
+      [&](OpBuilder &nb, Value batch, Value head, Value kStart) {
+        Value row =
+            arith::DivUIOp::create(nb, loc, kStart, indexConstant(nb, loc, 2));
+        return windowAt(nb, batch, head, row, nb.getIndexAttr(0), sdpa.bk / 2,
+                        2 * sdpa.dv);
       });
 }
 
@@ -303,6 +379,14 @@ KvTiles mlir::attn::detail::kvTilesAt(OpBuilder &b, const TiledSdpa &sdpa,
     tiles.v = extractWindow(b, loc, sdpa.valuesT, w[0]);
     if (w.size() > 1)
       tiles.vLo = extractWindow(b, loc, sdpa.valuesT, w[1]);
+  } else if (sdpa.valuesPaired) {
+    // Zero past Lk already.
+    Value row =
+        arith::DivUIOp::create(b, loc, kStart, indexConstant(b, loc, 2));
+    tiles.v =
+        extractWindow(b, loc, sdpa.valuesPaired,
+                      windowAt(b, qb.batch, qb.kvHead, row, b.getIndexAttr(0),
+                               sdpa.bk / 2, 2 * sdpa.dv));
   } else if (tailLen) {
     tiles.v = paddedRows(b, loc, sdpa.op.getValue(), qb.batch, qb.kvHead,
                          kStart, tailLen, sdpa.bk);

@@ -434,6 +434,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   sdpa.f16Tiles = tiling.f16Tiles;
   sdpa.splitF16 = tiling.splitF16 && !tiling.f16Tiles && takesSplitF16(sdpa);
   sdpa.transposeValues = tiling.transposeValues && takesTransposedValues(sdpa);
+  sdpa.pairValues = tiling.pairValues && takesPairedValues(sdpa);
   return sdpa;
 }
 
@@ -479,6 +480,8 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
       sdpa.keysSplit = emitSplitKeys(rewriter, sdpa);
     if (sdpa.transposeValues)
       sdpa.valuesT = emitTransposedValues(rewriter, sdpa);
+    if (sdpa.pairValues)
+      sdpa.valuesPaired = emitPairedValues(rewriter, sdpa);
     scf::ForallOp forall = sdpa.kvSplits > 1
                                ? createSplitQueryBlockLoop(rewriter, sdpa)
                                : createQueryBlockLoop(rewriter, sdpa);
@@ -538,7 +541,7 @@ struct AttnTileOnlineSoftmaxPass
     populateTileOnlineSoftmaxPatterns(
         patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
                    decodeWidth, decodeBf16Dot, narrowBlockQ, narrowLowpMaxD,
-                   wideBlockKV, transposeValues, f16Tiles, splitF16,
+                   wideBlockKV, transposeValues, pairValues, f16Tiles, splitF16,
                    decodePrefetchLocality, decodePhased});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;

@@ -437,11 +437,17 @@ Value mlir::attn::detail::accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa,
 Value mlir::attn::detail::accumulateValues(OpBuilder &b, const TiledSdpa &sdpa,
                                            Value p, Value vTile, Value vLo,
                                            Value acc) {
-  return emitTileContraction(b, sdpa, p, vTile, vLo,
-                             mapOf(b.getContext(), 3,
-                                   sdpa.valuesT ? SmallVector<unsigned>{0, 2}
-                                                : SmallVector<unsigned>{2, 0}),
-                             acc, TileRole::PV);
+  MLIRContext *context = b.getContext();
+  AffineMap vMap = mapOf(context, 3,
+                         sdpa.valuesT ? SmallVector<unsigned>{0, 2}
+                                      : SmallVector<unsigned>{2, 0});
+  if (sdpa.valuesPaired) {
+    // (e, i, j) -> (j floordiv 2, 2e + j mod 2).
+    AffineExpr e = getAffineDimExpr(0, context),
+               j = getAffineDimExpr(2, context);
+    vMap = AffineMap::get(3, 0, {j.floorDiv(2), e * 2 + j % 2}, context);
+  }
+  return emitTileContraction(b, sdpa, p, vTile, vLo, vMap, acc, TileRole::PV);
 }
 
 /// out[i, e] = l[i] == 0 ? 0 : acct[e, i] * (1 / l[i]) for the block's

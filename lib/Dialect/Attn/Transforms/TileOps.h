@@ -86,6 +86,11 @@ struct TiledSdpa {
   /// Lk rounded up to bk] (TileKvOperands.cpp); P.V reads its tiles.
   bool transposeValues = false;
   Value valuesT;
+  /// pair-values: V packed once per call into key pairs, valuesPaired [B,
+  /// Hkv, Lk rounded up to bk / 2, 2 * Dv] with Vp[t, 2e + p] = V[2t + p,
+  /// e] (TileKvOperands.cpp); P.V reads its [bk / 2, 2 * Dv] tiles.
+  bool pairValues = false;
+  Value valuesPaired;
   /// split-f16: f16 K and V as bf16 hi + lo (TileKvOperands.cpp): K split
   /// once per call into keysSplit [B, Hkv, Lk rounded up to bk, 2 * D] (hi
   /// in columns [0, D), lo in [D, 2 D)), V into valuesT [B, Hkv, Dv, 2 * Lk
@@ -216,6 +221,8 @@ Value accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa, Value p, Value l);
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i]; with sdpa.valuesT, vTile is the
 /// [dv, bk] tile of the transposed values: acct[e, i] += sum_j Vt[e, j] *
+/// Pt[j, i]; with sdpa.valuesPaired the [bk / 2, 2 dv] tile of the values
+/// in key pairs: acct[e, i] += sum_j Vp[j floordiv 2, 2e + j mod 2] *
 /// Pt[j, i]; with `vLo`, the value is vTile + vLo (split-f16).
 Value accumulateValues(OpBuilder &b, const TiledSdpa &sdpa, Value p,
                        Value vTile, Value vLo, Value acc);
@@ -223,6 +230,10 @@ Value accumulateValues(OpBuilder &b, const TiledSdpa &sdpa, Value p,
 /// Whether transpose-values applies to `sdpa`: bf16 values (or f16 ones
 /// with split-f16), Dv and bk multiples of 16, not the decode kernel.
 bool takesTransposedValues(const TiledSdpa &sdpa);
+
+/// Whether pair-values applies to `sdpa`: bf16 values, Dv a multiple of 16,
+/// bk even, not the decode kernel, nor transpose-values.
+bool takesPairedValues(const TiledSdpa &sdpa);
 
 /// Whether split-f16 applies: f16 K and V, D, Dv and bk multiples of 16, not
 /// the decode kernel.
@@ -243,6 +254,11 @@ KvTiles kvTilesAt(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb,
 /// `transpose_values` tile ops, then one over (batch, key/value head) for
 /// the partial last block, if any.
 Value emitTransposedValues(OpBuilder &b, const TiledSdpa &sdpa);
+
+/// V in key pairs, [B, Hkv, ceil(Lk / bk) * bk / 2, 2 * Dv] (sdpa.
+/// valuesPaired's layout), zero past Lk: `pair_values` tile ops in foralls
+/// as emitTransposedValues's.
+Value emitPairedValues(OpBuilder &b, const TiledSdpa &sdpa);
 
 /// The normalized output of the block's `rows` valid rows, [rows, dv] in
 /// the element type, written into `dest`.

@@ -60,7 +60,9 @@ def Attn_TileRole : I32EnumAttr<"TileRole",
       // Once per call (transpose-values): V transposed for P.V.
       I32EnumAttrCase<"TransposeValues", 19, "transpose_values">, // Vt = V^T
       // Once per call (split-f16): f16 K as bf16 hi + lo.
-      I32EnumAttrCase<"Bf16Keys", 20, "bf16_keys">        // K = hi + lo
+      I32EnumAttrCase<"Bf16Keys", 20, "bf16_keys">,       // K = hi + lo
+      // Once per call (pair-values): V in key pairs for bf16 dot products.
+      I32EnumAttrCase<"PairValues", 21, "pair_values">    // Vp[t, 2e + p] = V[2t + p, e]
     ]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;

@@ -65,8 +65,8 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     transpose into the result); fills
     `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
     `init_acc`; with `transpose-values`, `transpose_values` once per key
-    block and call), so that a target pass can swap in its own kernel for
-    it.
+    block and call; with `pair-values`, `pair_values` likewise), so that a
+    target pass can swap in its own kernel for it.
 
     Before:
 
@@ -146,6 +146,16 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "block, in an scf.forall of its own), and `pv` reads its [Dv, "
            "block-kv] tiles from there: what the AMX kernels' P.V needs as "
            "its A operand, made once rather than in every query block">,
+    Option<"pairValues", "pair-values", "bool", /*default=*/"false",
+           "For bf16 values with Dv a multiple of 16 and even key blocks "
+           "(not the decode kernel, nor with transpose-values): V is packed "
+           "once per call, before the query blocks, into key pairs, a [B, "
+           "Hkv, Lk rounded up to block-kv / 2, 2 Dv] copy with Vp[t, 2e + "
+           "p] = V[2t + p, e] (zero past Lk; one `pair_values` tile op per "
+           "key block, in an scf.forall of its own), and `pv` reads its "
+           "[block-kv / 2, 2 Dv] tiles from there: what bf16 dot products "
+           "(vdpbf16ps) take as the broadcast operand of P.V, made once "
+           "rather than in every query block">,
     Option<"f16Tiles", "f16-tiles", "bool", /*default=*/"false",
            "The target's tile products take f16 as it is (AMX-FP16): "
            "transpose-values transposes f16 values too (not split)">,
@@ -332,7 +342,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "Row vectors per register block (fewer if the tile has fewer)">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "bf16 scores and P.V on AVX512-BF16 dot products "
-           "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16); needs "
+           "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16; V packed "
+           "into key pairs per key block, or read from pair-values' copy, "
+           "whose `pair_values` tile ops this pass vectorizes); needs "
            "vector-width=16 and a CPU with avx512_bf16">,
     Option<"amx", "amx", "bool", /*default=*/"false",
            "bf16 scores and P.V on AMX tiles (amx.tile_mulf, tdpbf16ps) "
