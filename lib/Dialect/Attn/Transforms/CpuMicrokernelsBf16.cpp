@@ -97,12 +97,8 @@ bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
 }
 
 bool mlir::attn::detail::readsPairedValues(linalg::GenericOp op) {
-  // (e, i, j) -> (j floordiv 2, 2e + j mod 2).
-  MLIRContext *context = op.getContext();
-  AffineExpr e = getAffineDimExpr(0, context), j = getAffineDimExpr(2, context);
   return op.getNumDpsInputs() == 2 &&
-         op.getIndexingMapsArray()[1] ==
-             AffineMap::get(3, 0, {j.floorDiv(2), e * 2 + j % 2}, context);
+         op.getIndexingMapsArray()[1] == pairedValuesMap(op.getContext());
 }
 
 bool mlir::attn::detail::bf16DotTakesPV(const KernelBuilder &kernel,

@@ -26,6 +26,10 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -249,6 +253,16 @@ Window valueWriteWindow(OpBuilder &b, const TiledSdpa &sdpa, Value batch,
   return windowAt(b, batch, head, b.getIndexAttr(0), col, sdpa.dv, 2 * sdpa.bk);
 }
 
+/// A key block's window of valuesPaired: [bk / 2, 2 Dv] at row kStart / 2
+/// (kStart is a multiple of bk, which is even).
+Window pairedValueWindow(OpBuilder &b, const TiledSdpa &sdpa, Value batch,
+                         Value head, Value kStart) {
+  Value row = arith::DivUIOp::create(b, sdpa.loc, kStart,
+                                     indexConstant(b, sdpa.loc, 2));
+  return windowAt(b, batch, head, row, b.getIndexAttr(0), sdpa.bk / 2,
+                  2 * sdpa.dv);
+}
+
 /// The hi and lo K tiles of a key block: [bk, D] at columns 0 and D.
 SmallVector<Window> keyWindows(OpBuilder &b, const TiledSdpa &sdpa, Value batch,
                                Value head, Value kStart) {
@@ -272,21 +286,31 @@ bool mlir::attn::detail::takesTransposedValues(const TiledSdpa &sdpa) {
 
 bool mlir::attn::detail::takesPairedValues(const TiledSdpa &sdpa) {
   RankedTensorType q = sdpa.op.getQueryType(), v = sdpa.op.getValueType();
+  // Grouped rows: one block holds all the rows that read a V tile.
   if (!v.getElementType().isBF16() || !multipleOfTile(sdpa.dv) ||
       sdpa.bk % 2 != 0 || sdpa.decodeWidth != 0 || sdpa.transposeValues ||
-      !q.hasStaticShape() || !v.hasStaticShape())
+      sdpa.groupedRows || !q.hasStaticShape() || !v.hasStaticShape())
     return false;
   // Each V tile is read by group * ceil(Lq / bq) query blocks; the copy
   // costs a write and a read of V's bytes per call, which pays where
   // enough query blocks read each tile and the copy stays small for them
-  // (kPairedValuesBytesPerReader, kPairedValuesMaxBytes).
-  int64_t readers = q.getDimSize(1) / v.getDimSize(1) *
-                    llvm::divideCeil(q.getDimSize(2), sdpa.bq);
-  int64_t bytes = v.getDimSize(0) * v.getDimSize(1) *
-                  llvm::alignTo(v.getDimSize(2), sdpa.bk) * sdpa.dv * 2;
-  return readers >= kPairedValuesMinReaders &&
-         bytes <= std::min(kPairedValuesMaxBytes,
-                           readers * kPairedValuesBytesPerReader);
+  // (kPairedValuesBytesPerReader, kPairedValuesMaxBytes). Static sizes may
+  // be anything up to 2^63 - 1: a product that overflows is too large.
+  int64_t readers =
+      llvm::checkedMul(sdpa.group, static_cast<int64_t>(llvm::divideCeil(
+                                       q.getDimSize(2), sdpa.bq)))
+          .value_or(std::numeric_limits<int64_t>::max());
+  std::optional<int64_t> bytes =
+      llvm::checkedMul(v.getDimSize(0), v.getDimSize(1));
+  for (int64_t factor :
+       {static_cast<int64_t>(llvm::divideCeil(v.getDimSize(2), sdpa.bk)),
+        sdpa.bk, sdpa.dv, int64_t(2)})
+    if (bytes)
+      bytes = llvm::checkedMul(*bytes, factor);
+  return readers >= kPairedValuesMinReaders && bytes &&
+         *bytes <= kPairedValuesMaxBytes &&
+         static_cast<int64_t>(
+             llvm::divideCeil(*bytes, kPairedValuesBytesPerReader)) <= readers;
 }
 
 bool mlir::attn::detail::takesSplitF16(const TiledSdpa &sdpa) {
@@ -334,10 +358,7 @@ Value mlir::attn::detail::emitPairedValues(OpBuilder &b,
         return preparePairTile(nb, loc, v, init);
       },
       [&](OpBuilder &nb, Value batch, Value head, Value kStart) {
-        Value row =
-            arith::DivUIOp::create(nb, loc, kStart, indexConstant(nb, loc, 2));
-        return windowAt(nb, batch, head, row, nb.getIndexAttr(0), sdpa.bk / 2,
-                        2 * sdpa.dv);
+        return pairedValueWindow(nb, sdpa, batch, head, kStart);
       });
 }
 
@@ -381,12 +402,9 @@ KvTiles mlir::attn::detail::kvTilesAt(OpBuilder &b, const TiledSdpa &sdpa,
       tiles.vLo = extractWindow(b, loc, sdpa.valuesT, w[1]);
   } else if (sdpa.valuesPaired) {
     // Zero past Lk already.
-    Value row =
-        arith::DivUIOp::create(b, loc, kStart, indexConstant(b, loc, 2));
     tiles.v =
         extractWindow(b, loc, sdpa.valuesPaired,
-                      windowAt(b, qb.batch, qb.kvHead, row, b.getIndexAttr(0),
-                               sdpa.bk / 2, 2 * sdpa.dv));
+                      pairedValueWindow(b, sdpa, qb.batch, qb.kvHead, kStart));
   } else if (tailLen) {
     tiles.v = paddedRows(b, loc, sdpa.op.getValue(), qb.batch, qb.kvHead,
                          kStart, tailLen, sdpa.bk);

@@ -433,6 +433,11 @@ Value mlir::attn::detail::accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa,
   return reduceOverKeys<arith::AddFOp>(b, sdpa, p, l, TileRole::RowSum);
 }
 
+AffineMap mlir::attn::detail::pairedValuesMap(MLIRContext *context) {
+  AffineExpr e = getAffineDimExpr(0, context), j = getAffineDimExpr(2, context);
+  return AffineMap::get(3, 0, {j.floorDiv(2), e * 2 + j % 2}, context);
+}
+
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i].
 Value mlir::attn::detail::accumulateValues(OpBuilder &b, const TiledSdpa &sdpa,
                                            Value p, Value vTile, Value vLo,
@@ -441,12 +446,8 @@ Value mlir::attn::detail::accumulateValues(OpBuilder &b, const TiledSdpa &sdpa,
   AffineMap vMap = mapOf(context, 3,
                          sdpa.valuesT ? SmallVector<unsigned>{0, 2}
                                       : SmallVector<unsigned>{2, 0});
-  if (sdpa.valuesPaired) {
-    // (e, i, j) -> (j floordiv 2, 2e + j mod 2).
-    AffineExpr e = getAffineDimExpr(0, context),
-               j = getAffineDimExpr(2, context);
-    vMap = AffineMap::get(3, 0, {j.floorDiv(2), e * 2 + j % 2}, context);
-  }
+  if (sdpa.valuesPaired)
+    vMap = pairedValuesMap(context);
   return emitTileContraction(b, sdpa, p, vTile, vLo, vMap, acc, TileRole::PV);
 }
 

@@ -227,6 +227,10 @@ Value accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa, Value p, Value l);
 Value accumulateValues(OpBuilder &b, const TiledSdpa &sdpa, Value p,
                        Value vTile, Value vLo, Value acc);
 
+/// P.V's map of V in key pairs (pair-values), in its dims (e, i, j):
+/// (j floordiv 2, 2e + j mod 2).
+AffineMap pairedValuesMap(MLIRContext *context);
+
 /// Whether transpose-values applies to `sdpa`: bf16 values (or f16 ones
 /// with split-f16), Dv and bk multiples of 16, not the decode kernel.
 bool takesTransposedValues(const TiledSdpa &sdpa);

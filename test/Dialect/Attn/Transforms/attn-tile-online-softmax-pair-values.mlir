@@ -128,3 +128,25 @@ func.func @dynamic(%q: tensor<?x1x?x32xbf16>, %k: tensor<?x1x?x32xbf16>) -> tens
   %o = attn.sdpa %q, %k, %k : tensor<?x1x?x32xbf16>, tensor<?x1x?x32xbf16>, tensor<?x1x?x32xbf16> -> tensor<?x1x?x32xbf16>
   return %o : tensor<?x1x?x32xbf16>
 }
+
+// -----
+
+// Grouped rows (the 4 heads that share a K/V head in one block, Lq = 4):
+// one query block reads each V tile.
+// CHECK-LABEL: func.func @grouped_rows
+// CHECK-NOT:   pair_values
+func.func @grouped_rows(%q: tensor<1x8x4x32xbf16>, %k: tensor<1x2x4096x32xbf16>) -> tensor<1x8x4x32xbf16> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x8x4x32xbf16>, tensor<1x2x4096x32xbf16>, tensor<1x2x4096x32xbf16> -> tensor<1x8x4x32xbf16>
+  return %o : tensor<1x8x4x32xbf16>
+}
+
+// -----
+
+// Sizes whose copy's bytes overflow int64 (2^59 keys of 32 bf16 values, as
+// many query rows) are too large, not wrapped around into small ones.
+// CHECK-LABEL: func.func @overflowing_bytes
+// CHECK-NOT:   pair_values
+func.func @overflowing_bytes(%q: tensor<1x1x576460752303423488x32xbf16>, %k: tensor<1x1x576460752303423488x32xbf16>) -> tensor<1x1x576460752303423488x32xbf16> {
+  %o = attn.sdpa %q, %k, %k : tensor<1x1x576460752303423488x32xbf16>, tensor<1x1x576460752303423488x32xbf16>, tensor<1x1x576460752303423488x32xbf16> -> tensor<1x1x576460752303423488x32xbf16>
+  return %o : tensor<1x1x576460752303423488x32xbf16>
+}

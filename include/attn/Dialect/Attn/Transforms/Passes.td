@@ -155,7 +155,10 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "key block, in an scf.forall of its own), and `pv` reads its "
            "[block-kv / 2, 2 Dv] tiles from there: what bf16 dot products "
            "(vdpbf16ps) take as the broadcast operand of P.V, made once "
-           "rather than in every query block">,
+           "rather than in every query block; only where that pays: static "
+           "shapes, no grouped rows, at least 4 query blocks reading each V "
+           "tile, a copy of at most 2 MiB per such block and 32 MiB in "
+           "all">,
     Option<"f16Tiles", "f16-tiles", "bool", /*default=*/"false",
            "The target's tile products take f16 as it is (AMX-FP16): "
            "transpose-values transposes f16 values too (not split)">,
