@@ -270,14 +270,21 @@ struct UserMaskKernel {
         continue;
       // The same keys of the next key block: a full mask's rows are far
       // apart (Lk elements), too many streams for the hardware prefetcher.
+      // Into L2 (prefetcht1): a key block's products stream K, V and the
+      // score tile through L1 before the lines are read, and evicted what
+      // prefetcht0 put there (Zen 4, one thread, paired CPU time, hq=8
+      // Lq=1000 Lk=3001 d=80: float mask [1, 1, Lq, Lk] 0.954x, [1, 8, Lq,
+      // Lk] 0.955x, bool 0.996-0.997x; docs/benchmarks.md, round
+      // twenty-seven).
       Value ahead = kernel.add(jb, bk());
       LLVM::Prefetch::create(b(), loc(), pointerTo(row, ahead),
-                             /*rw=*/0, /*hint=*/3, /*cache=*/1);
-      // W keys of 2 or 4 bytes may span two cache lines.
+                             /*rw=*/0, /*hint=*/2, /*cache=*/1);
+      // W keys of 2 or 4 bytes may span two cache lines (one prefetch per
+      // row, the next block's taking the second line, was 1.024x).
       if (eltBytes > 1)
         LLVM::Prefetch::create(b(), loc(),
                                pointerTo(row, kernel.add(ahead, w - 1)),
-                               /*rw=*/0, /*hint=*/3, /*cache=*/1);
+                               /*rw=*/0, /*hint=*/2, /*cache=*/1);
     }
     SmallVector<Value> cols = transposeSquare(kernel, rows);
     SmallVector<Value> masked;

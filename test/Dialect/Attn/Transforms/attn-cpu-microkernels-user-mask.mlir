@@ -54,8 +54,8 @@ func.func @key_padding_bool(%q: tensor<2x2x64x16xf32>, %k: tensor<2x2x64x16xf32>
 // CHECK: scf.for %[[JB:.*]] = %c0 to %[[WHOLE]] step %c16 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
 // CHECK-NOT: vector.maskedload
 // CHECK:   vector.load %{{.*}}[%c0, %c0, %{{.*}}, %[[JB]]] : memref<1x1x?x?xf32, strided<[{{.*}}], offset: ?>>, vector<16xf32>
-// Each row's keys of the next key block are prefetched.
-// CHECK:   "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 3 : i32, rw = 0 : i32}> : (!llvm.ptr) -> ()
+// Each row's keys of the next key block are prefetched, into L2.
+// CHECK:   "llvm.intr.prefetch"(%{{.*}}) <{cache = 1 : i32, hint = 2 : i32, rw = 0 : i32}> : (!llvm.ptr) -> ()
 // CHECK-COUNT-15: vector.load %{{.*}}[%c0, %c0, %{{.*}}, %[[JB]]] : memref<1x1x?x?xf32, strided<[{{.*}}], offset: ?>>, vector<16xf32>
 // CHECK-NOT: vector.maskedload
 // CHECK-COUNT-64: vector.shuffle
