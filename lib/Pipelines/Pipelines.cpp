@@ -273,6 +273,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     // 0.981-0.997x; a Zen 5 measured it no better for f32
     // (docs/benchmarks.md: rounds ten, fourteen and twenty-two).
     tiling.decodePrefetchLocality = options.decodePrefetchLocality;
+    tiling.decodePageTouch = options.decodePageTouch;
     // The blocks of f32 decode in two phases on the avx2 kernels at their 8
     // lanes: on a Zen 3, one thread, paired CPU time against the overlapped
     // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),

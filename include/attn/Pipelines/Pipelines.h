@@ -60,6 +60,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "ahead: 3 into L1 (prefetcht0), 2 into L2 (prefetcht1), "
                      "1 prefetcht2, 0 prefetchnta"),
       llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.decodePrefetchLocality)};
+  PassOptions::Option<int64_t> decodePageTouch{
+      *this, "decode-page-touch",
+      llvm::cl::desc("The decode kernel with 16-bit K and V: one element of "
+                     "K and of V loaded per block this many bytes past the "
+                     "rows its prefetches reach (page walks by a load on "
+                     "4 KiB pages); 0: none"),
+      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.decodePageTouch)};
   PassOptions::Option<int64_t> narrowBlockQ{
       *this, "narrow-block-q",
       llvm::cl::desc("Query rows per block for ops whose D and Dv are at most "

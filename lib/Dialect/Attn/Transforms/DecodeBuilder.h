@@ -181,6 +181,10 @@ private:
   /// column 0 in lines of 64 bytes, so that the column groups of a row
   /// prefetch each of its lines once between them.
   void prefetchRow(Value buf, Value row, int64_t c0, int64_t c1);
+  /// decode-page-touch: with 16-bit K and V, one element of V loaded
+  /// sdpa.decodePageTouch bytes past prefetchBase's row and one of K past
+  /// keyPrefetchBase's (rows clamped to `last`), kept by an empty asm.
+  void touchPagesAhead(Value last);
   /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
   /// `src` at (batch, head), as f32.
   Value readRow(Value src, Value head, Value row, int64_t c, bool paired);

@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -467,7 +468,45 @@ Value DecodeBuilder::startFullBlock(Value begin, Value end, Value iv, Value w) {
   int64_t ahead = prefetchBlocks();
   prefetchBase = minIndex(b, loc, kernel.add(j0, ahead * width), last);
   keyPrefetchBase = minIndex(b, loc, kernel.add(j0, (ahead + 1) * width), last);
+  touchPagesAhead(last);
   return j0;
+}
+
+void DecodeBuilder::touchPagesAhead(Value last) {
+  auto bits = [](Value v) {
+    return cast<ShapedType>(v.getType()).getElementTypeBitWidth();
+  };
+  if (sdpa.decodePageTouch <= 0 || bits(sdpa.op.getKey()) != 16 ||
+      bits(sdpa.op.getValue()) != 16)
+    return;
+  // On 4 KiB pages a prefetch into a page whose translation is not cached
+  // stalls the core while the page is walked (a nested walk in a virtual
+  // machine); a load further ahead walks it first. Zen 4 VM, hq=32 hkv=8
+  // Lk=32k d=128 bf16, one thread, paired CPU time, 8 KiB past the
+  // prefetches: 4 KiB pages 0.942x (4 KiB past 0.958x, 12 KiB 0.936x, 16
+  // KiB 0.941x), two threads 0.973x, huge pages 1.006x; f32 K and V, whose
+  // blocks take twice as long, gained 0.949x on 4 KiB pages but took 1.087x
+  // the time on huge pages (docs/benchmarks.md, round twenty-seven).
+  auto touch = [&](Value buf, Value base) {
+    auto type = cast<MemRefType>(buf.getType());
+    int64_t rowBytes = type.getDimSize(3) * 2;
+    Value row = minIndex(
+        b, loc,
+        kernel.add(base, std::max<int64_t>(1, sdpa.decodePageTouch / rowBytes)),
+        last);
+    Value x = memref::LoadOp::create(
+        b, loc, buf, ValueRange{qb.batch, qb.kvHead, row, kernel.idx(0)});
+    // The loaded value only has to reach a register: an empty asm that
+    // takes it keeps the load.
+    Value word = arith::BitcastOp::create(b, loc, b.getI16Type(), x);
+    LLVM::InlineAsmOp::create(b, loc, Type(), ValueRange{word}, "", "r",
+                              /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
+                              LLVM::tailcallkind::TailCallKind::None,
+                              LLVM::AsmDialectAttr(), ArrayAttr());
+  };
+  touch(valueBuffer, prefetchBase);
+  touch(keyBuffer, keyPrefetchBase);
 }
 
 DecodeState DecodeBuilder::interleavedBlocks(Value begin, Value end,

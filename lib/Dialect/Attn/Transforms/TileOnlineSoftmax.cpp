@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -417,6 +418,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
     sdpa.decodeWidth = tiling.decodeWidth;
     sdpa.decodeBf16Dot = tiling.decodeBf16Dot;
     sdpa.decodePrefetchLocality = tiling.decodePrefetchLocality;
+    sdpa.decodePageTouch = tiling.decodePageTouch;
     sdpa.decodePhased = tiling.decodePhased;
     sdpa.bq = rows;
   }
@@ -516,7 +518,8 @@ struct AttnTileOnlineSoftmaxPass
          {std::pair<StringRef, int64_t>{"kv-splits", kvSplits},
           {"decode-rows", decodeRows},
           {"narrow-block-q", narrowBlockQ},
-          {"wide-block-kv", wideBlockKV}})
+          {"wide-block-kv", wideBlockKV},
+          {"decode-page-touch", decodePageTouch}})
       if (value < 0) {
         mlir::emitError(getOperation()->getLoc())
             << getArgument() << ": " << name << " (" << value
@@ -542,7 +545,7 @@ struct AttnTileOnlineSoftmaxPass
         patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
                    decodeWidth, decodeBf16Dot, narrowBlockQ, narrowLowpMaxD,
                    wideBlockKV, transposeValues, pairValues, f16Tiles, splitF16,
-                   decodePrefetchLocality, decodePhased});
+                   decodePrefetchLocality, decodePageTouch, decodePhased});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

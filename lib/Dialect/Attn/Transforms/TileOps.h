@@ -79,6 +79,9 @@ struct TiledSdpa {
   /// The locality of the decode kernel's prefetches (decode-prefetch-
   /// locality: 3 L1, 2 L2, ...).
   int64_t decodePrefetchLocality = 2;
+  /// The decode kernel's loads past its prefetched rows, in bytes
+  /// (decode-page-touch; 16-bit K and V only), 0: none.
+  int64_t decodePageTouch = 0;
   /// The decode kernel's blocks in two phases where it pays
   /// (decode-phased; DecodeBuilder.h).
   bool decodePhased = false;

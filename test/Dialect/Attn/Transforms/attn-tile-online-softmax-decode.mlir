@@ -45,6 +45,14 @@
 // CHECK:   %[[C144:.*]] = arith.constant 144 : index
 // CHECK:   %[[KAHEAD:.*]] = arith.addi %{{.*}}, %[[C144]] : index
 // CHECK:   %[[KPF:.*]] = arith.minsi %[[KAHEAD]], %{{.*}} : index
+// 16-bit K and V: one element of each loaded 8 KiB (128 rows of 64 bytes)
+// past the prefetched rows (decode-page-touch).
+// CHECK:   arith.addi %[[PF]], %{{.*}} : index
+// CHECK:   memref.load %[[VB]]
+// CHECK:   llvm.inline_asm has_side_effects "", "r"
+// CHECK:   arith.addi %[[KPF]], %{{.*}} : index
+// CHECK:   memref.load %[[KB]]
+// CHECK:   llvm.inline_asm has_side_effects "", "r"
 // CHECK:   %[[NEXT:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
 // CHECK-NOT: memref.prefetch
 // CHECK:   arith.cmpf ogt

@@ -178,6 +178,14 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "and V rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on "
            "x86; 2 into L2, prefetcht1; 1 prefetcht2; 0 non-temporal, "
            "prefetchnta)">,
+    Option<"decodePageTouch", "decode-page-touch", "int64_t",
+           /*default=*/"8192",
+           "Decode kernel with 16-bit K and V: each block of keys also loads "
+           "one element of K and one of V this many bytes past the rows its "
+           "prefetches reach (clamped to the last block; 0: none), so that "
+           "on 4 KiB pages the translation of the page the prefetches reach "
+           "next is walked by a load, not by a prefetch that stalls the "
+           "core while it walks">,
     Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
            "Decode kernel with f32 K and V, at least 4 query rows, rows "
            "times D at least 512 and, above 8 rows, D at least 128: each "
@@ -190,6 +198,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
