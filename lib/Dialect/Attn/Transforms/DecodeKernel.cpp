@@ -485,9 +485,9 @@ void DecodeBuilder::touchPagesAhead(Value last) {
   // Lk=32k d=128 bf16, one thread, paired CPU time, 8 KiB past the
   // prefetches: 4 KiB pages 0.942x (4 KiB past 0.958x, 12 KiB 0.936x, 16
   // KiB 0.941x), two threads 0.973x, huge pages 1.006x; f16 0.965x and
-  // 1.016x; f32 K and V, whose
-  // blocks take twice as long, gained 0.949x on 4 KiB pages but took 1.087x
-  // the time on huge pages (docs/benchmarks.md, round twenty-seven).
+  // 1.016x; f32 K and V, whose blocks take twice as long, gained 0.949x on
+  // 4 KiB pages but took 1.087x the time on huge pages (docs/benchmarks.md,
+  // round twenty-seven).
   auto touch = [&](Value buf, Value base) {
     auto type = cast<MemRefType>(buf.getType());
     int64_t rowBytes = type.getDimSize(3) * 2;
