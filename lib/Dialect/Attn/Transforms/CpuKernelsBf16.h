@@ -99,6 +99,12 @@ bool emitScoresBf16(KernelBuilder &kernel, const RegisterBlocking &blocking,
                     linalg::GenericOp op, const ContractionExtras &extras,
                     bool unscaled = false);
 
+/// Replaces the `pair_values` tile op `op` (V [bk, dv] bf16 into Vp [bk /
+/// 2, 2 dv], static contiguous buffers) by emitPackRowPairsBf16 at `width`
+/// lanes, where dv is whole vectors and bk even; returns false, changing
+/// nothing, otherwise.
+bool rewritePairValues(linalg::GenericOp op, int64_t width);
+
 /// Whether the `pv` tile op `op` reads V packed into key pairs, Vp [bk / 2,
 /// 2 dv] at (j floordiv 2, 2e + j mod 2) (attn-tile-online-softmax's
 /// pair-values), rather than V [bk, dv].

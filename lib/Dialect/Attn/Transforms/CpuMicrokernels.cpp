@@ -588,23 +588,8 @@ bool rewriteTileOp(linalg::GenericOp op, int64_t width, int64_t regBlock,
     op->erase();
     return true;
   }
-  if (role == TileRole::PairValues) {
-    // V [bk, dv] bf16 -> Vp [bk / 2, 2 dv]: dv whole vectors, bk even.
-    if (!asTile(op, *role) || op.getNumDpsInputs() != 1)
-      return false;
-    MemRefType src = memrefOf(op.getDpsInputs()[0]);
-    MemRefType dst = memrefOf(op.getDpsInits()[0]);
-    if (!src.getElementType().isBF16() || !dst.getElementType().isBF16() ||
-        src.getDimSize(0) % 2 != 0 || src.getDimSize(1) % width != 0 ||
-        dst.getDimSize(0) * 2 != src.getDimSize(0) ||
-        dst.getDimSize(1) != 2 * src.getDimSize(1))
-      return false;
-    OpBuilder builder(op);
-    KernelBuilder kernel(builder, op.getLoc(), width);
-    emitPackRowPairsBf16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0]);
-    op->erase();
-    return true;
-  }
+  if (role == TileRole::PairValues)
+    return asTile(op, *role) && rewritePairValues(op, width);
   if (role == TileRole::ScaleQuery || role == TileRole::Output) {
     OpBuilder builder(op);
     KernelBuilder kernel(builder, op.getLoc(), width);

@@ -96,6 +96,24 @@ bool mlir::attn::detail::emitScoresBf16(KernelBuilder &kernel,
   return true;
 }
 
+bool mlir::attn::detail::rewritePairValues(linalg::GenericOp op,
+                                           int64_t width) {
+  if (op.getNumDpsInputs() != 1)
+    return false;
+  MemRefType src = memrefOf(op.getDpsInputs()[0]);
+  MemRefType dst = memrefOf(op.getDpsInits()[0]);
+  if (!src.getElementType().isBF16() || !dst.getElementType().isBF16() ||
+      src.getDimSize(0) % 2 != 0 || src.getDimSize(1) % width != 0 ||
+      dst.getDimSize(0) * 2 != src.getDimSize(0) ||
+      dst.getDimSize(1) != 2 * src.getDimSize(1))
+    return false;
+  OpBuilder builder(op);
+  KernelBuilder kernel(builder, op.getLoc(), width);
+  emitPackRowPairsBf16(kernel, op.getDpsInputs()[0], op.getDpsInits()[0]);
+  op->erase();
+  return true;
+}
+
 bool mlir::attn::detail::readsPairedValues(linalg::GenericOp op) {
   return op.getNumDpsInputs() == 2 &&
          op.getIndexingMapsArray()[1] == pairedValuesMap(op.getContext());
