@@ -125,8 +125,9 @@ bool mlir::attn::detail::bf16DotTakesPV(const KernelBuilder &kernel,
   int64_t bk = memrefOf(pt).getDimSize(0);
   int64_t dv = memrefOf(op.getDpsInits()[0]).getDimSize(0);
   // V [bk, dv], or in key pairs [bk / 2, 2 dv].
-  int64_t rows = readsPairedValues(op) ? bk / 2 : bk;
-  int64_t cols = readsPairedValues(op) ? 2 * dv : dv;
+  bool paired = readsPairedValues(op);
+  int64_t rows = paired ? bk / 2 : bk;
+  int64_t cols = paired ? 2 * dv : dv;
   return isBf16(v) && memrefOf(pt).getElementType().isF32() && bk % 2 == 0 &&
          memrefOf(v).getDimSize(0) == rows &&
          memrefOf(v).getDimSize(1) == cols && dv % kernel.width == 0 &&

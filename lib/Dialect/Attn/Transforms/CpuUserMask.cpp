@@ -192,12 +192,16 @@ struct UserMaskKernel {
 
   /// A pointer to element (row, col) of the view (col may lie past it:
   /// prefetches only).
-  Value pointerTo(Value row, Value col) {
+  Value addressOf(Value row, Value col) {
     Value element = arith::AddIOp::create(
         b(), loc(), arith::MulIOp::create(b(), loc(), row, rowStride), col);
     Value bytes =
         arith::MulIOp::create(b(), loc(), element, kernel.idx(eltBytes));
-    Value address = arith::AddIOp::create(b(), loc(), byteBase, bytes);
+    return arith::AddIOp::create(b(), loc(), byteBase, bytes);
+  }
+
+  Value pointerTo(Value row, Value col) {
+    Value address = addressOf(row, col);
     Value address64 =
         arith::IndexCastOp::create(b(), loc(), b().getI64Type(), address);
     return LLVM::IntToPtrOp::create(
@@ -270,21 +274,19 @@ struct UserMaskKernel {
         continue;
       // The same keys of the next key block: a full mask's rows are far
       // apart (Lk elements), too many streams for the hardware prefetcher.
-      // Into L2 (prefetcht1): a key block's products stream K, V and the
-      // score tile through L1 before the lines are read, and evicted what
-      // prefetcht0 put there (Zen 4, one thread, paired CPU time, hq=8
-      // Lq=1000 Lk=3001 d=80: float mask [1, 1, Lq, Lk] 0.954x, [1, 8, Lq,
+      // Into L2, as the products' prefetches (prefetchAt): into L1, the key
+      // block's K, V and score tiles evicted the lines before they were
+      // read (Zen 4, one thread, paired CPU time, hq=8 Lq=1000 Lk=3001
+      // d=80, L2 against L1: float mask [1, 1, Lq, Lk] 0.954x, [1, 8, Lq,
       // Lk] 0.955x, bool 0.996-0.997x; docs/benchmarks.md, round
       // twenty-seven).
       Value ahead = kernel.add(jb, bk());
-      LLVM::Prefetch::create(b(), loc(), pointerTo(row, ahead),
-                             /*rw=*/0, /*hint=*/2, /*cache=*/1);
+      prefetchAt(kernel, addressOf(row, ahead), /*forWrite=*/false);
       // W keys of 2 or 4 bytes may span two cache lines (one prefetch per
       // row, the next block's taking the second line, was 1.024x).
       if (eltBytes > 1)
-        LLVM::Prefetch::create(b(), loc(),
-                               pointerTo(row, kernel.add(ahead, w - 1)),
-                               /*rw=*/0, /*hint=*/2, /*cache=*/1);
+        prefetchAt(kernel, addressOf(row, kernel.add(ahead, w - 1)),
+                   /*forWrite=*/false);
     }
     SmallVector<Value> cols = transposeSquare(kernel, rows);
     SmallVector<Value> masked;
