@@ -264,6 +264,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   if (tiling.decodeRows > 0) {
     tiling.decodeWidth = kernels.vectorWidth;
     tiling.decodeBf16Dot = kernels.bf16Dot;
+    tiling.decodeBf16ValueDot = kernels.bf16Dot;
     // K and V prefetched into L2 (prefetcht1) by default, on every host:
     // hq=32 hkv=8 Lk=32k d=128, paired time against L1 (bench/ab-paired.py)
     // on a Zen 4 (avx512-bf16 kernels): f32 one thread 0.497x (CPU time),

@@ -155,6 +155,7 @@ public:
     };
     keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
               isBf16(sdpa.op.getQuery());
+    valueDots = sdpa.decodeBf16ValueDot && width == 16 && valuesPaired;
     phased = sdpa.decodePhased && rows >= kPhasedMinRows &&
              rows * sdpa.d >= kPhasedMinWork &&
              (rows <= kPhasedMaxRowsAnyD || sdpa.d >= kPhasedMinWideD) &&
@@ -245,12 +246,24 @@ private:
   /// by the loops: bufferization analyses every read of a tensor against
   /// every write to it, which made grouped decode on 8 lanes take minutes
   /// to lower (docs/benchmarks.md, round seven).
-  Value scratch(ArrayRef<int64_t> shape);
+  Value scratch(ArrayRef<int64_t> shape, Type elementType = {});
   /// Accumulator vector (r, c) of `state`, and its update in `state`.
   Value accVector(const DecodeState &state, int64_t r, int64_t c);
   void setAccVector(DecodeState &state, int64_t r, int64_t c, Value v);
-  /// A block's probabilities, [rows, W] f32 (made by build).
+  /// A block's probabilities, [rows, W] f32 (made by build); with
+  /// valueDots instead rounded to bf16, two keys' in each i32 of a
+  /// [rows, W / 2] buffer.
   Value probTile;
+  /// valueDots' P.V step for keys j and j + 1 (V rows row0 and row1) on
+  /// the accumulators `out` of value chunks [c0, c1) ([rows][c1 - c0]): per
+  /// 2W columns the two rows interleaved by words within each 128-bit lane
+  /// (a vpunpcklwd and a vpunpckhwd), one vdpbf16ps per row and half.
+  void pairedValueStep(SmallVector<Value> &out, Value j, Value row0, Value row1,
+                       int64_t c0, int64_t c1);
+  /// The columns, in V's order, of a pair of accumulators (2p, 2p + 1) as
+  /// the indices of a shuffle of the two: where valueDots, the lanes of
+  /// pairedValueStep's interleave; else the even and the odd columns.
+  SmallVector<int64_t> accPairColumns() const;
   /// The next block's dot products, taken by a block's P.V loops: the
   /// block's first key, and a [W, rows, W] f32 buffer of the partial sums
   /// (key, row, lane), updated; [W, 1, W] with tileFoldsRows.
@@ -315,6 +328,9 @@ private:
   /// row's bf16 values as given, dChunks / 2 vectors of 2W, and the scores
   /// are scaled after the dot products.
   bool keyDots = false;
+  /// P.V on the bf16 dot products (decode-bf16-value-dot; bf16 V in the
+  /// pair layout): the accumulators' lanes in accPairColumns' order.
+  bool valueDots = false;
   /// Columns [2pW, 2(p + 1)W) of row `row` of `src` at (batch, head), as
   /// they are (2W elements of its type).
   Value readPairChunk(Value src, Value head, Value row, int64_t p);

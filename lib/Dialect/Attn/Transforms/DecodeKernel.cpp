@@ -235,11 +235,19 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   if (valuesPaired)
     group = std::max<int64_t>(2, group / 2 * 2);
   // The probabilities in the [rows, W] buffer probTile, read back one at a
-  // time (a broadcast load) by a loop over the block's keys, so that only
-  // one group of accumulators is live at a time.
-  for (int64_t r = 0; r < rows; ++r)
-    vector::StoreOp::create(b, loc, probs[r], probTile,
+  // time (a broadcast load; with valueDots two keys' bf16 pair) by a loop
+  // over the block's keys, so that only one group of accumulators is live
+  // at a time.
+  for (int64_t r = 0; r < rows; ++r) {
+    Value p = probs[r];
+    if (valueDots)
+      p = vector::BitCastOp::create(
+          b, loc, VectorType::get({width / 2}, b.getI32Type()),
+          arith::TruncFOp::create(
+              b, loc, VectorType::get({width}, b.getBF16Type()), p));
+    vector::StoreOp::create(b, loc, p, probTile,
                             ValueRange{kernel.idx(r), kernel.idx(0)});
+  }
   for (int64_t c0 = 0; c0 < vChunks; c0 += group) {
     int64_t c1 = std::min(vChunks, c0 + group);
     SmallVector<Value> inits;
@@ -264,79 +272,101 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       d1 = keyChunks() * (g / every + 1) / dotGroups;
     }
     bool dotsHere = nextDots && d1 > d0;
+    // Key j's V row, its lines ahead, and its share of the next block's dot
+    // products.
+    auto valueRow = [&](Value j) {
+      Value vRow = arith::AddIOp::create(b, loc, j0, j);
+      return lastKey ? minIndex(b, loc, vRow, lastKey) : vRow;
+    };
+    auto prefetchAhead = [&](Value j) {
+      if (!prefetchBase)
+        return;
+      // The lines of this group's columns, ahead.
+      prefetchRow(valueBuffer, arith::AddIOp::create(b, loc, prefetchBase, j),
+                  c0, c1);
+      // A K row ahead too (keyPrefetchBase), its lines shared out among the
+      // value-column groups: one or two lines per key and group, spread
+      // through the block, rather than a burst of all the block's K lines
+      // before the scores (which LLVM schedules together): bf16 hq=32 hkv=8
+      // Lk=32k d=128, 1 thread, 7.8-8.8 -> 6.9-7.8 ms (docs/benchmarks.md).
+      // Phased blocks prefetch K from their scores loop instead
+      // (phasedScores).
+      if (n1 > n0 && !phased)
+        prefetchRow(keyBuffer,
+                    arith::AddIOp::create(b, loc, keyPrefetchBase, j),
+                    n0 * chunkWidths, n1 * chunkWidths);
+    };
+    auto takeNextDots = [&](Value j) {
+      // The next block's key j: this group's share of its chunks.
+      Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
+      SmallVector<Value> kc = readKeyChunks(kRow, d0, d1);
+      if (tileFoldsRows()) {
+        // This share's sums of the rows folded into one vector: one store
+        // per key rather than one per key and row.
+        SmallVector<Value> dots;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value dot;
+          for (int64_t c = d0; c < d1; ++c)
+            dot = dotStep(dot, r, c, kc[c - d0]);
+          dots.push_back(dot);
+        }
+        Value folded = foldKeyRows(b, loc, dots);
+        SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
+        if (d0 > 0)
+          folded = arith::AddFOp::create(
+              b, loc,
+              vector::LoadOp::create(b, loc, kernel.vecType, nextDots->tile,
+                                     at),
+              folded);
+        vector::StoreOp::create(b, loc, folded, nextDots->tile, at);
+        return;
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        // The first share's chunks start the sums, the others add to the
+        // tile row.
+        SmallVector<Value, 3> at{j, kernel.idx(r), kernel.idx(0)};
+        Value dot;
+        if (d0 > 0)
+          dot = vector::LoadOp::create(b, loc, kernel.vecType, nextDots->tile,
+                                       at);
+        for (int64_t c = d0; c < d1; ++c)
+          dot = dotStep(dot, r, c, kc[c - d0]);
+        vector::StoreOp::create(b, loc, dot, nextDots->tile, at);
+      }
+    };
+    // With valueDots two keys per iteration, each key's prefetches and dot
+    // products as one key's.
     SmallVector<Value> accs = kernel.loopCarrying(
-        0, width, 1, inits, [&](Value j, ValueRange carried) {
-          Value vRow = arith::AddIOp::create(b, loc, j0, j);
-          if (lastKey)
-            vRow = minIndex(b, loc, vRow, lastKey);
-          // The lines of this group's columns, ahead.
-          if (prefetchBase) {
-            prefetchRow(valueBuffer,
-                        arith::AddIOp::create(b, loc, prefetchBase, j), c0, c1);
-            // A K row ahead too (keyPrefetchBase), its lines shared out
-            // among the value-column groups: one or two lines per key and
-            // group, spread through the block, rather than a burst of all
-            // the block's K lines before the scores (which LLVM schedules
-            // together): bf16 hq=32 hkv=8 Lk=32k d=128, 1 thread, 7.8-8.8
-            // -> 6.9-7.8 ms (docs/benchmarks.md). Phased blocks prefetch
-            // K from their scores loop instead (phasedScores).
-            if (n1 > n0 && !phased)
-              prefetchRow(keyBuffer,
-                          arith::AddIOp::create(b, loc, keyPrefetchBase, j),
-                          n0 * chunkWidths, n1 * chunkWidths);
-          }
-          SmallVector<Value> pj;
-          for (int64_t r = 0; r < rows; ++r)
-            pj.push_back(vector::BroadcastOp::create(
-                b, loc, kernel.vecType,
-                memref::LoadOp::create(b, loc, probTile,
-                                       ValueRange{kernel.idx(r), j})));
+        0, width, valueDots ? 2 : 1, inits, [&](Value j, ValueRange carried) {
+          SmallVector<Value> keys{j};
+          if (valueDots)
+            keys.push_back(kernel.add(j, 1));
+          for (Value key : keys)
+            prefetchAhead(key);
           SmallVector<Value> out(carried);
-          for (int64_t c = c0; c < c1; ++c) {
-            Value v = readRow(value, qb.kvHead, vRow, c, valuesPaired);
-            for (int64_t r = 0; r < rows; ++r) {
-              Value &acc = out[r * (c1 - c0) + (c - c0)];
-              acc = vector::FMAOp::create(b, loc, pj[r], v, acc);
-            }
-          }
-          if (dotsHere) {
-            // The next block's key j: this group's share of its chunks.
-            Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
-            SmallVector<Value> kc = readKeyChunks(kRow, d0, d1);
-            if (tileFoldsRows()) {
-              // This share's sums of the rows folded into one vector: one
-              // store per key rather than one per key and row.
-              SmallVector<Value> dots;
+          if (valueDots) {
+            Value row0 = valueRow(keys[0]);
+            Value row1 = valueRow(keys[1]);
+            pairedValueStep(out, j, row0, row1, c0, c1);
+          } else {
+            SmallVector<Value> pj;
+            for (int64_t r = 0; r < rows; ++r)
+              pj.push_back(vector::BroadcastOp::create(
+                  b, loc, kernel.vecType,
+                  memref::LoadOp::create(b, loc, probTile,
+                                         ValueRange{kernel.idx(r), j})));
+            Value vRow = valueRow(j);
+            for (int64_t c = c0; c < c1; ++c) {
+              Value v = readRow(value, qb.kvHead, vRow, c, valuesPaired);
               for (int64_t r = 0; r < rows; ++r) {
-                Value dot;
-                for (int64_t c = d0; c < d1; ++c)
-                  dot = dotStep(dot, r, c, kc[c - d0]);
-                dots.push_back(dot);
-              }
-              Value folded = foldKeyRows(b, loc, dots);
-              SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
-              if (d0 > 0)
-                folded = arith::AddFOp::create(
-                    b, loc,
-                    vector::LoadOp::create(b, loc, kernel.vecType,
-                                           nextDots->tile, at),
-                    folded);
-              vector::StoreOp::create(b, loc, folded, nextDots->tile, at);
-            } else {
-              for (int64_t r = 0; r < rows; ++r) {
-                // The first share's chunks start the sums, the others add
-                // to the tile row.
-                SmallVector<Value, 3> at{j, kernel.idx(r), kernel.idx(0)};
-                Value dot;
-                if (d0 > 0)
-                  dot = vector::LoadOp::create(b, loc, kernel.vecType,
-                                               nextDots->tile, at);
-                for (int64_t c = d0; c < d1; ++c)
-                  dot = dotStep(dot, r, c, kc[c - d0]);
-                vector::StoreOp::create(b, loc, dot, nextDots->tile, at);
+                Value &acc = out[r * (c1 - c0) + (c - c0)];
+                acc = vector::FMAOp::create(b, loc, pj[r], v, acc);
               }
             }
           }
+          if (dotsHere)
+            for (Value key : keys)
+              takeNextDots(key);
           return out;
         });
     for (int64_t r = 0; r < rows; ++r)
@@ -397,9 +427,10 @@ Value DecodeBuilder::laneMax(Value s) {
   return s;
 }
 
-Value DecodeBuilder::scratch(ArrayRef<int64_t> shape) {
-  return memref::AllocOp::create(b, loc,
-                                 MemRefType::get(shape, b.getF32Type()));
+Value DecodeBuilder::scratch(ArrayRef<int64_t> shape, Type elementType) {
+  return memref::AllocOp::create(
+      b, loc,
+      MemRefType::get(shape, elementType ? elementType : b.getF32Type()));
 }
 
 DecodeState DecodeBuilder::initialState() {
@@ -435,9 +466,7 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
   // is written back), taken as a tensor: a chain of rows * Dv / W tensor
   // writes costs bufferization seconds (hq=8 hkv=1 d=128 on 8 lanes: 10 s).
   Value rowsBuffer = accBuffer ? accBuffer : scratch({rows, sdpa.dv});
-  SmallVector<int64_t> interleave;
-  for (int64_t i = 0; i < width; ++i)
-    interleave.append({i, width + i});
+  SmallVector<int64_t> interleave = accPairColumns();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < vChunks; c += valuesPaired ? 2 : 1) {
       Value x = accVector(state, r, c);
@@ -620,7 +649,8 @@ SoftmaxState DecodeBuilder::build(Value begin, Value end) {
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);
   DecodeState init = initialState();
-  probTile = scratch({rows, width});
+  probTile = valueDots ? scratch({rows, width / 2}, b.getI32Type())
+                       : scratch({rows, width});
   auto asBuffer = [&](Value tensor) {
     auto type = cast<RankedTensorType>(tensor.getType());
     return bufferization::ToBufferOp::create(

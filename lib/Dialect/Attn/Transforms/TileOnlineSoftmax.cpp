@@ -417,6 +417,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
                                    tiling.blockQ)) {
     sdpa.decodeWidth = tiling.decodeWidth;
     sdpa.decodeBf16Dot = tiling.decodeBf16Dot;
+    sdpa.decodeBf16ValueDot = tiling.decodeBf16ValueDot;
     sdpa.decodePrefetchLocality = tiling.decodePrefetchLocality;
     sdpa.decodePageTouch = tiling.decodePageTouch;
     sdpa.decodePhased = tiling.decodePhased;
@@ -542,10 +543,11 @@ struct AttnTileOnlineSoftmaxPass
     }
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
-        patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
-                   decodeWidth, decodeBf16Dot, narrowBlockQ, narrowLowpMaxD,
-                   wideBlockKV, transposeValues, pairValues, f16Tiles, splitF16,
-                   decodePrefetchLocality, decodePageTouch, decodePhased});
+        patterns,
+        {blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeWidth,
+         decodeBf16Dot, decodeBf16ValueDot, narrowBlockQ, narrowLowpMaxD,
+         wideBlockKV, transposeValues, pairValues, f16Tiles, splitF16,
+         decodePrefetchLocality, decodePageTouch, decodePhased});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

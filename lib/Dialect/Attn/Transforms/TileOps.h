@@ -76,6 +76,8 @@ struct TiledSdpa {
   int64_t decodeWidth = 0;
   /// The decode kernel's Q.K on bf16 dot products (decode-bf16-dot).
   bool decodeBf16Dot = false;
+  /// The decode kernel's P.V on bf16 dot products (decode-bf16-value-dot).
+  bool decodeBf16ValueDot = false;
   /// The locality of the decode kernel's prefetches (decode-prefetch-
   /// locality: 3 L1, 2 L2, ...).
   int64_t decodePrefetchLocality = 2;

@@ -120,6 +120,14 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "AVX512-BF16's vdpbf16ps (x86vector.avx512.dot) on the bf16 "
            "values as given, the score scale applied to the sums; needs a "
            "CPU with avx512_bf16">,
+    Option<"decodeBf16ValueDot", "decode-bf16-value-dot", "bool",
+           /*default=*/"false",
+           "Decode kernel with bf16 V (Dv a multiple of 2 x decode-width, "
+           "decode-width 16): P.V on vdpbf16ps, the V rows of two keys "
+           "interleaved in registers and each row's two probabilities "
+           "rounded to bf16 (as the prefill's bf16 dot products and "
+           "FlashAttention round P; the sums of P stay f32); needs a CPU "
+           "with avx512_bf16">,
     Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
            "Query rows per block, in place of block-q, for an op whose D and "
            "Dv are at most 64 (narrow-lowp-max-d with bf16 or f16 values), that has "

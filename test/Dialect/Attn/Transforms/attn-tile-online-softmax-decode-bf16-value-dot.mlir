@@ -1,0 +1,100 @@
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1 decode-bf16-dot=true decode-bf16-value-dot=true" -canonicalize -cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1 decode-bf16-dot=true" -canonicalize -cse | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1 decode-bf16-value-dot=true" -canonicalize -cse | FileCheck %s --check-prefix=OFF
+// attn-lower-cpu sets decode-bf16-value-dot on the avx512-bf16 path only.
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPE
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
+
+// decode-bf16-value-dot: the decode kernel's P.V on vdpbf16ps. Each row's
+// block of probabilities is rounded to bf16 and stored as 8 words of two
+// keys each; the P.V loop takes two keys per iteration: each row's word of
+// the two keys broadcast, the two V rows read 32 values at a time and
+// interleaved by words within each 128-bit lane (low and high halves), one
+// x86vector.avx512.dot per half and row into the accumulators; then the
+// next block's dot products of both keys (keys j and j + 1). At the end
+// each pair of accumulators goes back to V's column order.
+// CHECK-LABEL: func.func @gqa_bf16
+// CHECK: %[[PROBS:.*]] = memref.alloc() : memref<4x8xi32>
+// CHECK: scf.for
+// CHECK: %[[P0:.*]] = arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK-NEXT: %[[W0:.*]] = vector.bitcast %[[P0]] : vector<16xbf16> to vector<8xi32>
+// CHECK-NEXT: vector.store %[[W0]], %[[PROBS]][%c0, %c0] : memref<4x8xi32>, vector<8xi32>
+// CHECK-COUNT-3: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: scf.for %[[J:[^ ]*]] = %c0 to %c16 step %c2
+// CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %c1 : index
+// Both keys' V and K lines ahead (two lines per row each), then their rows.
+// CHECK-COUNT-8: memref.prefetch
+// CHECK-NEXT: %[[ROW0:.*]] = arith.addi %[[J0:.*]], %[[J]] : index
+// CHECK-NEXT: %[[ROW1:.*]] = arith.addi %[[J0]], %[[J1]] : index
+// CHECK-NEXT: %[[HALF:.*]] = arith.divui %[[J]], %c2 : index
+// CHECK-NEXT: %[[WORD:.*]] = memref.load %[[PROBS]][%c0, %[[HALF]]] : memref<4x8xi32>
+// CHECK-NEXT: %[[SPLAT:.*]] = vector.broadcast %[[WORD]] : i32 to vector<16xi32>
+// CHECK-NEXT: %[[PAIR:.*]] = vector.bitcast %[[SPLAT]] : vector<16xi32> to vector<32xbf16>
+// CHECK-COUNT-3: memref.load %[[PROBS]]
+// CHECK: %[[V0:.*]] = vector.transfer_read %arg2[%c0, %{{.*}}, %[[ROW0]], %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[V1:.*]] = vector.transfer_read %arg2[%c0, %{{.*}}, %[[ROW1]], %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[LO:.*]] = vector.shuffle %[[V0]], %[[V1]] [0, 32, 1, 33, 2, 34, 3, 35, 8, 40, 9, 41, 10, 42, 11, 43, 16, 48, 17, 49, 18, 50, 19, 51, 24, 56, 25, 57, 26, 58, 27, 59] : vector<32xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[HI:.*]] = vector.shuffle %[[V0]], %[[V1]] [4, 36, 5, 37, 6, 38, 7, 39, 12, 44, 13, 45, 14, 46, 15, 47, 20, 52, 21, 53, 22, 54, 23, 55, 28, 60, 29, 61, 30, 62, 31, 63] : vector<32xbf16>, vector<32xbf16>
+// CHECK-NEXT: x86vector.avx512.dot %{{.*}}, %[[PAIR]], %[[LO]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-3: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[LO]]
+// CHECK-NEXT: x86vector.avx512.dot %{{.*}}, %[[PAIR]], %[[HI]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-3: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[HI]]
+// CHECK-NEXT: vector.transfer_read %arg2[%c0, %{{.*}}, %[[ROW0]], %c32]
+// CHECK-NEXT: vector.transfer_read %arg2[%c0, %{{.*}}, %[[ROW1]], %c32]
+// CHECK-COUNT-2: vector.shuffle
+// CHECK-COUNT-8: x86vector.avx512.dot
+// The next block's K rows of both keys.
+// CHECK-NEXT: %[[K0:.*]] = arith.addi %[[NEXT:.*]], %[[J]] : index
+// CHECK-NEXT: vector.transfer_read %arg1[%c0, %{{.*}}, %[[K0]], %c0]
+// CHECK: %[[K1:.*]] = arith.addi %[[NEXT]], %[[J1]] : index
+// CHECK-NEXT: vector.transfer_read %arg1[%c0, %{{.*}}, %[[K1]], %c0]
+// CHECK: scf.yield
+// The tail block takes the same steps, its rows clamped to the last key.
+// CHECK: scf.for %[[T:.*]] = %c0 to %c16 step %c2
+// CHECK-NEXT: %[[T0:.*]] = arith.addi %[[T]], %c96 : index
+// CHECK-NEXT: %[[TROW0:.*]] = arith.minsi %[[T0]], %c99 : index
+// CHECK-NEXT: %[[T1:.*]] = arith.addi %[[T]], %c97 : index
+// CHECK-NEXT: %[[TROW1:.*]] = arith.minsi %[[T1]], %c99 : index
+// CHECK: %[[TV0:.*]] = vector.transfer_read %arg2[%c0, %{{.*}}, %[[TROW0]], %c0]
+// CHECK-NEXT: %[[TV1:.*]] = vector.transfer_read %arg2[%c0, %{{.*}}, %[[TROW1]], %c0]
+// CHECK-NEXT: vector.shuffle %[[TV0]], %[[TV1]] [0, 32, 1, 33
+// CHECK-NEXT: vector.shuffle %[[TV0]], %[[TV1]] [4, 36, 5, 37
+// CHECK-NEXT: x86vector.avx512.dot
+// The accumulators of columns [0, 32) back in order: lanes 0-3 of the low
+// one, 0-3 of the high one, 4-7 of the low one, ...
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%c0, %c0] : memref<4x64xf32>, vector<32xf32>
+// OFF-LABEL: func.func @gqa_bf16
+// OFF-NOT: memref<{{[0-9]+}}x{{[0-9]+}}xi32>
+// OFF-NOT: step %c2
+// OFF: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c{{(8|16)(_[0-9]+)?}} step %c1
+// OFF-NOT: step %c2
+// OFF: return
+// PIPE-LABEL: func.func @gqa_bf16
+// PIPE: memref<4x8xi32>
+// PIPE: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+func.func @gqa_bf16(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: tensor<1x2x100x64xbf16>) -> tensor<1x8x1x64xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x2x100x64xbf16>, tensor<1x2x100x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %o : tensor<1x8x1x64xbf16>
+}
+
+// -----
+
+// f16 V and Dv = 48 (not a multiple of 32 values) keep the FMAs.
+// CHECK-LABEL: func.func @f16
+// CHECK-NOT: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK-LABEL: func.func @dv48
+// CHECK-NOT: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: return
+// PIPE-LABEL: func.func @f16
+// PIPE-NOT: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// PIPE-LABEL: func.func @dv48
+// PIPE-NOT: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+func.func @f16(%q: tensor<1x8x1x64xf16>, %k: tensor<1x2x100x64xf16>, %v: tensor<1x2x100x64xf16>) -> tensor<1x8x1x64xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16> -> tensor<1x8x1x64xf16>
+  return %o : tensor<1x8x1x64xf16>
+}
+func.func @dv48(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: tensor<1x2x100x48xbf16>) -> tensor<1x8x1x48xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x2x100x64xbf16>, tensor<1x2x100x48xbf16> -> tensor<1x8x1x48xbf16>
+  return %o : tensor<1x8x1x48xbf16>
+}
