@@ -341,13 +341,14 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           SmallVector<Value> keys{j};
           if (valueDots)
             keys.push_back(kernel.add(j, 1));
+          SmallVector<Value> vRows;
+          for (Value key : keys)
+            vRows.push_back(valueRow(key));
           for (Value key : keys)
             prefetchAhead(key);
           SmallVector<Value> out(carried);
           if (valueDots) {
-            Value row0 = valueRow(keys[0]);
-            Value row1 = valueRow(keys[1]);
-            pairedValueStep(out, j, row0, row1, c0, c1);
+            pairedValueStep(out, j, vRows[0], vRows[1], c0, c1);
           } else {
             SmallVector<Value> pj;
             for (int64_t r = 0; r < rows; ++r)
@@ -355,9 +356,8 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
                   b, loc, kernel.vecType,
                   memref::LoadOp::create(b, loc, probTile,
                                          ValueRange{kernel.idx(r), j})));
-            Value vRow = valueRow(j);
             for (int64_t c = c0; c < c1; ++c) {
-              Value v = readRow(value, qb.kvHead, vRow, c, valuesPaired);
+              Value v = readRow(value, qb.kvHead, vRows[0], c, valuesPaired);
               for (int64_t r = 0; r < rows; ++r) {
                 Value &acc = out[r * (c1 - c0) + (c - c0)];
                 acc = vector::FMAOp::create(b, loc, pj[r], v, acc);

@@ -22,10 +22,11 @@
 // CHECK-COUNT-3: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK: scf.for %[[J:[^ ]*]] = %c0 to %c16 step %c2
 // CHECK-NEXT: %[[J1:.*]] = arith.addi %[[J]], %c1 : index
-// Both keys' V and K lines ahead (two lines per row each), then their rows.
-// CHECK-COUNT-8: memref.prefetch
+// Both keys' V rows, then their V and K lines ahead (two lines per row
+// each).
 // CHECK-NEXT: %[[ROW0:.*]] = arith.addi %[[J0:.*]], %[[J]] : index
 // CHECK-NEXT: %[[ROW1:.*]] = arith.addi %[[J0]], %[[J1]] : index
+// CHECK-COUNT-8: memref.prefetch
 // CHECK-NEXT: %[[HALF:.*]] = arith.divui %[[J]], %c2 : index
 // CHECK-NEXT: %[[WORD:.*]] = memref.load %[[PROBS]][%c0, %[[HALF]]] : memref<4x8xi32>
 // CHECK-NEXT: %[[SPLAT:.*]] = vector.broadcast %[[WORD]] : i32 to vector<16xi32>
