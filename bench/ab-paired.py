@@ -14,7 +14,7 @@ whether the two outputs are bit for bit the same.
 
   python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
       [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [--small-pages]
-      [-- common attn-compile args]
+      [--cold=MIB] [-- common attn-compile args]
 (FLAGS after `=`: argparse takes a value that starts with - only so.)
 e.g. OMP_NUM_THREADS=2 python3 bench/ab-paired.py b=32,hq=12,lq=128,d=64 \\
        100 build/bin/attn-compile build/bin/attn-compile --wall \\
@@ -25,6 +25,11 @@ numpy's arrays: on transparent huge pages from 4 MiB up where THP is
 `madvise` (numpy's default); with --small-pages on 4 KiB pages, as a C or
 C++ caller's malloc has them (the decode kernels read K and V at a different
 rate on the two: docs/benchmarks.md, round twenty-six).
+With --cold=MIB each call is preceded, untimed, by a read of a MIB MiB
+buffer, which leaves the caches and the TLB holding other data (as attn-run
+--peak's read probe between its timed calls does, and a model's other layers
+between two of its attention calls): a decode's page walks on 4 KiB pages
+then miss the caches too (docs/benchmarks.md, round twenty-eight).
 Static shapes only. Needs numpy.
 """
 import argparse
@@ -76,6 +81,7 @@ def main():
     parser.add_argument("--b-args", default="")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--small-pages", action="store_true")
+    parser.add_argument("--cold", type=int, default=0, metavar="MIB")
     opts = parser.parse_args(argv)
     if opts.small_pages:
         # numpy puts arrays of 4 MiB and more on transparent huge pages
@@ -84,6 +90,8 @@ def main():
         np._core.multiarray._set_madvise_hugepage(False)
     if opts.pairs < 2:
         sys.exit("ab-paired: PAIRS must be at least 2")
+    if opts.cold < 0:
+        sys.exit("ab-paired: --cold must not be negative")
     clock = time.perf_counter if opts.wall else time.process_time
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,8 +113,13 @@ def main():
                 *[x.ctypes.data for x in args + results])
             calls.append((entry, buffers, results))
 
+        # Another buffer read between the calls (--cold), 8 bytes at a time.
+        evict = np.ones(opts.cold * (1 << 17), np.int64) if opts.cold else None
+
         def timed(side):
             entry, buffers, _ = calls[side]
+            if evict is not None:
+                evict.sum()
             start = clock()
             status = entry(buffers, None, None)
             elapsed = clock() - start
