@@ -4,7 +4,8 @@
 //
 // The builder of the decode kernel (DecodeKernel.h): its state, its
 // constants and its steps. DecodeKernel.cpp builds the blocks, the loop and
-// the reads; DecodeScores.cpp the dot products and their folds into scores.
+// the reads; DecodeScores.cpp the dot products and their folds into scores;
+// DecodeValues.cpp P.V on the bf16 dot products.
 // Private to the attn transforms library.
 //
 //===----------------------------------------------------------------------===//
@@ -270,6 +271,10 @@ private:
   struct NextDots {
     Value first, tile;
   };
+  /// A P.V loop's share of the next block's dot products for its key j:
+  /// chunks [d0, d1) of K row nextDots.first + j with every query row, the
+  /// first share stored to the tile, the later ones added to it.
+  void takeNextDots(const NextDots &nextDots, Value j, int64_t d0, int64_t d1);
   /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
   /// are set for the last, partial block. With `given`, the block's scores
   /// are those; with `nextDots`, its P.V loops also take the next block's

@@ -272,8 +272,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       d1 = keyChunks() * (g / every + 1) / dotGroups;
     }
     bool dotsHere = nextDots && d1 > d0;
-    // Key j's V row, its lines ahead, and its share of the next block's dot
-    // products.
+    // Key j's V row and its lines ahead.
     auto valueRow = [&](Value j) {
       Value vRow = arith::AddIOp::create(b, loc, j0, j);
       return lastKey ? minIndex(b, loc, vRow, lastKey) : vRow;
@@ -295,44 +294,6 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
         prefetchRow(keyBuffer,
                     arith::AddIOp::create(b, loc, keyPrefetchBase, j),
                     n0 * chunkWidths, n1 * chunkWidths);
-    };
-    auto takeNextDots = [&](Value j) {
-      // The next block's key j: this group's share of its chunks.
-      Value kRow = arith::AddIOp::create(b, loc, nextDots->first, j);
-      SmallVector<Value> kc = readKeyChunks(kRow, d0, d1);
-      if (tileFoldsRows()) {
-        // This share's sums of the rows folded into one vector: one store
-        // per key rather than one per key and row.
-        SmallVector<Value> dots;
-        for (int64_t r = 0; r < rows; ++r) {
-          Value dot;
-          for (int64_t c = d0; c < d1; ++c)
-            dot = dotStep(dot, r, c, kc[c - d0]);
-          dots.push_back(dot);
-        }
-        Value folded = foldKeyRows(b, loc, dots);
-        SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
-        if (d0 > 0)
-          folded = arith::AddFOp::create(
-              b, loc,
-              vector::LoadOp::create(b, loc, kernel.vecType, nextDots->tile,
-                                     at),
-              folded);
-        vector::StoreOp::create(b, loc, folded, nextDots->tile, at);
-        return;
-      }
-      for (int64_t r = 0; r < rows; ++r) {
-        // The first share's chunks start the sums, the others add to the
-        // tile row.
-        SmallVector<Value, 3> at{j, kernel.idx(r), kernel.idx(0)};
-        Value dot;
-        if (d0 > 0)
-          dot = vector::LoadOp::create(b, loc, kernel.vecType, nextDots->tile,
-                                       at);
-        for (int64_t c = d0; c < d1; ++c)
-          dot = dotStep(dot, r, c, kc[c - d0]);
-        vector::StoreOp::create(b, loc, dot, nextDots->tile, at);
-      }
     };
     // With valueDots two keys per iteration, each key's prefetches and dot
     // products as one key's.
@@ -366,7 +327,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
           }
           if (dotsHere)
             for (Value key : keys)
-              takeNextDots(key);
+              takeNextDots(*nextDots, key, d0, d1);
           return out;
         });
     for (int64_t r = 0; r < rows; ++r)

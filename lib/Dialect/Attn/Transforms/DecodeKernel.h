@@ -23,7 +23,9 @@
 // beside it), a block runs in two phases instead: its
 // dot products by a loop over its keys that prefetches the K rows ahead,
 // then its softmax and P.V loops, which prefetch V. bf16/f16 K and
-// V are read as they are and widened in registers. The loops are built on
+// V are read as they are and widened in registers, or, with bf16 K and V
+// where decode-bf16-dot and decode-bf16-value-dot say, taken by the bf16
+// dot products as they are (P then rounded to bf16). The loops are built on
 // tensors (vector transfer ops), inside attn-tile-online-softmax's scf.forall,
 // so split-K and the writing of results are the tiling's own. Private to the
 // attn transforms library.

@@ -9,7 +9,8 @@
 // folded together first and the keys after, which keeps fewer vectors live
 // and then gathers each row's scores by rows - 1 shuffles. Also the decode
 // builder's score steps (DecodeBuilder.h): the dot products of a group of
-// keys, and a block's scores from them or from the tile the P.V loops fill.
+// keys, a P.V loop's share of the next block's, and a block's scores from
+// them or from the tile the P.V loops fill.
 //
 //===----------------------------------------------------------------------===//
 
@@ -180,6 +181,44 @@ Value DecodeBuilder::dotStep(Value dot, int64_t r, int64_t c, Value k) {
   if (!dot)
     return arith::MulFOp::create(b, loc, k, q);
   return vector::FMAOp::create(b, loc, k, q, dot);
+}
+
+void DecodeBuilder::takeNextDots(const NextDots &nextDots, Value j, int64_t d0,
+                                 int64_t d1) {
+  // The next block's key j: this group's share of its chunks.
+  Value kRow = arith::AddIOp::create(b, loc, nextDots.first, j);
+  SmallVector<Value> kc = readKeyChunks(kRow, d0, d1);
+  if (tileFoldsRows()) {
+    // This share's sums of the rows folded into one vector: one store per
+    // key rather than one per key and row.
+    SmallVector<Value> dots;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value dot;
+      for (int64_t c = d0; c < d1; ++c)
+        dot = dotStep(dot, r, c, kc[c - d0]);
+      dots.push_back(dot);
+    }
+    Value folded = foldKeyRows(b, loc, dots);
+    SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
+    if (d0 > 0)
+      folded = arith::AddFOp::create(
+          b, loc,
+          vector::LoadOp::create(b, loc, kernel.vecType, nextDots.tile, at),
+          folded);
+    vector::StoreOp::create(b, loc, folded, nextDots.tile, at);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    // The first share's chunks start the sums, the others add to the tile
+    // row.
+    SmallVector<Value, 3> at{j, kernel.idx(r), kernel.idx(0)};
+    Value dot;
+    if (d0 > 0)
+      dot = vector::LoadOp::create(b, loc, kernel.vecType, nextDots.tile, at);
+    for (int64_t c = d0; c < d1; ++c)
+      dot = dotStep(dot, r, c, kc[c - d0]);
+    vector::StoreOp::create(b, loc, dot, nextDots.tile, at);
+  }
 }
 
 bool DecodeBuilder::foldRowsFirst() const {
