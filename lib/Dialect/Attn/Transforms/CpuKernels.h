@@ -80,6 +80,16 @@ public:
     return vector::BroadcastOp::create(b, loc, vecType, x);
   }
 
+  /// Two bf16 held in one 32-bit word (`word`, i32; the first in its low
+  /// half) in every lane, as 2W bf16: the operand by which a vdpbf16ps
+  /// multiplies each pair of the other (x86vector.avx512.dot).
+  Value splatPair(Value word) {
+    Value words = vector::BroadcastOp::create(
+        b, loc, VectorType::get({width}, b.getI32Type()), word);
+    return vector::BitCastOp::create(
+        b, loc, VectorType::get({2 * width}, b.getBF16Type()), words);
+  }
+
   /// max(x, y) as a compare and a select, which x86 turns into one vmaxps.
   /// It may drop a NaN; that is harmless here because a NaN score also
   /// reaches exp2(s - m), the row sum and the output by itself.

@@ -155,18 +155,16 @@ void mlir::attn::detail::emitBf16Contraction(
   OpBuilder &b = kernel.b;
   Location loc = kernel.loc;
   int64_t numT = memrefOf(aPairs).getDimSize(0);
+  assert(blocking.width == kernel.width && "one vector width");
   VectorType pairsType = bf16Vector(kernel, 2 * blocking.width);
-  VectorType wordsType = VectorType::get({blocking.width}, b.getI32Type());
   // One pair of bMat, as a 32-bit word broadcast to every lane.
   auto broadcastPair = [&](Value c, Value t) -> Value {
     Value pair = vector::LoadOp::create(b, loc, bf16Vector(kernel, 2), bMat,
                                         bPair(c, t));
     Value word = vector::BitCastOp::create(
         b, loc, VectorType::get({1}, b.getI32Type()), pair);
-    Value scalar =
-        vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
-    Value words = vector::BroadcastOp::create(b, loc, wordsType, scalar);
-    return vector::BitCastOp::create(b, loc, pairsType, words);
+    return kernel.splatPair(
+        vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
   };
   ContractionPrefetch prefetch(kernel, blocking, out, numT, extras);
   // One prefetch per step below: no spread here (prefetch-spread is the f32

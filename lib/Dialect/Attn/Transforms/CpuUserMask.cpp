@@ -190,8 +190,8 @@ struct UserMaskKernel {
     });
   }
 
-  /// A pointer to element (row, col) of the view (col may lie past it:
-  /// prefetches only).
+  /// The address (an index) of element (row, col) of the view (col may lie
+  /// past it: prefetches only).
   Value addressOf(Value row, Value col) {
     Value element = arith::AddIOp::create(
         b(), loc(), arith::MulIOp::create(b(), loc(), row, rowStride), col);
@@ -200,6 +200,7 @@ struct UserMaskKernel {
     return arith::AddIOp::create(b(), loc(), byteBase, bytes);
   }
 
+  /// The same as an LLVM pointer.
   Value pointerTo(Value row, Value col) {
     Value address = addressOf(row, col);
     Value address64 =

@@ -36,16 +36,10 @@ void DecodeBuilder::pairedValueStep(SmallVector<Value> &out, Value j,
   assert(valueDots && c0 % 2 == 0 && c1 % 2 == 0 && "whole pairs of chunks");
   // Each row's probabilities of keys j and j + 1: one i32 of probTile.
   Value pairIndex = arith::DivUIOp::create(b, loc, j, kernel.idx(2));
-  auto wordsType = VectorType::get({width}, b.getI32Type());
-  auto pairType = VectorType::get({2 * width}, b.getBF16Type());
   SmallVector<Value> probs;
-  for (int64_t r = 0; r < rows; ++r) {
-    Value word = memref::LoadOp::create(b, loc, probTile,
-                                        ValueRange{kernel.idx(r), pairIndex});
-    probs.push_back(vector::BitCastOp::create(
-        b, loc, pairType,
-        vector::BroadcastOp::create(b, loc, wordsType, word)));
-  }
+  for (int64_t r = 0; r < rows; ++r)
+    probs.push_back(kernel.splatPair(memref::LoadOp::create(
+        b, loc, probTile, ValueRange{kernel.idx(r), pairIndex})));
   // Unpack low and high: in each 128-bit lane, words k of both rows
   // alternating, k in [0, 4) for the low half, [4, 8) for the high.
   SmallVector<int64_t> low, high;
