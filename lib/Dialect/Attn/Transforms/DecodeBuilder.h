@@ -50,8 +50,20 @@ inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 /// Lk=32k d=128: hq=8 hkv=1 f32 0.959, bf16 0.813, f16 0.896; hq=12 hkv=2
 /// f32 0.874, bf16 0.793; hq=32 hkv=8 bf16 0.926-0.933; but with 8 chunks
 /// each, hq=8 hkv=2 d=256 f32 1.194 and hq=32 hkv=8 d=128 f32 1.006
-/// (docs/benchmarks.md, round twenty-three).
-inline int64_t dotGroupsFor(int64_t groups, int64_t width, int64_t keyChunks) {
+/// (docs/benchmarks.md, round twenty-three). With 8 rows on 16 lanes and K
+/// read as it is (f32, or bf16 on vdpbf16ps), one group takes every chunk:
+/// each share's sums of the 8 rows are folded into one vector per key (7
+/// folds, DecodeScores.cpp) and added to the buffer, so a share costs more
+/// than the spills of a larger one. Zen 4, 1 thread, paired against half
+/// the groups: hq=8 hkv=1 bf16 Lk=4096 d=128 0.934, d=256 0.718, Lk=32k
+/// 0.974, hq=64 hkv=8 Lk=8192 0.948; f32 Lk=4096 d=128 0.968-0.988, d=256
+/// 0.950, Lk=32k 0.948; widened K lost (f16 1.022-1.060 but once 0.925,
+/// bf16 on the avx512 kernels 1.032), as did 4 rows of f32 d=256 (1.145;
+/// docs/benchmarks.md, round twenty-nine).
+inline int64_t dotGroupsFor(int64_t groups, int64_t width, int64_t keyChunks,
+                            int64_t rows, bool keysWidened) {
+  if (width == 16 && rows == 8 && !keysWidened)
+    return 1;
   int64_t half = std::max<int64_t>(1, groups / 2);
   if (width == 8 || keyChunks <= 4 * half)
     return half;

@@ -311,3 +311,73 @@ func.func @dots_in_every_group(%q: tensor<1x4x1x128xf32>, %k: tensor<1x1x40x128x
   %o = attn.sdpa %q, %k, %v : tensor<1x4x1x128xf32>, tensor<1x1x40x128xf32>, tensor<1x1x40x128xf32> -> tensor<1x4x1x128xf32>
   return %o : tensor<1x4x1x128xf32>
 }
+
+// -----
+
+// 8 rows whose K is read as it is (f32 here): one group takes all the K
+// chunks of the next block's key (each share would fold the 8 rows' sums
+// with 7 folds of its own), the other three none. D = 128: four groups of
+// 2 value vectors.
+// CHECK-LABEL: func.func @dots_in_one_group
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x128xf32>
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c0{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c112{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK-COUNT-7: arith.addf
+// CHECK-NOT: vector.load %{{.*}} : memref<16x1x16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK:   scf.yield
+func.func @dots_in_one_group(%q: tensor<1x8x1x128xf32>, %k: tensor<1x1x40x128xf32>, %v: tensor<1x1x40x128xf32>) -> tensor<1x8x1x128xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x128xf32>, tensor<1x1x40x128xf32>, tensor<1x1x40x128xf32> -> tensor<1x8x1x128xf32>
+  return %o : tensor<1x8x1x128xf32>
+}
+
+// -----
+
+// 8 rows of widened K (f16) keep half the groups, 4 chunks each: the first
+// and third group loops read K, the third adds to the first's sums.
+// CHECK-LABEL: func.func @widened_dots_in_half_the_groups
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x128xf16>
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c48{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf16>, vector<16xf16>
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c64{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf16>, vector<16xf16>
+// CHECK-NOT: scf.yield
+// CHECK: vector.load %{{.*}} : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK:   scf.yield
+func.func @widened_dots_in_half_the_groups(%q: tensor<1x8x1x128xf16>, %k: tensor<1x1x40x128xf16>, %v: tensor<1x1x40x128xf16>) -> tensor<1x8x1x128xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x128xf16>, tensor<1x1x40x128xf16>, tensor<1x1x40x128xf16> -> tensor<1x8x1x128xf16>
+  return %o : tensor<1x8x1x128xf16>
+}
