@@ -467,8 +467,12 @@ llvm::Error mlir::attn::compile::compileLibrary(
     linkArgs.push_back(
         ("-Wl,-rpath," + llvm::sys::path::parent_path(ATTN_OMP_LIBRARY)).str());
   }
-  for (const char *flag : {"-lm", "-Wl,--no-undefined", "-Wl,-Bsymbolic",
-                           "-Wl,--as-needed", "-static-libgcc"})
+  // --as-needed before -lm: the linker applies it to the libraries after it,
+  // so libm is NEEDED only by a library that calls it (Debian's gcc driver
+  // passes --as-needed itself; with clang-22 as the C compiler an unused
+  // libm was NEEDED).
+  for (const char *flag : {"-Wl,--as-needed", "-lm", "-Wl,--no-undefined",
+                           "-Wl,-Bsymbolic", "-static-libgcc"})
     linkArgs.push_back(flag);
   if (llvm::Error e = run(linkArgs, (tmpDir + "/link.log").str()))
     return e;

@@ -152,12 +152,13 @@ static Value recomputeProbs(OpBuilder &b, Location loc, SdpaGradOp op,
               convertScalarToDtype(nb, nloc, m, nb.getF32Type(),
                                    /*isUnsignedCast=*/false));
         // Visible: a score above -inf in a row that sees something, ...
-        Value visible = arith::AndIOp::create(
-            nb, nloc,
-            arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNE, s,
-                                  negInf),
-            arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::UNE, lse,
-                                  negInf));
+        // (Each operand its own statement: the IR's order must not depend
+        // on the compiler's order of evaluating arguments.)
+        Value finite = arith::CmpFOp::create(
+            nb, nloc, arith::CmpFPredicate::UNE, s, negInf);
+        Value rowSees = arith::CmpFOp::create(
+            nb, nloc, arith::CmpFPredicate::UNE, lse, negInf);
+        Value visible = arith::AndIOp::create(nb, nloc, finite, rowSees);
         // ... that the i1 mask ...
         if (mask && boolMask)
           visible = arith::AndIOp::create(nb, nloc, visible, m);

@@ -23,8 +23,8 @@
 // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[$QMAP]], #[[$KMAP]], #[[$SMAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %[[K]] : {{.*}}) outs(%{{.*}} : tensor<1x4x8x6xf32>)
 // CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$ID4]], #[[$ROW]], #[[$ID4]]], {{.*}} ins(%[[S]], %[[LSE]] : {{.*}})
 // CHECK:   %[[SS:.*]] = arith.mulf %{{.*}}, %[[SCALE]]
-// CHECK:   %[[ROWSEES:.*]] = arith.cmpf une, %{{.*}}, %[[NEGINF]]
 // CHECK:   %[[FINITE:.*]] = arith.cmpf une, %[[SS]], %[[NEGINF]]
+// CHECK:   %[[ROWSEES:.*]] = arith.cmpf une, %{{.*}}, %[[NEGINF]]
 // CHECK:   %[[VIS:.*]] = arith.andi %[[FINITE]], %[[ROWSEES]]
 // CHECK:   %[[I:.*]] = linalg.index 2
 // CHECK:   %[[J:.*]] = linalg.index 3

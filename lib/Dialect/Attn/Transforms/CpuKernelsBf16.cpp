@@ -110,9 +110,9 @@ Value mlir::attn::detail::emitPairF32(KernelBuilder &kernel, Value x0, Value x1,
   if (elt && elt.isF16()) {
     // vcvtps2ph each, then one word shuffle.
     VectorType type = VectorType::get({kernel.width}, elt);
-    return vector::InterleaveOp::create(
-        b, loc, arith::TruncFOp::create(b, loc, type, x0),
-        arith::TruncFOp::create(b, loc, type, x1));
+    Value h0 = arith::TruncFOp::create(b, loc, type, x0);
+    Value h1 = arith::TruncFOp::create(b, loc, type, x1);
+    return vector::InterleaveOp::create(b, loc, h0, h1);
   }
   if (kernel.width == 16) {
     // Both rounded by one vcvtne2ps2bf16 ([x0 | x1] as 32 bf16; the
@@ -130,7 +130,9 @@ Value mlir::attn::detail::emitPairF32(KernelBuilder &kernel, Value x0, Value x1,
   auto round = [&](Value x) -> Value {
     return arith::TruncFOp::create(b, loc, bf16Vector(kernel, kernel.width), x);
   };
-  return vector::InterleaveOp::create(b, loc, round(x0), round(x1));
+  Value r0 = round(x0);
+  Value r1 = round(x1);
+  return vector::InterleaveOp::create(b, loc, r0, r1);
 }
 
 void mlir::attn::detail::emitPackRowPairsBf16(KernelBuilder &kernel, Value src,
@@ -143,8 +145,12 @@ void mlir::attn::detail::emitPackRowPairsBf16(KernelBuilder &kernel, Value src,
   };
   packRowPairs(kernel, type.getDimSize(0), type.getDimSize(1), dst,
                [&](Value r0, Value r1, Value i0) -> Value {
-                 return vector::InterleaveOp::create(kernel.b, kernel.loc,
-                                                     row(r0, i0), row(r1, i0));
+                 // One statement per load: the IR's order must not depend
+                 // on the compiler's order of evaluating arguments.
+                 Value x0 = row(r0, i0);
+                 Value x1 = row(r1, i0);
+                 return vector::InterleaveOp::create(kernel.b, kernel.loc, x0,
+                                                     x1);
                });
 }
 

@@ -178,8 +178,11 @@ Value forEachKeyBlock(
       b, loc, firstKey,
       arith::MulIOp::create(b, loc, ivs[2], indexConstant(b, loc, sdpa.bk)));
   Window w = windowAtBlock(b, ivs[0], ivs[1], kStart);
-  Value tile = prepare(b, tileAt(b, ivs[0], ivs[1], kStart),
-                       extractWindow(b, loc, forall.getRegionIterArgs()[0], w));
+  // The source tile, then the window (one statement each: the IR's order
+  // must not depend on the compiler's order of evaluating arguments).
+  Value source = tileAt(b, ivs[0], ivs[1], kStart);
+  Value window = extractWindow(b, loc, forall.getRegionIterArgs()[0], w);
+  Value tile = prepare(b, source, window);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   tensor::ParallelInsertSliceOp::create(b, loc, tile,
                                         forall.getRegionIterArgs()[0],

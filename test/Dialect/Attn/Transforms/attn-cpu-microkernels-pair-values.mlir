@@ -18,8 +18,8 @@
 // CHECK:       scf.forall
 // CHECK:         %[[DST:.*]] = memref.subview %[[VP]][0, 0, %{{.*}}, 0] [1, 1, 8, 32] [1, 1, 1, 1]
 // CHECK:         scf.for
-// CHECK:           %[[R1:.*]] = vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
 // CHECK:           %[[R0:.*]] = vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
+// CHECK:           %[[R1:.*]] = vector.load %{{.*}} : memref<16x16xbf16, strided<[16, 1], offset: ?>>, vector<16xbf16>
 // CHECK:           %[[PAIRS:.*]] = vector.interleave %[[R0]], %[[R1]] : vector<16xbf16> -> vector<32xbf16>
 // CHECK:           vector.store %[[PAIRS]], %[[DST]][%{{.*}}, %{{.*}}] : memref<8x32xbf16, strided<[32, 1], offset: ?>>, vector<32xbf16>
 // CHECK-NOT:   attn.tile = #attn.tile<pair_values>

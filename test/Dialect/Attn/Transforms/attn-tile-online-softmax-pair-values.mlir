@@ -24,8 +24,8 @@
 // CHECK:         %[[KB32:.*]] = arith.muli %[[KB]], %{{.*}} : index
 // CHECK:         %[[K0:.*]] = arith.addi %{{.*}}, %[[KB32]] : index
 // CHECK:         %[[T0:.*]] = arith.divui %[[K0]], %{{.*}} : index
-// CHECK:         %[[DST:.*]] = tensor.extract_slice %[[O]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 64]
 // CHECK:         %[[VTILE:.*]] = tensor.extract_slice %[[V]][%[[B]], %[[H]], %[[K0]], 0] [1, 1, 32, 32]
+// CHECK:         %[[DST:.*]] = tensor.extract_slice %[[O]][%[[B]], %[[H]], %[[T0]], 0] [1, 1, 16, 64]
 // CHECK:         %[[P:.*]] = linalg.generic {indexing_maps = [#[[$PACK]], #[[$ID]]], {{.*}} ins(%[[VTILE]] : tensor<32x32xbf16>) outs(%[[DST]] : tensor<16x64xbf16>) attrs = {attn.tile = #attn.tile<pair_values>}
 // CHECK-NEXT:    ^bb0(%[[IN:.*]]: bf16, %{{.*}}: bf16):
 // CHECK-NEXT:      linalg.yield %[[IN]] : bf16
