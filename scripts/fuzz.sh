@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds attn's libFuzzer targets (fuzz/) with Debian's clang-22 in their own
-# build dir and runs each for a bounded time:
+# Builds attn's libFuzzer targets (fuzz/) with Debian's clang-22, in the
+# sanitizer build (scripts/sanitize.sh --build), and runs each for a bounded
+# time:
 #   attn-fuzz-passes   .mlir text: parse, verify, each attn pass and CPU
 #                      pipeline, verify (seeded with test/**/*.mlir)
 #   attn-fuzz-parsers  --sdpa specs and .npy files (seeded with the specs in
@@ -10,25 +11,12 @@
 # $BUILD/fuzz-artifacts/. Exit status 1 if a target found a crash.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${ATTN_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+# The sanitizer build (scripts/sanitize.sh) holds the fuzz targets: clang-22,
+# the project's code with -fsanitize=fuzzer-no-link,address,undefined.
+BUILD="${ATTN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 SECS="${1:-120}"
 
-ATTN_WITH_FUZZERS=1 ATTN_PACKAGES_ONLY=1 bash "$ROOT/scripts/setup.sh"
-# ccache keys relative to the checkout, as in setup.sh: a fresh clone (CI)
-# reuses what an earlier build compiled.
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
-export CCACHE_NOHASHDIR=1
-LLVM_PREFIX="$(llvm-config-22 --prefix)"
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -G Ninja -S "$ROOT" -B "$BUILD" \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DATTN_BUILD_FUZZERS=ON -DATTN_BUILD_TESTS=OFF \
-    -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
-fi
-cmake --build "$BUILD" -j "$(nproc)" --target attn-fuzz-passes attn-fuzz-parsers
+ATTN_ASAN_BUILD_DIR="$BUILD" bash "$ROOT/scripts/sanitize.sh" --build
 
 SEEDS="$BUILD/fuzz-seeds"
 CORPUS="$BUILD/fuzz-corpus"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Builds attn's own code with -fsanitize=address,undefined
+# Builds attn's own code with clang-22 and -fsanitize=address,undefined
 # (-fno-sanitize-recover=undefined; Debian's libMLIR.so and libLLVM.so and
 # the JIT-compiled kernels are not instrumented) into its own build dir and
 # runs the test suite there. Any sanitizer report fails the test it happens
-# in.
+# in. The same build holds the libFuzzer targets (-DATTN_BUILD_FUZZERS=ON:
+# the code also carries libFuzzer's coverage counters), which scripts/fuzz.sh
+# runs from it: CI compiles the instrumented code once, not once per script.
 #   scripts/sanitize.sh          the whole suite (unit tests and lit): ~20 min
 #                                on 2 cores, 12 of them the Integration grids
 #   scripts/sanitize.sh --quick  the GoogleTest unit tests and every lit test
@@ -14,13 +16,20 @@
 #                                170 s there are mostly Python and the
 #                                uninstrumented libraries it loads) run
 #                                unsanitized in scripts/test.sh
+#   scripts/sanitize.sh --build  configure and build only (scripts/fuzz.sh)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_ASAN_BUILD_DIR:-$ROOT/build-asan}"
-QUICK=0
-[ "${1:-}" = --quick ] && QUICK=1
+MODE="${1:-}"
+case "$MODE" in
+"" | --quick | --build) ;;
+*)
+  echo "usage: scripts/sanitize.sh [--quick | --build]" >&2
+  exit 2
+  ;;
+esac
 
-ATTN_PACKAGES_ONLY=1 bash "$ROOT/scripts/setup.sh"
+ATTN_WITH_FUZZERS=1 ATTN_PACKAGES_ONLY=1 bash "$ROOT/scripts/setup.sh"
 # ccache keys relative to the checkout, as in setup.sh: a fresh clone (CI)
 # reuses what an earlier build compiled.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
@@ -28,13 +37,15 @@ export CCACHE_NOHASHDIR=1
 LLVM_PREFIX="$(llvm-config-22 --prefix)"
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
-    -DCMAKE_BUILD_TYPE=Release -DATTN_SANITIZE=ON \
+    -DCMAKE_BUILD_TYPE=Release -DATTN_SANITIZE=ON -DATTN_BUILD_FUZZERS=ON \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DCMAKE_C_COMPILER_LAUNCHER=ccache \
     -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
 cmake --build "$BUILD" -j "$(nproc)"
+[ "$MODE" = --build ] && exit 0
 
 # halt_on_error/abort: a report fails the test. allocator_may_return_null:
 # attn-run's own out-of-memory handling (new handler, size checks) is what
@@ -49,7 +60,7 @@ cmake --build "$BUILD" -j "$(nproc)"
 export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:abort_on_error=1:handle_segv=1:allow_user_poisoning=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:abort_on_error=1"
 cd "$BUILD"
-if [ "$QUICK" = 1 ]; then
+if [ "$MODE" = --quick ]; then
   ctest --output-on-failure -j "$(nproc)" -E '^(lit|python-pytest)$'
   "$LLVM_PREFIX/bin/lit" -sv -j "$(nproc)" --filter-out '^ATTN :: Integration/' \
     "$BUILD/test"
