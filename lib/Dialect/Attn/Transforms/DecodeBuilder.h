@@ -287,6 +287,21 @@ private:
   /// chunks [d0, d1) of K row nextDots.first + j with every query row, the
   /// first share stored to the tile, the later ones added to it.
   void takeNextDots(const NextDots &nextDots, Value j, int64_t d0, int64_t d1);
+  /// Whether a P.V iteration's two keys (valueDots) take their share of the
+  /// next block's dot products together (takeNextDotPair): keyDots, 8 rows
+  /// of W = 16, rows folded in the tile.
+  bool pairedNextDots() const {
+    return keyDots && valueDots && tileFoldsRows() && 2 * rows == width;
+  }
+  /// takeNextDots for keys j and j + 1 at once: per K chunk the two rows'
+  /// low halves side by side and their high halves side by side (one
+  /// shuffle each), against each query chunk's low (high) half repeated
+  /// (halfQueries), so each row's vdpbf16ps sums key j in lanes [0, W/2)
+  /// and key j + 1 in [W/2, W): one accumulator per row for both keys, and
+  /// the 8 rows' 16 sums folded into one vector of scores (7 folds for the
+  /// pair instead of 7 per key), stored at tile row j.
+  void takeNextDotPair(const NextDots &nextDots, Value j, int64_t d0,
+                       int64_t d1);
   /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
   /// are set for the last, partial block. With `given`, the block's scores
   /// are those; with `nextDots`, its P.V loops also take the next block's
@@ -338,6 +353,9 @@ private:
   KernelBuilder kernel;
   int64_t width, rows, dChunks, vChunks;
   SmallVector<Value> queries;
+  /// With pairedNextDots: each query chunk's low and high W bf16 values,
+  /// each repeated in both halves, [rows][keyChunks][2].
+  SmallVector<Value> halfQueries;
   /// bf16 K (V) read in the pair layout (readRow), and the query rows
   /// (the accumulators) in the same order.
   bool keysPaired = false, valuesPaired = false;

@@ -141,6 +141,14 @@ void DecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
 
 void DecodeBuilder::readQueries() {
   Value scale = kernel.splat(sdpa.qScale);
+  // pairedNextDots' query halves: a 2W-value chunk's low (high) W values
+  // in both halves.
+  SmallVector<int64_t> lowTwice, highTwice;
+  for (int64_t half = 0; half < 2; ++half)
+    for (int64_t i = 0; i < width; ++i) {
+      lowTwice.push_back(i);
+      highTwice.push_back(width + i);
+    }
   for (int64_t r = 0; r < rows; ++r) {
     Value head = qb.head, query = kernel.add(qb.qStart, r);
     if (sdpa.groupedRows) {
@@ -148,8 +156,14 @@ void DecodeBuilder::readQueries() {
       query = kernel.idx(r % sdpa.staticLq);
     }
     if (keyDots) {
-      for (int64_t p = 0; p < keyChunks(); ++p)
+      for (int64_t p = 0; p < keyChunks(); ++p) {
         queries.push_back(readPairChunk(sdpa.op.getQuery(), head, query, p));
+        if (!pairedNextDots())
+          continue;
+        for (ArrayRef<int64_t> half : {lowTwice, highTwice})
+          halfQueries.push_back(vector::ShuffleOp::create(
+              b, loc, queries.back(), queries.back(), half));
+      }
       continue;
     }
     for (int64_t c = 0; c < dChunks; ++c)
@@ -330,7 +344,9 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
               }
             }
           }
-          if (dotsHere)
+          if (dotsHere && pairedNextDots())
+            takeNextDotPair(*nextDots, j, d0, d1);
+          else if (dotsHere)
             for (Value key : keys)
               takeNextDots(*nextDots, key, d0, d1);
           return out;

@@ -9,8 +9,9 @@
 // folded together first and the keys after, which keeps fewer vectors live
 // and then gathers each row's scores by rows - 1 shuffles. Also the decode
 // builder's score steps (DecodeBuilder.h): the dot products of a group of
-// keys, a P.V loop's share of the next block's, and a block's scores from
-// them or from the tile the P.V loops fill.
+// keys, a P.V loop's share of the next block's (one key's, or with 8 rows
+// on vdpbf16ps two keys' side by side in one vector per row), and a
+// block's scores from them or from the tile the P.V loops fill.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,11 +71,11 @@ SmallVector<Value> mlir::attn::detail::foldScoresPerRow(
 }
 
 Value mlir::attn::detail::foldKeyRows(OpBuilder &b, Location loc,
-                                      ArrayRef<Value> dots) {
+                                      ArrayRef<Value> dots, int64_t lanes) {
   int64_t width = cast<VectorType>(dots.front().getType()).getNumElements();
   SmallVector<Value> level(dots);
-  // Level k's vectors each hold 2^k rows, W >> k lanes per row.
-  for (int64_t lanes = width; level.size() > 1; lanes /= 2) {
+  // Level k's vectors each hold 2^k rows, (lanes >> k) lanes per sum.
+  for (lanes = lanes ? lanes : width; level.size() > 1; lanes /= 2) {
     SmallVector<Value> up;
     for (size_t i = 0; i < level.size(); i += 2)
       up.push_back(foldLanes(b, loc, level[i], level[i + 1], lanes));
@@ -89,10 +90,7 @@ mlir::attn::detail::foldScoresRowsFirst(OpBuilder &b, Location loc,
                                         function_ref<Value(int64_t)> keyRows) {
   // A partial vector and what its lanes sum to: lanes are in len(sources)
   // equal groups, group g summing to the score sources[g] = r * W + j.
-  struct Partial {
-    Value v;
-    SmallVector<int64_t> sources;
-  };
+  using Partial = ScoreLanes;
   auto combine = [&](const Partial &a, const Partial &bp) {
     Partial out{foldLanes(b, loc, a.v, bp.v,
                           width / static_cast<int64_t>(a.sources.size())),
@@ -124,13 +122,19 @@ mlir::attn::detail::foldScoresRowsFirst(OpBuilder &b, Location loc,
   }
   assert(pending.empty() && static_cast<int64_t>(done.size()) == rows &&
          "rows divides W");
+  return gatherRowScores(b, loc, width, rows, done);
+}
+
+SmallVector<Value>
+mlir::attn::detail::gatherRowScores(OpBuilder &b, Location loc, int64_t width,
+                                    int64_t rows, ArrayRef<ScoreLanes> done) {
   // Row r's vector: key j from the lane of the done vector that holds it,
   // gathered by a tree of two-vector shuffles (rows - 1 per row).
   SmallVector<Value> scores;
   for (int64_t r = 0; r < rows; ++r) {
     // Per done vector: (value, lane of key j or -1).
     SmallVector<std::pair<Value, SmallVector<int64_t>>> parts;
-    for (const Partial &d : done) {
+    for (const ScoreLanes &d : done) {
       SmallVector<int64_t> laneOf(width, -1);
       for (int64_t l = 0; l < width; ++l)
         if (d.sources[l] / width == r)
@@ -221,6 +225,45 @@ void DecodeBuilder::takeNextDots(const NextDots &nextDots, Value j, int64_t d0,
   }
 }
 
+void DecodeBuilder::takeNextDotPair(const NextDots &nextDots, Value j,
+                                    int64_t d0, int64_t d1) {
+  Value row0 = arith::AddIOp::create(b, loc, nextDots.first, j);
+  SmallVector<Value> k0 = readKeyChunks(row0, d0, d1);
+  SmallVector<Value> k1 = readKeyChunks(kernel.add(row0, 1), d0, d1);
+  // Key j's chunk c in the low half of each vector, key j + 1's in the
+  // high half: the low W values of both, then the high W.
+  SmallVector<int64_t> lo, hi;
+  for (int64_t key = 0; key < 2; ++key)
+    for (int64_t i = 0; i < width; ++i) {
+      lo.push_back(key * 2 * width + i);
+      hi.push_back(key * 2 * width + width + i);
+    }
+  SmallVector<Value> dots(rows);
+  for (int64_t c = d0; c < d1; ++c) {
+    Value kLo = vector::ShuffleOp::create(b, loc, k0[c - d0], k1[c - d0], lo);
+    Value kHi = vector::ShuffleOp::create(b, loc, k0[c - d0], k1[c - d0], hi);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t at = 2 * (r * keyChunks() + c);
+      Value &dot = dots[r];
+      dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
+                                         dot ? dot : kernel.splat(0.0f),
+                                         halfQueries[at], kLo);
+      dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType, dot,
+                                         halfQueries[at + 1], kHi);
+    }
+  }
+  // Groups of W / 2 lanes (one key each), rows folded: lane 2r + p holds
+  // row r's sum for key j + p.
+  Value folded = foldKeyRows(b, loc, dots, width / 2);
+  SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
+  if (d0 > 0)
+    folded = arith::AddFOp::create(
+        b, loc,
+        vector::LoadOp::create(b, loc, kernel.vecType, nextDots.tile, at),
+        folded);
+  vector::StoreOp::create(b, loc, folded, nextDots.tile, at);
+}
+
 bool DecodeBuilder::foldRowsFirst() const {
   // Not for 8 rows: the 56 shuffles of the end cost more than the spills
   // they save (b=4 hq=64 hkv=8 lk=128 d=128 bf16 in cache: 0.185-0.189
@@ -278,6 +321,22 @@ DecodeBuilder::foldedScores(function_ref<SmallVector<Value>(int64_t)> rowDots) {
 }
 
 SmallVector<Value> DecodeBuilder::scoresFromTile(Value tile) {
+  if (pairedNextDots()) {
+    // Tile row j (even) holds keys j and j + 1 of every row, done.
+    SmallVector<ScoreLanes> done;
+    for (int64_t j = 0; j < width; j += 2) {
+      ScoreLanes pair{
+          vector::LoadOp::create(
+              b, loc, kernel.vecType, tile,
+              ValueRange{kernel.idx(j), kernel.idx(0), kernel.idx(0)}),
+          {}};
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t p = 0; p < 2; ++p)
+          pair.sources.push_back(r * width + j + p);
+      done.push_back(std::move(pair));
+    }
+    return scaledScores(gatherRowScores(b, loc, width, rows, done));
+  }
   if (tileFoldsRows())
     return scaledScores(
         foldScoresRowsFirst(b, loc, width, rows, [&](int64_t j) {

@@ -28,8 +28,25 @@ foldScoresPerRow(OpBuilder &b, Location loc, int64_t width, int64_t rows,
 
 /// One key's W-lane partial sums, one vector per row (a power of 2
 /// dividing W of them), folded into one vector: row r's sum in the r-th of
-/// rows equal groups of lanes (rows - 1 folds).
-Value foldKeyRows(OpBuilder &b, Location loc, ArrayRef<Value> dots);
+/// rows equal groups of lanes (rows - 1 folds). With `lanes` < W each
+/// vector holds W / lanes sums in groups of `lanes` lanes (several keys'),
+/// and the result holds sum g of row r in group r * (W / lanes) + g.
+Value foldKeyRows(OpBuilder &b, Location loc, ArrayRef<Value> dots,
+                  int64_t lanes = 0);
+
+/// A vector of partial sums in len(sources) equal groups of lanes, group g
+/// summing to the score sources[g] = r * W + j (row r, key j); with W
+/// sources each lane is one score.
+struct ScoreLanes {
+  Value v;
+  SmallVector<int64_t> sources;
+};
+
+/// Row r's W scores, key j in lane j, gathered from `done` (rows vectors
+/// that hold every score of the block once) by a tree of two-vector
+/// shuffles, rows - 1 per row.
+SmallVector<Value> gatherRowScores(OpBuilder &b, Location loc, int64_t width,
+                                   int64_t rows, ArrayRef<ScoreLanes> done);
 
 /// The same scores with each key's rows folded together first (rows a power
 /// of 2 dividing W): `keyRows(j)` is key j's foldKeyRows (called once per

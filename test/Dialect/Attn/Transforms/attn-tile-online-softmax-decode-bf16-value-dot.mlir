@@ -99,3 +99,61 @@ func.func @dv48(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: tens
   %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x2x100x64xbf16>, tensor<1x2x100x48xbf16> -> tensor<1x8x1x48xbf16>
   return %o : tensor<1x8x1x48xbf16>
 }
+
+// -----
+
+// 8 rows (W = 16): each P.V iteration's two keys take the next block's dot
+// products together. Each query chunk's low and high 16 values are repeated
+// into both halves once, before the blocks; per K chunk the two keys' low
+// halves go side by side (key j in elements 0-15, key j + 1 in 16-31) and
+// so do their high halves, and each row's two x86vector.avx512.dot sum key j
+// in lanes 0-7 and key j + 1 in lanes 8-15 (one accumulator per row for
+// both keys). The 8 rows' sums are folded from groups of 8 lanes (7 folds
+// for the pair) into one vector stored at tile row j; the block's scores
+// are gathered from the 8 even tile rows.
+// CHECK-LABEL: func.func @mqa8_paired_dots
+// CHECK: %[[Q0:.*]] = vector.transfer_read %arg0
+// CHECK-NEXT: vector.shuffle %[[Q0]], %[[Q0]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<32xbf16>, vector<32xbf16>
+// CHECK-NEXT: vector.shuffle %[[Q0]], %[[Q0]] [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31] : vector<32xbf16>, vector<32xbf16>
+// CHECK: scf.for %[[J:[^ ]*]] = %c0 to %c16 step %c2
+// CHECK: %[[A0:.*]] = vector.transfer_read %arg1[%c0, %c0, %[[N0:[^,]*]], %c0], %{{.*}} : tensor<1x1x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[A1:.*]] = vector.transfer_read %arg1[%c0, %c0, %[[N0]], %c32], %{{.*}} : tensor<1x1x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[N1:.*]] = arith.addi %[[N0]], %c1 : index
+// CHECK-NEXT: %[[B0:.*]] = vector.transfer_read %arg1[%c0, %c0, %[[N1]], %c0], %{{.*}} : tensor<1x1x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[B1:.*]] = vector.transfer_read %arg1[%c0, %c0, %[[N1]], %c32], %{{.*}} : tensor<1x1x100x64xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[LO:.*]] = vector.shuffle %[[A0]], %[[B0]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47] : vector<32xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[HI:.*]] = vector.shuffle %[[A0]], %[[B0]] [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] : vector<32xbf16>, vector<32xbf16>
+// CHECK-NEXT: %[[D0:.*]] = x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[LO]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: x86vector.avx512.dot %[[D0]], %{{.*}}, %[[HI]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-14: x86vector.avx512.dot
+// CHECK-NEXT: %[[LO1:.*]] = vector.shuffle %[[A1]], %[[B1]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32,
+// CHECK-NEXT: %[[HI1:.*]] = vector.shuffle %[[A1]], %[[B1]] [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48,
+// CHECK-COUNT-16: x86vector.avx512.dot
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27] : vector<16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-7: arith.addf
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[J]], %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK: scf.yield
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK: vector.load %{{.*}}[%c0, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%c2, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%c4, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%c6, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%c8, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%c10, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%c12, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NEXT: vector.load %{{.*}}[%c14, %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>
+// Without decode-bf16-value-dot (one key per P.V iteration) the keys take
+// their dot products one at a time.
+// OFF-LABEL: func.func @mqa8_paired_dots
+// OFF-NOT: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32,
+// OFF: return
+// attn-lower-cpu's avx512-bf16 kernels take them so.
+// PIPE-LABEL: func.func @mqa8_paired_dots
+// PIPE: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32,
+func.func @mqa8_paired_dots(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x1x100x64xbf16>, %v: tensor<1x1x100x64xbf16>) -> tensor<1x8x1x64xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x8x1x64xbf16>, tensor<1x1x100x64xbf16>, tensor<1x1x100x64xbf16> -> tensor<1x8x1x64xbf16>
+  return %o : tensor<1x8x1x64xbf16>
+}
