@@ -302,6 +302,10 @@ private:
   /// pair instead of 7 per key), stored at tile row j.
   void takeNextDotPair(const NextDots &nextDots, Value j, int64_t d0,
                        int64_t d1);
+  /// A share's sums folded into one vector, stored at tile row j (or, for
+  /// a later share, `addToTile`, added to what the row holds).
+  void storeFoldedShare(const NextDots &nextDots, Value j, bool addToTile,
+                        Value folded);
   /// One block of W keys from j0; `tailLen` (the valid keys) and `lastKey`
   /// are set for the last, partial block. With `given`, the block's scores
   /// are those; with `nextDots`, its P.V loops also take the next block's

@@ -202,14 +202,7 @@ void DecodeBuilder::takeNextDots(const NextDots &nextDots, Value j, int64_t d0,
         dot = dotStep(dot, r, c, kc[c - d0]);
       dots.push_back(dot);
     }
-    Value folded = foldKeyRows(b, loc, dots);
-    SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
-    if (d0 > 0)
-      folded = arith::AddFOp::create(
-          b, loc,
-          vector::LoadOp::create(b, loc, kernel.vecType, nextDots.tile, at),
-          folded);
-    vector::StoreOp::create(b, loc, folded, nextDots.tile, at);
+    storeFoldedShare(nextDots, j, d0 > 0, foldKeyRows(b, loc, dots));
     return;
   }
   for (int64_t r = 0; r < rows; ++r) {
@@ -255,8 +248,13 @@ void DecodeBuilder::takeNextDotPair(const NextDots &nextDots, Value j,
   // Groups of W / 2 lanes (one key each), rows folded: lane 2r + p holds
   // row r's sum for key j + p.
   Value folded = foldKeyRows(b, loc, dots, width / 2);
+  storeFoldedShare(nextDots, j, d0 > 0, folded);
+}
+
+void DecodeBuilder::storeFoldedShare(const NextDots &nextDots, Value j,
+                                     bool addToTile, Value folded) {
   SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
-  if (d0 > 0)
+  if (addToTile)
     folded = arith::AddFOp::create(
         b, loc,
         vector::LoadOp::create(b, loc, kernel.vecType, nextDots.tile, at),
