@@ -35,6 +35,13 @@ ATTN_WITH_FUZZERS=1 ATTN_PACKAGES_ONLY=1 bash "$ROOT/scripts/setup.sh"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
 export CCACHE_NOHASHDIR=1
 LLVM_PREFIX="$(llvm-config-22 --prefix)"
+# A build dir configured before it held the fuzz targets (gcc, no fuzzers)
+# is configured afresh: CMake keeps a build dir's compiler.
+if [ -f "$BUILD/CMakeCache.txt" ] &&
+  ! grep -q '^ATTN_BUILD_FUZZERS:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+  echo "sanitize: $BUILD predates the clang-22 build with the fuzz targets; configuring it afresh"
+  rm -rf "$BUILD/CMakeCache.txt" "$BUILD/CMakeFiles" "$BUILD/build.ninja"
+fi
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S "$ROOT" -B "$BUILD" \
     -DCMAKE_BUILD_TYPE=Release -DATTN_SANITIZE=ON -DATTN_BUILD_FUZZERS=ON \

@@ -28,9 +28,10 @@ foldScoresPerRow(OpBuilder &b, Location loc, int64_t width, int64_t rows,
 
 /// One key's W-lane partial sums, one vector per row (a power of 2
 /// dividing W of them), folded into one vector: row r's sum in the r-th of
-/// rows equal groups of lanes (rows - 1 folds). With `lanes` < W each
-/// vector holds W / lanes sums in groups of `lanes` lanes (several keys'),
-/// and the result holds sum g of row r in group r * (W / lanes) + g.
+/// rows equal groups of lanes (rows - 1 folds). With `lanes` (0: W) below
+/// W each vector holds W / lanes sums in groups of `lanes` lanes (several
+/// keys'), and the result holds sum g of row r in group r * (W / lanes) +
+/// g.
 Value foldKeyRows(OpBuilder &b, Location loc, ArrayRef<Value> dots,
                   int64_t lanes = 0);
 
