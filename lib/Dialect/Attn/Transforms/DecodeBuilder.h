@@ -228,6 +228,14 @@ private:
   /// vdpbf16ps with keyDots (from zero if `dot` is null), else an FMA (a
   /// product if `dot` is null).
   Value dotStep(Value dot, int64_t r, int64_t c, Value k);
+  /// The same with the query chunk `q` given.
+  Value dotWith(Value dot, Value q, Value k);
+  /// 16-bit K widened to f32 in registers (not taken by the bf16 dot
+  /// products).
+  bool keysWidened() const {
+    return !keyDots && cast<ShapedType>(sdpa.op.getKey().getType())
+                               .getElementTypeBitWidth() == 16;
+  }
   /// Keys whose dot products keyGroupDots builds together: a power of 2
   /// with rows * keys partial sums at most maxAccumulators(width).
   int64_t keysPerGroup() const {

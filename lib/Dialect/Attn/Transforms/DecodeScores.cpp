@@ -88,13 +88,12 @@ SmallVector<Value>
 mlir::attn::detail::foldScoresRowsFirst(OpBuilder &b, Location loc,
                                         int64_t width, int64_t rows,
                                         function_ref<Value(int64_t)> keyRows) {
-  // A partial vector and what its lanes sum to: lanes are in len(sources)
-  // equal groups, group g summing to the score sources[g] = r * W + j.
-  using Partial = ScoreLanes;
-  auto combine = [&](const Partial &a, const Partial &bp) {
-    Partial out{foldLanes(b, loc, a.v, bp.v,
-                          width / static_cast<int64_t>(a.sources.size())),
-                a.sources};
+  // Partial sums (ScoreLanes): lanes in len(sources) equal groups, group
+  // g summing to the score sources[g] = r * W + j.
+  auto combine = [&](const ScoreLanes &a, const ScoreLanes &bp) {
+    ScoreLanes out{foldLanes(b, loc, a.v, bp.v,
+                             width / static_cast<int64_t>(a.sources.size())),
+                   a.sources};
     llvm::append_range(out.sources, bp.sources);
     return out;
   };
@@ -103,10 +102,10 @@ mlir::attn::detail::foldScoresRowsFirst(OpBuilder &b, Location loc,
   // counter; a vector whose lanes are each one score is done. At most
   // log2(W / rows) pending and rows done vectors are live, against up to
   // rows * log2(W) with one counter per row.
-  SmallVector<std::pair<int64_t, Partial>> pending;
-  SmallVector<Partial> done;
+  SmallVector<std::pair<int64_t, ScoreLanes>> pending;
+  SmallVector<ScoreLanes> done;
   for (int64_t j = 0; j < width; ++j) {
-    Partial x{keyRows(j), {}};
+    ScoreLanes x{keyRows(j), {}};
     for (int64_t r = 0; r < rows; ++r)
       x.sources.push_back(r * width + j);
     int64_t depth = 0;
@@ -178,7 +177,10 @@ DecodeBuilder::keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0,
 }
 
 Value DecodeBuilder::dotStep(Value dot, int64_t r, int64_t c, Value k) {
-  Value q = queries[r * keyChunks() + c];
+  return dotWith(dot, queries[r * keyChunks() + c], k);
+}
+
+Value DecodeBuilder::dotWith(Value dot, Value q, Value k) {
   if (keyDots)
     return x86vector::DotBF16Op::create(b, loc, kernel.vecType,
                                         dot ? dot : kernel.splat(0.0f), q, k);
@@ -237,12 +239,8 @@ void DecodeBuilder::takeNextDotPair(const NextDots &nextDots, Value j,
     Value kHi = vector::ShuffleOp::create(b, loc, k0[c - d0], k1[c - d0], hi);
     for (int64_t r = 0; r < rows; ++r) {
       int64_t at = 2 * (r * keyChunks() + c);
-      Value &dot = dots[r];
-      dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType,
-                                         dot ? dot : kernel.splat(0.0f),
-                                         halfQueries[at], kLo);
-      dot = x86vector::DotBF16Op::create(b, loc, kernel.vecType, dot,
-                                         halfQueries[at + 1], kHi);
+      dots[r] = dotWith(dots[r], halfQueries[at], kLo);
+      dots[r] = dotWith(dots[r], halfQueries[at + 1], kHi);
     }
   }
   // Groups of W / 2 lanes (one key each), rows folded: lane 2r + p holds
