@@ -11,10 +11,15 @@ is steadier than best or median times taken apart; a 95% interval of that
 median is bootstrapped from the pairs. Prints the best of each side, the
 best's ratio, the paired median B/A with its interval and quartiles, and
 whether the two outputs are bit for bit the same.
+With --b-spec=SPEC_B, B is compiled from SPEC_B instead: an op of the same
+shapes (another dtype, mask or scale), its inputs made from the same seed
+(the same normals, rounded to its dtypes), its outputs not compared. Then the
+paired B/A is a ratio of two ops' times taken side by side, e.g. bf16
+against f32 decode (docs/benchmarks.md, round thirty).
 
   python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
-      [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [--small-pages]
-      [--cold=MIB] [-- common attn-compile args]
+      [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [--b-spec=SPEC_B]
+      [--small-pages] [--cold=MIB] [-- common attn-compile args]
 (FLAGS after `=`: argparse takes a value that starts with - only so.)
 e.g. OMP_NUM_THREADS=2 python3 bench/ab-paired.py b=32,hq=12,lq=128,d=64 \\
        100 build/bin/attn-compile build/bin/attn-compile --wall \\
@@ -79,6 +84,7 @@ def main():
     parser.add_argument("--wall", action="store_true")
     parser.add_argument("--a-args", default="")
     parser.add_argument("--b-args", default="")
+    parser.add_argument("--b-spec", default="")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--small-pages", action="store_true")
     parser.add_argument("--cold", type=int, default=0, metavar="MIB")
@@ -96,28 +102,32 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         sides = []
-        for name, compiler, extra in (("a", opts.compiler_a, opts.a_args),
-                                      ("b", opts.compiler_b, opts.b_args)):
-            sides.append(build(compiler, opts.spec,
-                               shlex.split(extra) + common,
+        for name, compiler, extra, spec in (
+                ("a", opts.compiler_a, opts.a_args, opts.spec),
+                ("b", opts.compiler_b, opts.b_args, opts.b_spec or opts.spec)):
+            sides.append(build(compiler, spec, shlex.split(extra) + common,
                                os.path.join(tmp, f"lib{name}.so")))
-        if sides[0][1]["args"] != sides[1][1]["args"]:
+        arg_lists = [fn["args"] for _, fn in sides]
+        if opts.b_spec:
+            # Another op: the same shapes, dtypes of its own.
+            arg_lists = [[a["shape"] for a in args] for args in arg_lists]
+        if arg_lists[0] != arg_lists[1]:
             sys.exit("ab-paired: the two libraries take different arguments")
-        rng = np.random.default_rng(opts.seed)
-        args = [ab_aot.make_input(rng, a) for a in sides[0][1]["args"]]
         calls = []
         for entry, fn in sides:
+            rng = np.random.default_rng(opts.seed)
+            args = [ab_aot.make_input(rng, a) for a in fn["args"]]
             results = [np.zeros(r["shape"], NP_TYPES[r["dtype"]])
                        for r in fn["results"]]
             buffers = (ctypes.c_void_p * (len(args) + len(results)))(
                 *[x.ctypes.data for x in args + results])
-            calls.append((entry, buffers, results))
+            calls.append((entry, buffers, results, args))
 
         # Another buffer read between the calls (--cold), 8 bytes at a time.
         evict = np.ones(opts.cold * (1 << 17), np.int64) if opts.cold else None
 
         def timed(side):
-            entry, buffers, _ = calls[side]
+            entry, buffers, _, _ = calls[side]
             if evict is not None:
                 evict.sum()
             start = clock()
@@ -140,8 +150,9 @@ def main():
             ta.append(a)
             tb.append(b)
             ratios.append(b / a)
-        same = all(np.array_equal(x.view(np.uint8), y.view(np.uint8))
-                   for x, y in zip(calls[0][2], calls[1][2]))
+        same = None if opts.b_spec else all(
+            np.array_equal(x.view(np.uint8), y.view(np.uint8))
+            for x, y in zip(calls[0][2], calls[1][2]))
 
     ratios.sort()
     boot = random.Random(opts.seed)
@@ -149,13 +160,15 @@ def main():
         statistics.median(boot.choices(ratios, k=len(ratios)))
         for _ in range(400))
     q = len(ratios) // 4
+    outputs = {None: f"B: {opts.b_spec}, outputs not compared",
+               True: "outputs identical", False: "outputs DIFFER"}[same]
     print(f"{opts.spec}: {'wall' if opts.wall else 'CPU'} time, "
           f"{opts.pairs} pairs: A best {min(ta) * 1e3:.2f} ms, "
           f"B best {min(tb) * 1e3:.2f} ms, best B/A {min(tb) / min(ta):.3f}; "
           f"paired median B/A {statistics.median(ratios):.3f} "
           f"(95% {medians[10]:.3f}-{medians[389]:.3f}; "
           f"quartiles {ratios[q]:.3f}-{ratios[-1 - q]:.3f}); "
-          f"outputs {'identical' if same else 'DIFFER'}")
+          f"{outputs}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The quick figures quoted in docs/benchmarks.md ("Kernel paths, bf16 dot
-# products and split-K", "User masks"): each row one attn-run process that measures its own
-# f32 FMA peak, bf16 dot-product peak (where the CPU has avx512_bf16) and, with
-# --bench, its read bandwidth; quote ratios, not times. About 4 minutes.
+# products and split-K", "User masks"): each row one attn-run process that
+# measures its own f32 FMA peak, bf16 dot-product peak (where the CPU has
+# avx512_bf16) and, with --bench, its read bandwidth; quote ratios, not
+# times. bf16 against f32 decode is timed call by call in one process
+# (bench/ab-paired.py, numpy; attn-compile beside ATTN_RUN). About 5 minutes.
 #
 #   bash bench/figures.sh [ATTN_RUN]        (default build/bin/attn-run)
 set -u
@@ -37,6 +39,18 @@ done
 # are on 4 KiB pages, as a C caller's malloc gives them), one thread.
 for dt in f32 bf16; do
   run --sdpa hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=$dt --threads 1 --bench 20 --huge-pages
+done
+# bf16 against f32 decode (issue 15 asks for 1.8x) in one process, call by
+# call: bench/ab-paired.py alternates the two libraries, each call after a
+# 256 MiB read (as attn-run's read probe), inputs on 4 KiB pages (as
+# attn-run's); B/A is the bf16 call's time over the f32 call's.
+AC="$(dirname "$R")/attn-compile"
+S=hq=32,hkv=8,lq=1,lk=32768,d=128
+for t in 1 2; do
+  echo "### ab-paired f32 (A) against bf16 (B) decode, $t thread(s)"
+  omp=(); [ "$t" = 2 ] && omp=(--wall -- --openmp)
+  OMP_NUM_THREADS=$t python3 "$ROOT/bench/ab-paired.py" $S 16 "$AC" "$AC" \
+    --b-spec=$S,dtype=bf16 --small-pages --cold=256 "${omp[@]}"
 done
 for t in 1 2; do
   run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
