@@ -181,9 +181,17 @@ Value DecodeBuilder::dotStep(Value dot, int64_t r, int64_t c, Value k) {
 }
 
 Value DecodeBuilder::dotWith(Value dot, Value q, Value k) {
+  // The query as the last operand: a pair's two products commute exactly,
+  // and there LLVM folds a query chunk's reload into the vdpbf16ps. With 8
+  // rows the query chunks (64 halves with paired dots) do not fit the
+  // registers: 59 separate reloads of the hq=8 hkv=1 d=128 library became
+  // memory operands. Zen 4, one thread, paired CPU time against the query
+  // first (outputs bit for bit the same): hq=8 hkv=1 Lk=1024 in cache
+  // 0.969, hq=16 hkv=2 0.985, 4 rows 0.975 and 0.999; Lk=32k from memory
+  // 0.922, 4 KiB pages 0.947 (docs/benchmarks.md, round thirty).
   if (keyDots)
     return x86vector::DotBF16Op::create(b, loc, kernel.vecType,
-                                        dot ? dot : kernel.splat(0.0f), q, k);
+                                        dot ? dot : kernel.splat(0.0f), k, q);
   if (!dot)
     return arith::MulFOp::create(b, loc, k, q);
   return vector::FMAOp::create(b, loc, k, q, dot);

@@ -7,7 +7,8 @@
 // decode-bf16-dot: the decode kernel's Q.K on vdpbf16ps. Each query row is
 // read once as bf16 pairs (2 x 32 values for D = 64, not widened, not
 // scaled); each K row likewise; one x86vector.avx512.dot per 32 values and
-// row, chained along D, 4 keys (4 key rows read first) at a time for the
+// row (K first, the query last: LLVM folds a reloaded query chunk into the
+// vdpbf16ps), chained along D, 4 keys (4 key rows read first) at a time for the
 // first block (before the key loop), a key at a time in the P.V loop for
 // the next; the score scale (0.125 * log2 e) multiplies the folded scores of
 // a block of 16 keys once per row.
@@ -22,9 +23,9 @@
 // CHECK: %[[K0:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[K1:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c32], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
 // CHECK-COUNT-6: vector.transfer_read %arg1
-// CHECK-NEXT: %[[D0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[Q0]], %[[K0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: %[[D0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[K0]], %[[Q0]] : vector<32xbf16> -> vector<16xf32>
 // CHECK-COUNT-15: x86vector.avx512.dot %[[ZERO]]
-// CHECK-NEXT: x86vector.avx512.dot %[[D0]], %[[Q1]], %[[K1]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: x86vector.avx512.dot %[[D0]], %[[K1]], %[[Q1]] : vector<32xbf16> -> vector<16xf32>
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]] : vector<16xf32>
 // In the key loop, the next block's dot products from its P.V loop: each
 // row's two dots for key j, the 4 rows folded into one vector (3 folds),
@@ -33,8 +34,8 @@
 // CHECK: scf.for %[[J:[^ ]*]] =
 // CHECK: %[[KN0:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c0], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[KN1:.*]] = vector.transfer_read %arg1[%c0, %{{.*}}, %{{.*}}, %c32], %{{.*}} : tensor<1x2x100x64xbf16>, vector<32xbf16>
-// CHECK-NEXT: %[[E0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[Q0]], %[[KN0]] : vector<32xbf16> -> vector<16xf32>
-// CHECK-NEXT: %[[E1:.*]] = x86vector.avx512.dot %[[E0]], %[[Q1]], %[[KN1]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: %[[E0:.*]] = x86vector.avx512.dot %[[ZERO]], %[[KN0]], %[[Q0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: %[[E1:.*]] = x86vector.avx512.dot %[[E0]], %[[KN1]], %[[Q1]] : vector<32xbf16> -> vector<16xf32>
 // CHECK-NOT: vector.store
 // CHECK-COUNT-3: arith.addf
 // CHECK-NEXT: vector.store %{{.*}}, %{{.*}}[%[[J]], %c0, %c0] : memref<16x1x16xf32>, vector<16xf32>

@@ -123,8 +123,8 @@ func.func @dv48(%q: tensor<1x8x1x64xbf16>, %k: tensor<1x2x100x64xbf16>, %v: tens
 // CHECK-NEXT: %[[B1:.*]] = vector.transfer_read %arg1[%c0, %c0, %[[N1]], %c32], %{{.*}} : tensor<1x1x100x64xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[LO:.*]] = vector.shuffle %[[A0]], %[[B0]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47] : vector<32xbf16>, vector<32xbf16>
 // CHECK-NEXT: %[[HI:.*]] = vector.shuffle %[[A0]], %[[B0]] [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63] : vector<32xbf16>, vector<32xbf16>
-// CHECK-NEXT: %[[D0:.*]] = x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[LO]] : vector<32xbf16> -> vector<16xf32>
-// CHECK-NEXT: x86vector.avx512.dot %[[D0]], %{{.*}}, %[[HI]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: %[[D0:.*]] = x86vector.avx512.dot %{{.*}}, %[[LO]], %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NEXT: x86vector.avx512.dot %[[D0]], %[[HI]], %{{.*}} : vector<32xbf16> -> vector<16xf32>
 // CHECK-COUNT-14: x86vector.avx512.dot
 // CHECK-NEXT: %[[LO1:.*]] = vector.shuffle %[[A1]], %[[B1]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 32,
 // CHECK-NEXT: %[[HI1:.*]] = vector.shuffle %[[A1]], %[[B1]] [16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 48,
