@@ -12,8 +12,8 @@ median is bootstrapped from the pairs. Prints the best of each side, the
 best's ratio, the paired median B/A with its interval and quartiles, and
 whether the two outputs are bit for bit the same.
 With --b-spec=SPEC_B, B is compiled from SPEC_B instead: an op of the same
-shapes (another dtype, mask or scale), its inputs made from the same seed
-(the same normals, rounded to its dtypes), its outputs not compared. Then the
+shapes (another dtype, mask or scale), its inputs drawn from the same seed
+in its own dtypes, its outputs not compared. Then the
 paired B/A is a ratio of two ops' times taken side by side, e.g. bf16
 against f32 decode (docs/benchmarks.md, round thirty).
 
@@ -121,6 +121,7 @@ def main():
                        for r in fn["results"]]
             buffers = (ctypes.c_void_p * (len(args) + len(results)))(
                 *[x.ctypes.data for x in args + results])
+            # args too: `buffers` holds only their addresses.
             calls.append((entry, buffers, results, args))
 
         # Another buffer read between the calls (--cold), 8 bytes at a time.
