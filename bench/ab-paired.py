@@ -13,9 +13,9 @@ best's ratio, the paired median B/A with its interval and quartiles, and
 whether the two outputs are bit for bit the same.
 With --b-spec=SPEC_B, B is compiled from SPEC_B instead: an op of the same
 shapes (another dtype, mask or scale), its inputs drawn from the same seed
-in its own dtypes, its outputs not compared. Then the
-paired B/A is a ratio of two ops' times taken side by side, e.g. bf16
-against f32 decode (docs/benchmarks.md, round thirty).
+in its own dtypes, its outputs not compared. Then the paired B/A is a ratio
+of two ops' times taken side by side, e.g. bf16 against f32 decode
+(docs/benchmarks.md, round thirty).
 
   python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
       [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [--b-spec=SPEC_B]
