@@ -5,6 +5,8 @@
 #   bash bench/decode-cputime.sh f32|bf16 THREADS [ITERS=15]
 # ATTN_HUGEPAGES=1: K, V and the probe on 2 MiB pages; =paired: the call on
 # 4 KiB and on 2 MiB pages alternated, their median time ratio (no probe).
+# ATTN_KV_GAPS=G1,G2,...: K and V on 2 MiB pages with V G bytes after K's
+# end, the gaps alternated call by call, each one's median (no probe).
 # ATTN_COMPILE (default build/bin/attn-compile), CC (default clang-22, or cc).
 set -eu
 dt=$1 threads=$2 iters=${3:-15}

@@ -16,6 +16,12 @@
  * With ATTN_HUGEPAGES=paired, no probe: the same call alternated on two
  * copies of Q, K and V, malloc's (4 KiB pages) and 2 MiB pages, and the
  * median of the pairs' time ratio.
+ * With ATTN_KV_GAPS=G1,G2,... (bytes, up to 8), no probe: for each gap a
+ * copy of K and V in one 2 MiB-aligned madvise(MADV_HUGEPAGE) buffer, V
+ * starting G bytes after K's end; the copies called in turn, each call after
+ * an untimed 256 MiB read, and each gap's median and best CPU time: how the
+ * decode's time depends on where V lies from K (docs/benchmarks.md, round
+ * thirty).
  *
  *   bench/decode-cputime.sh dtype threads [iters]   (builds and runs this)
  */
@@ -92,6 +98,65 @@ static void fill(void **bufs, const size_t *n, int elt) {
     }
 }
 
+/* See ATTN_KV_GAPS above: q is Q, qn its elements (and the output's), kn
+ * those of K (and of V). */
+static int kvGaps(int32_t (*sdpa)(void *const *, const int64_t *, void *),
+                  void *q, size_t qn, size_t kn, int elt, int threads,
+                  int iters, const char *list) {
+  enum { kMaxGaps = 8 };
+  size_t gaps[kMaxGaps], bytes = kn * elt;
+  int n = 0;
+  for (const char *c = list; *c && n < kMaxGaps; ++n) {
+    char *end;
+    gaps[n] = strtoull(c, &end, 0);
+    if (end == c)
+      break;
+    c = *end == ',' ? end + 1 : end;
+  }
+  if (n == 0) {
+    fprintf(stderr, "ATTN_KV_GAPS: no gap in '%s'\n", list);
+    return 2;
+  }
+  void *bufs[kMaxGaps][4];
+  size_t kvn[3] = {0, kn, kn};
+  for (int g = 0; g < n; ++g) {
+    char *kv = bigAllocAs(2 * bytes + gaps[g], 1);
+    void *fillBufs[3] = {NULL, kv, kv + bytes + gaps[g]};
+    fill(fillBufs, kvn, elt);
+    bufs[g][0] = q;
+    bufs[g][1] = kv;
+    bufs[g][2] = kv + bytes + gaps[g];
+    bufs[g][3] = malloc(qn * elt);
+  }
+  size_t coldWords = ((size_t)256 << 20) / 8;
+  uint64_t *cold = bigAllocAs(coldWords * 8, 1);
+  for (size_t i = 0; i < coldWords; ++i)
+    cold[i] = i;
+  volatile uint64_t sink = 0;
+  double *t = malloc(sizeof(double) * n * iters);
+  for (int g = 0; g < n; ++g)
+    sdpa(bufs[g], NULL, NULL);
+  for (int i = 0; i < iters; ++i)
+    for (int k = 0; k < n; ++k) {
+      int g = (i + k) % n; /* each gap first in turn */
+      uint64_t sum = 0;
+      for (size_t w = 0; w < coldWords; w += 8)
+        sum += cold[w];
+      sink += sum;
+      double c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+      sdpa(bufs[g], NULL, NULL);
+      t[g * iters + i] = (now(CLOCK_PROCESS_CPUTIME_ID) - c0) / threads;
+    }
+  for (int g = 0; g < n; ++g) {
+    double *tg = t + g * iters;
+    qsort(tg, iters, sizeof(double), cmp);
+    printf("V %zu bytes after K's end: median %.2f ms, best %.2f ms (%d "
+           "calls)\n",
+           gaps[g], tg[iters / 2] * 1e3, tg[0] * 1e3, iters);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: %s LIB ELT THREADS ITERS [HQ HKV LK]\n", argv[0]);
@@ -114,6 +179,9 @@ int main(int argc, char **argv) {
     bufs[t] = bigAlloc((t == 3 ? qn : n[t]) * elt);
   fill(bufs, n, elt);
   double kvBytes = 2.0 * kn * elt;
+  if (getenv("ATTN_KV_GAPS"))
+    return kvGaps(sdpa, bufs[0], qn, kn, elt, threads, iters,
+                  getenv("ATTN_KV_GAPS"));
   if (hugeMode() == 2) {
     /* The same call on the same values, Q, K and V on 4 KiB pages (A) and on
      * 2 MiB pages (B), alternated A B B A ...: the median of the pairs' B/A
