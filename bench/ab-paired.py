@@ -16,10 +16,16 @@ shapes (another dtype, mask or scale), its inputs drawn from the same seed
 in its own dtypes, its outputs not compared. Then the paired B/A is a ratio
 of two ops' times taken side by side, e.g. bf16 against f32 decode
 (docs/benchmarks.md, round thirty).
+With --copies=N each side calls N copies of its inputs and outputs in turn
+(pair k the k % N-th of both), allocated A, B, A, B, ... with odd-sized
+arrays between them: a decode's time depends on where its K and V lie (on
+2 MiB pages, f32 with V an odd number of 4 KiB pages after K's end took 1.4
+times as long), and one process's placement is one draw of it; N draws give
+the pairs' median over several (round thirty).
 
   python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
       [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [--b-spec=SPEC_B]
-      [--small-pages] [--cold=MIB] [-- common attn-compile args]
+      [--copies=N] [--small-pages] [--cold=MIB] [-- common attn-compile args]
 (FLAGS after `=`: argparse takes a value that starts with - only so.)
 e.g. OMP_NUM_THREADS=2 python3 bench/ab-paired.py b=32,hq=12,lq=128,d=64 \\
        100 build/bin/attn-compile build/bin/attn-compile --wall \\
@@ -85,6 +91,7 @@ def main():
     parser.add_argument("--a-args", default="")
     parser.add_argument("--b-args", default="")
     parser.add_argument("--b-spec", default="")
+    parser.add_argument("--copies", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--small-pages", action="store_true")
     parser.add_argument("--cold", type=int, default=0, metavar="MIB")
@@ -98,6 +105,8 @@ def main():
         sys.exit("ab-paired: PAIRS must be at least 2")
     if opts.cold < 0:
         sys.exit("ab-paired: --cold must not be negative")
+    if opts.copies < 1:
+        sys.exit("ab-paired: --copies must be at least 1")
     clock = time.perf_counter if opts.wall else time.process_time
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,22 +122,29 @@ def main():
             arg_lists = [[a["shape"] for a in args] for args in arg_lists]
         if arg_lists[0] != arg_lists[1]:
             sys.exit("ab-paired: the two libraries take different arguments")
-        calls = []
-        for entry, fn in sides:
-            rng = np.random.default_rng(opts.seed)
-            args = [ab_aot.make_input(rng, a) for a in fn["args"]]
-            results = [np.zeros(r["shape"], NP_TYPES[r["dtype"]])
-                       for r in fn["results"]]
-            buffers = (ctypes.c_void_p * (len(args) + len(results)))(
-                *[x.ctypes.data for x in args + results])
-            # args too: `buffers` holds only their addresses.
-            calls.append((entry, buffers, results, args))
+        # calls[copy][side]; the spacers between the copies kept alive.
+        calls, spacers = [], []
+        spacing = random.Random(opts.seed)
+        for copy in range(opts.copies):
+            calls.append([])
+            for entry, fn in sides:
+                rng = np.random.default_rng(opts.seed)
+                args = [ab_aot.make_input(rng, a) for a in fn["args"]]
+                results = [np.zeros(r["shape"], NP_TYPES[r["dtype"]])
+                           for r in fn["results"]]
+                buffers = (ctypes.c_void_p * (len(args) + len(results)))(
+                    *[x.ctypes.data for x in args + results])
+                # args too: `buffers` holds only their addresses.
+                calls[copy].append((entry, buffers, results, args))
+                if opts.copies > 1:
+                    spacers.append(np.ones(
+                        spacing.randrange(1, 4096) * 4096 + 64, np.uint8))
 
         # Another buffer read between the calls (--cold), 8 bytes at a time.
         evict = np.ones(opts.cold * (1 << 17), np.int64) if opts.cold else None
 
-        def timed(side):
-            entry, buffers, _, _ = calls[side]
+        def timed(side, copy=0):
+            entry, buffers, _, _ = calls[copy][side]
             if evict is not None:
                 evict.sum()
             start = clock()
@@ -138,22 +154,25 @@ def main():
                 sys.exit(f"ab-paired: library {'ab'[side]} returned {status}")
             return elapsed
 
-        timed(0)
-        timed(1)
+        for copy in range(opts.copies):
+            timed(0, copy)
+            timed(1, copy)
         ta, tb, ratios = [], [], []
         for k in range(opts.pairs):
-            if k % 2:
-                b = timed(1)
-                a = timed(0)
+            # Each copy's pairs alternate which side goes first.
+            copy = k % opts.copies
+            if (k // opts.copies) % 2:
+                b = timed(1, copy)
+                a = timed(0, copy)
             else:
-                a = timed(0)
-                b = timed(1)
+                a = timed(0, copy)
+                b = timed(1, copy)
             ta.append(a)
             tb.append(b)
             ratios.append(b / a)
         same = None if opts.b_spec else all(
             np.array_equal(x.view(np.uint8), y.view(np.uint8))
-            for x, y in zip(calls[0][2], calls[1][2]))
+            for copy in calls for x, y in zip(copy[0][2], copy[1][2]))
 
     ratios.sort()
     boot = random.Random(opts.seed)
@@ -163,8 +182,9 @@ def main():
     q = len(ratios) // 4
     outputs = {None: f"B: {opts.b_spec}, outputs not compared",
                True: "outputs identical", False: "outputs DIFFER"}[same]
+    copies = f", {opts.copies} copies" if opts.copies > 1 else ""
     print(f"{opts.spec}: {'wall' if opts.wall else 'CPU'} time, "
-          f"{opts.pairs} pairs: A best {min(ta) * 1e3:.2f} ms, "
+          f"{opts.pairs} pairs{copies}: A best {min(ta) * 1e3:.2f} ms, "
           f"B best {min(tb) * 1e3:.2f} ms, best B/A {min(tb) / min(ta):.3f}; "
           f"paired median B/A {statistics.median(ratios):.3f} "
           f"(95% {medians[10]:.3f}-{medians[389]:.3f}; "

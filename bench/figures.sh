@@ -43,14 +43,16 @@ done
 # bf16 against f32 decode (issue 15 asks for 1.8x) in one process, call by
 # call: bench/ab-paired.py alternates the two libraries, each call after a
 # 256 MiB read (as attn-run's read probe), inputs on 4 KiB pages (as
-# attn-run's); B/A is the bf16 call's time over the f32 call's.
+# attn-run's), in 4 copies called in turn (where K and V lie moves a decode's
+# time: docs/benchmarks.md, round thirty); B/A is the bf16 call's time over
+# the f32 call's.
 AC="$(dirname "$R")/attn-compile"
 S=hq=32,hkv=8,lq=1,lk=32768,d=128
 for t in 1 2; do
   echo "### ab-paired f32 (A) against bf16 (B) decode, $t thread(s)"
   omp=(); [ "$t" = 2 ] && omp=(--wall -- --openmp)
-  OMP_NUM_THREADS=$t python3 "$ROOT/bench/ab-paired.py" $S 16 "$AC" "$AC" \
-    --b-spec=$S,dtype=bf16 --small-pages --cold=256 "${omp[@]}"
+  OMP_NUM_THREADS=$t python3 "$ROOT/bench/ab-paired.py" $S 24 "$AC" "$AC" \
+    --b-spec=$S,dtype=bf16 --copies=4 --small-pages --cold=256 "${omp[@]}"
 done
 for t in 1 2; do
   run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
