@@ -143,8 +143,9 @@ void DecodeBuilder::readQueries() {
   Value scale = kernel.splat(sdpa.qScale);
   // pairedNextDots' query halves: a 2W-value chunk's low (high) W values
   // in both halves.
+  bool halves = pairedNextDots();
   SmallVector<int64_t> lowTwice, highTwice;
-  for (int64_t half = 0; half < 2; ++half)
+  for (int64_t half = 0; halves && half < 2; ++half)
     for (int64_t i = 0; i < width; ++i) {
       lowTwice.push_back(i);
       highTwice.push_back(width + i);
@@ -158,7 +159,7 @@ void DecodeBuilder::readQueries() {
     if (keyDots) {
       for (int64_t p = 0; p < keyChunks(); ++p) {
         queries.push_back(readPairChunk(sdpa.op.getQuery(), head, query, p));
-        if (!pairedNextDots())
+        if (!halves)
           continue;
         for (ArrayRef<int64_t> half : {lowTwice, highTwice})
           halfQueries.push_back(vector::ShuffleOp::create(
