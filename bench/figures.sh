@@ -54,6 +54,13 @@ for t in 1 2; do
   OMP_NUM_THREADS=$t python3 "$ROOT/bench/ab-paired.py" $S 24 "$AC" "$AC" \
     --b-spec=$S,dtype=bf16 --copies=4 --small-pages --cold=256 "${omp[@]}"
 done
+# Decode with one query row per K/V head (hq = hkv, f32 d=128): its kernel
+# leaves K and V to the hardware prefetchers (decode-prefetch=auto; the same
+# bytes as the rows above), and against every prefetch (all) call by call.
+run --sdpa hq=32,lq=1,lk=8192,d=128 --threads 1 --bench 20
+echo "### ab-paired --decode-prefetch=all (A) against auto (B), hq=hkv=32 decode, 1 thread"
+python3 "$ROOT/bench/ab-paired.py" hq=32,lq=1,lk=8192,d=128 24 "$AC" "$AC" \
+  --a-args=--decode-prefetch=all --copies=4 --small-pages --cold=256
 for t in 1 2; do
   run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
 done

@@ -223,6 +223,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
                       &cpu.decodePrefetchLocality}})
         if (*value)
           *field = **value;
+      if (given.decodePrefetch)
+        cpu.decodePrefetch = *given.decodePrefetch;
       buildCpuPipeline(pm, cpu);
     }
   } else if (overTensors) {

@@ -213,6 +213,7 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
     record("row_vectors", given.rowVectors);
     record("prefetch_spread", given.prefetchSpread);
     record("decode_prefetch_locality", given.decodePrefetchLocality);
+    record("decode_prefetch", given.decodePrefetch);
     record("blend_stores", given.blendStores);
   }
   if (options.lowering == Lowering::Fused && !tuning.empty())

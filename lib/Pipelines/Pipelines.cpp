@@ -274,6 +274,18 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     // 0.981-0.997x; a Zen 5 measured it no better for f32
     // (docs/benchmarks.md: rounds ten, fourteen and twenty-two).
     tiling.decodePrefetchLocality = options.decodePrefetchLocality;
+    // The one-group f32 kernels leave K and V to the hardware prefetchers
+    // where that was measured (a Zen 4, DecodeBuilder::prefetches): on the
+    // avx512 kernels; the amx kernels' hosts (Intel) and the avx2 ones'
+    // keep every prefetch until measured there.
+    if (!options.decodePrefetch.empty()) {
+      tiling.decodePrefetch = options.decodePrefetch;
+    } else {
+      CpuKernels path = resolveCpuKernelsForHost(options.kernels);
+      tiling.decodePrefetch =
+          path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16 ? "auto"
+                                                                       : "all";
+    }
     tiling.decodePageTouch = options.decodePageTouch;
     // The blocks of f32 decode in two phases on the avx2 kernels at their 8
     // lanes: on a Zen 3, one thread, paired CPU time against the overlapped

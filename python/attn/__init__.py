@@ -31,7 +31,8 @@ def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
         exported symbol; tuning: a dict of the fused lowering's other
         options by the names of the library JSON's "tuning" (cpu:
         narrow_block_q, kv_splits, decode_rows, reg_block, row_vectors,
-        prefetch_spread, decode_prefetch_locality, blend_stores; cuda:
+        prefetch_spread, decode_prefetch_locality, decode_prefetch (a
+        str: "auto", "all" or "none"), blend_stores; cuda:
         kv_splits, decode_rows, decode_stages, decode_unroll,
         shared_memory, fold_scale, lazy_rescale; docs/c-abi.md), e.g.
         {"decode_rows": 0}; the kernel's

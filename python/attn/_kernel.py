@@ -212,7 +212,8 @@ def _find_loaded(stem):
 
 # attn.compile's tuning keys per target: the names of the library JSON's
 # "tuning" (docs/c-abi.md), each attn-compile's flag with - for _; the bools
-# are flags that take =true/=false, attn-compile checks the ranges.
+# are flags that take =true/=false, the strings take a word; attn-compile
+# checks the ranges and the words.
 _TUNING_INTS = {
     "cpu": ("narrow_block_q", "kv_splits", "decode_rows", "reg_block",
             "row_vectors", "prefetch_spread", "decode_prefetch_locality"),
@@ -221,10 +222,12 @@ _TUNING_INTS = {
 }
 _TUNING_BOOLS = {"cpu": ("blend_stores",),
                  "cuda": ("fold_scale", "lazy_rescale")}
+_TUNING_STRS = {"cpu": ("decode_prefetch",), "cuda": ()}
 
 
 def _tuning_flags(target, tuning):
     ints, bools = _TUNING_INTS[target], _TUNING_BOOLS[target]
+    strs = _TUNING_STRS[target]
     flags = []
     for key in sorted(tuning):
         value = tuning[key]
@@ -239,10 +242,15 @@ def _tuning_flags(target, tuning):
                 raise TypeError(f"attn: tuning[{key!r}] must be an int, got "
                                 f"{type(value).__name__}")
             flags += [flag, str(value)]
+        elif key in strs:
+            if not isinstance(value, str):
+                raise TypeError(f"attn: tuning[{key!r}] must be a str, got "
+                                f"{type(value).__name__}")
+            flags.append(f"{flag}={value}")
         else:
             raise ValueError(f"attn: tuning key {key!r} is not one of "
                              f"target={target!r}'s: "
-                             + ", ".join(sorted(ints + bools)))
+                             + ", ".join(sorted(ints + bools + strs)))
     return flags
 
 

@@ -160,7 +160,8 @@ def test_tuning():
     # block_q and block_kv are attn.compile's own arguments, not tuning's.
     assert attn.compile(spec, block_q=16).tuning == {}
     tuning = {"decode_rows": 16, "kv_splits": 2, "reg_block": 3,
-              "decode_prefetch_locality": 3, "blend_stores": False}
+              "decode_prefetch_locality": 3, "decode_prefetch": "none",
+              "blend_stores": False}
     k = attn.compile(spec, tuning=tuning)
     assert k.tuning == tuning
     q, kk, v = (randn(s, seed=i) for i, s in
@@ -175,6 +176,10 @@ def test_tuning():
         attn.compile(spec, tuning={"reg_block": 2.5})
     with pytest.raises(TypeError, match="must be a bool"):
         attn.compile(spec, tuning={"blend_stores": 1})
+    with pytest.raises(TypeError, match="must be a str"):
+        attn.compile(spec, tuning={"decode_prefetch": 0})
+    with pytest.raises(ValueError, match="--decode-prefetch must be auto, all or none"):
+        attn.compile(spec, tuning={"decode_prefetch": "some"})
     # Ranges are attn-compile's, and a bad value is the caller's.
     with pytest.raises(ValueError, match="--prefetch-spread must be a power of two"):
         attn.compile(spec, tuning={"prefetch_spread": 3})

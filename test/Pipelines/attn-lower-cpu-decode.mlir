@@ -9,9 +9,10 @@
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=3" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
 
 // The decode kernel's prefetches of K and V (a read-only to_buffer of each)
-// bufferize to a cast of the argument, not a copy, and reach LLVM.
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=one-shot-bufferize 2>&1 >/dev/null | FileCheck %s --check-prefix=BUF
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" | FileCheck %s --check-prefix=LLVM
+// bufferize to a cast of the argument, not a copy, and reach LLVM (this
+// one-group f32 kernel has them with decode-prefetch=all, not by default).
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-prefetch=all" --mlir-print-ir-after=one-shot-bufferize 2>&1 >/dev/null | FileCheck %s --check-prefix=BUF
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-prefetch=all" | FileCheck %s --check-prefix=LLVM
 
 // BUF: func.func @decode(%{{.*}}: memref<1x8x1x64xf32>, %[[K:.*]]: memref<1x2x300x64xf32>, %[[V:.*]]: memref<1x2x300x64xf32>)
 // BUF-NOT: memref.copy %[[K]]

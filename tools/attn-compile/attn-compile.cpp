@@ -110,6 +110,14 @@ static cl::opt<int64_t> decodePrefetchLocality(
              "into L1 (prefetcht0), 2 into L2 (prefetcht1, the default), 1 "
              "prefetcht2, 0 prefetchnta"),
     cl::init(-1), cl::cat(category));
+static cl::opt<std::string> decodePrefetch(
+    "decode-prefetch",
+    cl::desc("cpu, fused: which decode kernels prefetch K and V ahead: auto "
+             "(all but the f32 ones whose P.V takes one group of "
+             "accumulators; the default on the avx512 and avx512-bf16 "
+             "kernels), all (the default on the amx and avx2 kernels) or "
+             "none"),
+    cl::init(""), cl::cat(category));
 static cl::opt<int64_t> prefetchSpread(
     "prefetch-spread",
     cl::desc("cpu, fused: most reduction steps per prefetch in the f32 "
@@ -264,6 +272,14 @@ int main(int argc, char **argv) {
     return fail("--prefetch-spread must be a power of two");
   if (decodePrefetchLocality.getNumOccurrences() && decodePrefetchLocality > 3)
     return fail("--decode-prefetch-locality must be 0, 1, 2 or 3");
+  if (decodePrefetch.getNumOccurrences()) {
+    if (!cpuFused)
+      return cpuFusedOnly("decode-prefetch");
+    if (decodePrefetch != "auto" && decodePrefetch != "all" &&
+        decodePrefetch != "none")
+      return fail("--decode-prefetch must be auto, all or none");
+    cpuKernels.decodePrefetch = decodePrefetch;
+  }
   if (blendStores.getNumOccurrences()) {
     if (!cpuFused)
       return cpuFusedOnly("blend-stores");

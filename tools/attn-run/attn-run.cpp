@@ -121,6 +121,12 @@ static auto decodePrefetchLocality = opt<std::string>(
     "The decode kernel's prefetches of K and V ahead: 3 into L1, 2 into L2 "
     "(default), 1 prefetcht2, 0 prefetchnta",
     "");
+static auto decodePrefetch = opt<std::string>(
+    "decode-prefetch",
+    "Which decode kernels prefetch K and V ahead: auto (all but the f32 ones "
+    "whose P.V takes one group of accumulators; default on the avx512 "
+    "kernels), all (default on the amx and avx2 kernels) or none",
+    "");
 static auto blendStores = opt<std::string>(
     "blend-stores",
     "true|false: masked score tiles stored through an empty inline asm "
@@ -209,7 +215,7 @@ int main(int argc, char **argv) {
   for (cl::opt<std::string> *flag :
        {&blockQ, &blockKV, &regBlock, &rowVectors, &prefetchSpread, &gradBlockQ,
         &gradBlockKV, &kernels, &kvSplits, &decodeRows, &narrowBlockQ,
-        &decodePrefetchLocality, &blendStores, &ompSchedule})
+        &decodePrefetchLocality, &decodePrefetch, &blendStores, &ompSchedule})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

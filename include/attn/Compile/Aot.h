@@ -98,12 +98,14 @@ struct CudaKernelOptions {
 
 /// The fused cpu lowering's options beyond the tile sizes and the kernels
 /// (attn-lower-cpu's narrow-block-q, kv-splits, decode-rows, reg-block,
-/// row-vectors, prefetch-spread, decode-prefetch-locality and blend-stores,
-/// as attn-run passes them); unset: the pipeline's defaults for the kernels
-/// and --cpu.
+/// row-vectors, prefetch-spread, decode-prefetch-locality, decode-prefetch
+/// and blend-stores, as attn-run passes them); unset: the pipeline's
+/// defaults for the kernels and --cpu.
 struct CpuKernelOptions {
   std::optional<int64_t> narrowBlockQ, kvSplits, decodeRows, regBlock,
       rowVectors, prefetchSpread, decodePrefetchLocality;
+  /// auto, all or none.
+  std::optional<std::string> decodePrefetch;
   std::optional<bool> blendStores;
 };
 

@@ -60,6 +60,14 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "ahead: 3 into L1 (prefetcht0), 2 into L2 (prefetcht1), "
                      "1 prefetcht2, 0 prefetchnta"),
       llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.decodePrefetchLocality)};
+  PassOptions::Option<std::string> decodePrefetch{
+      *this, "decode-prefetch",
+      llvm::cl::desc("Which decode kernels prefetch their K and V rows "
+                     "ahead: auto (all but the f32 ones whose P.V takes one "
+                     "group of accumulators), all or none. Default auto on "
+                     "the avx512 and avx512-bf16 kernels, all on the amx and "
+                     "avx2 kernels"),
+      llvm::cl::init("")};
   PassOptions::Option<int64_t> decodePageTouch{
       *this, "decode-page-touch",
       llvm::cl::desc("The decode kernel with 16-bit K and V: one element of "

@@ -173,6 +173,10 @@ public:
              rows * sdpa.d >= kPhasedMinWork &&
              (rows <= kPhasedMaxRowsAnyD || sdpa.d >= kPhasedMinWideD) &&
              isF32(sdpa.op.getKey()) && isF32(sdpa.op.getValue());
+    bool oneGroupF32 = isF32(sdpa.op.getKey()) && isF32(sdpa.op.getValue()) &&
+                       vChunks <= valueGroupChunks();
+    prefetches = sdpa.decodePrefetch == DecodePrefetch::All ||
+                 (sdpa.decodePrefetch == DecodePrefetch::Auto && !oneGroupF32);
   }
 
   SoftmaxState build(Value begin, Value end);
@@ -222,6 +226,13 @@ private:
   /// Chunks [c0, c1) of K row `row` (prefetched ahead by the P.V loop):
   /// W-column chunks widened to f32, or with keyDots 2W-column bf16 chunks.
   SmallVector<Value> readKeyChunks(Value row, int64_t c0, int64_t c1);
+  /// Value chunks per P.V loop (a group of value columns): the
+  /// accumulators that fit the registers (maxAccumulators) over the rows,
+  /// an even number with valuesPaired.
+  int64_t valueGroupChunks() const {
+    int64_t group = std::max<int64_t>(1, maxAccumulators(width) / rows);
+    return valuesPaired ? std::max<int64_t>(2, group / 2 * 2) : group;
+  }
   /// Chunks of a K row (and of a query row in `queries`).
   int64_t keyChunks() const { return keyDots ? dChunks / 2 : dChunks; }
   /// `dot` with chunk c of row r's query times the K chunk `k` added: a
@@ -341,7 +352,7 @@ private:
   /// The first key of full block `iv` from `begin` (keys to `end`; `w`:
   /// the index constant W), and the prefetch bases for it: V
   /// prefetchBlocks() blocks ahead, K one block further, both clamped to the
-  /// last full block.
+  /// last full block (left null without `prefetches`).
   Value startFullBlock(Value begin, Value end, Value iv, Value w);
   /// The full blocks, each in two phases (decode-phased, where `phased`
   /// says): its scores first, by phasedScores, then its softmax and P.V
@@ -355,6 +366,21 @@ private:
   SmallVector<Value> phasedScores(Value j0, Value tile);
   /// The blocks in two phases (see kPhasedMinWork), and their tile.
   bool phased = false;
+  /// Whether the blocks prefetch their K and V rows ahead (decode-prefetch;
+  /// see kPrefetchAheadBytes). Under auto, not where K and V are f32 and
+  /// the P.V takes one group of accumulators (at 16 lanes D = 64 up to 4
+  /// rows, 128 up to 2, 256 one): each block's loop reads every line of its
+  /// K and V rows once, in order, and without the prefetches the hardware's
+  /// keep up with it. On a Zen 4 (avx512-bf16 kernels), one thread, Lk=32k
+  /// (d=256: 16k), hkv=8, paired CPU time against the prefetches (inputs
+  /// in 4 copies, each call after a 256 MiB read): d=64 1 / 2 / 4 rows
+  /// 0.88 / 0.77-0.81 / 0.73-0.77, d=128 1 / 2 rows 0.81-0.84 / 0.77-0.80,
+  /// d=256 one row 0.87-0.89; two threads (wall) 0.92-1.00. Where P.V
+  /// takes several groups (each reads its share of every V row's lines in
+  /// its own pass over the block) the prefetches pay: without them 4 rows
+  /// of d=128 took 1.7x the time. 16-bit K and V keep them: bf16 0.90-1.17,
+  /// f16 0.98-1.29 by the shape (docs/benchmarks.md, round thirty-one).
+  bool prefetches = true;
   Value phasedTile;
   SoftmaxState finish(const DecodeState &state);
 

@@ -246,9 +246,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
 
   // P.V: value columns in groups of accumulators that fit the registers;
   // each V row is read once per group (each cache line once in all).
-  int64_t group = std::max<int64_t>(1, maxAccumulators(width) / rows);
-  if (valuesPaired)
-    group = std::max<int64_t>(2, group / 2 * 2);
+  int64_t group = valueGroupChunks();
   // The probabilities in the [rows, W] buffer probTile, read back one at a
   // time (a broadcast load; with valueDots two keys' bf16 pair) by a loop
   // over the block's keys, so that only one group of accumulators is live
@@ -470,6 +468,8 @@ SoftmaxState DecodeBuilder::finish(const DecodeState &state) {
 Value DecodeBuilder::startFullBlock(Value begin, Value end, Value iv, Value w) {
   Value j0 = arith::AddIOp::create(b, loc, begin,
                                    arith::MulIOp::create(b, loc, iv, w));
+  if (!prefetches)
+    return j0;
   // Rows past the end are not prefetched: the last blocks prefetch the last
   // W keys again.
   Value last = arith::SubIOp::create(b, loc, end, w);

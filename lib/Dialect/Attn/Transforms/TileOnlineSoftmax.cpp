@@ -421,6 +421,10 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
     sdpa.decodePrefetchLocality = tiling.decodePrefetchLocality;
     sdpa.decodePageTouch = tiling.decodePageTouch;
     sdpa.decodePhased = tiling.decodePhased;
+    // The pass refuses other names; auto for a caller of the patterns that
+    // gives one.
+    sdpa.decodePrefetch = parseDecodePrefetch(tiling.decodePrefetch)
+                              .value_or(DecodePrefetch::Auto);
     sdpa.bq = rows;
   }
   sdpa.bk =
@@ -534,6 +538,12 @@ struct AttnTileOnlineSoftmaxPass
           << ") must be 0, 1, 2 or 3";
       return signalPassFailure();
     }
+    if (!parseDecodePrefetch(decodePrefetch)) {
+      mlir::emitError(getOperation()->getLoc())
+          << getArgument() << ": decode-prefetch ('" << decodePrefetch
+          << "') must be auto, all or none";
+      return signalPassFailure();
+    }
     if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth)) {
       mlir::emitError(getOperation()->getLoc())
           << getArgument() << ": decode-width ("
@@ -543,11 +553,11 @@ struct AttnTileOnlineSoftmaxPass
     }
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
-        patterns,
-        {blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeWidth,
-         decodeBf16Dot, decodeBf16ValueDot, narrowBlockQ, narrowLowpMaxD,
-         wideBlockKV, transposeValues, pairValues, f16Tiles, splitF16,
-         decodePrefetchLocality, decodePageTouch, decodePhased});
+        patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
+                   decodeWidth, decodeBf16Dot, decodeBf16ValueDot, narrowBlockQ,
+                   narrowLowpMaxD, wideBlockKV, transposeValues, pairValues,
+                   f16Tiles, splitF16, decodePrefetchLocality, decodePageTouch,
+                   decodePhased, decodePrefetch});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

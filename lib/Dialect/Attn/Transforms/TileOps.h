@@ -18,6 +18,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <optional>
 #include <utility>
@@ -52,6 +53,24 @@ struct HiddenPairs {
 };
 
 /// What every tile builder needs to know about the op being tiled.
+/// Which decode kernels prefetch their K and V rows ahead (decode-prefetch).
+enum class DecodePrefetch {
+  /// All but the one-group f32 kernels (DecodeBuilder::prefetches).
+  Auto,
+  All,
+  None,
+};
+
+/// decode-prefetch's value by its name (auto, all, none); nullopt for
+/// another.
+inline std::optional<DecodePrefetch> parseDecodePrefetch(StringRef name) {
+  return llvm::StringSwitch<std::optional<DecodePrefetch>>(name)
+      .Case("auto", DecodePrefetch::Auto)
+      .Case("all", DecodePrefetch::All)
+      .Case("none", DecodePrefetch::None)
+      .Default(std::nullopt);
+}
+
 struct TiledSdpa {
   mutable SdpaOp op; // op accessors are not const
   Location loc;
@@ -87,6 +106,8 @@ struct TiledSdpa {
   /// The decode kernel's blocks in two phases where it pays
   /// (decode-phased; DecodeBuilder.h).
   bool decodePhased = false;
+  /// Which decode kernels prefetch (decode-prefetch).
+  DecodePrefetch decodePrefetch = DecodePrefetch::Auto;
   /// transpose-values: V transposed once per call into valuesT [B, Hkv, Dv,
   /// Lk rounded up to bk] (TileKvOperands.cpp); P.V reads its tiles.
   bool transposeValues = false;

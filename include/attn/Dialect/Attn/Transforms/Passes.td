@@ -202,6 +202,14 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "rows two blocks ahead), then its softmax and P.V loops (which "
            "prefetch only V), instead of P.V loops that also take the next "
            "block's dot products">,
+    Option<"decodePrefetch", "decode-prefetch", "std::string",
+           /*default=*/"\"auto\"",
+           "Decode kernel: which kernels prefetch their K and V rows ahead "
+           "(at decode-prefetch-locality): all, none, or auto (default): "
+           "all but those with f32 K and V whose P.V takes one group of "
+           "accumulators (query rows times Dv at most 16 vectors), which "
+           "read each K and V row whole, once, in order, and leave the "
+           "streams to the hardware prefetchers">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
