@@ -59,10 +59,19 @@ inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 /// 0.974, hq=64 hkv=8 Lk=8192 0.948; f32 Lk=4096 d=128 0.968-0.988, d=256
 /// 0.950, Lk=32k 0.948; widened K lost (f16 1.022-1.060 but once 0.925,
 /// bf16 on the avx512 kernels 1.032), as did 4 rows of f32 d=256 (1.145;
-/// docs/benchmarks.md, round twenty-nine).
+/// docs/benchmarks.md, round twenty-nine). Since the rows-first folds (one
+/// fold and one store per key and share) one group also takes up to 8
+/// chunks of f32 K (D <= 128) at 3 and 4 rows: Zen 4, 1 thread, Lk=32k d=128,
+/// paired against two groups (4 copies of the inputs, each call after a 256 MiB
+/// read): hq=32 hkv=8 0.930-0.967 (4 KiB pages 0.952), in cache (Lk=1024)
+/// 0.904, two threads 0.993 (wall); hq=24 hkv=8 0.881-0.883; d=96 1.00; not
+/// at 5-7 rows (1.18-1.24), f32 d=256 (1.25), bf16 d=256 (1.21) nor f16
+/// (1.00; docs/benchmarks.md, round thirty-one).
 inline int64_t dotGroupsFor(int64_t groups, int64_t width, int64_t keyChunks,
-                            int64_t rows, bool keysWidened) {
+                            int64_t rows, bool keysWidened, bool keyDots) {
   if (width == 16 && rows == 8 && !keysWidened)
+    return 1;
+  if (width == 16 && rows <= 4 && !keysWidened && !keyDots && keyChunks <= 8)
     return 1;
   int64_t half = std::max<int64_t>(1, groups / 2);
   if (width == 8 || keyChunks <= 4 * half)

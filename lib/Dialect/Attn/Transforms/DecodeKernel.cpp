@@ -279,7 +279,7 @@ DecodeState DecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     int64_t n0 = keyChunks() * g / groups, n1 = keyChunks() * (g + 1) / groups;
     int64_t chunkWidths = keyDots ? 2 : 1;
     int64_t dotGroups =
-        dotGroupsFor(groups, width, keyChunks(), rows, keysWidened());
+        dotGroupsFor(groups, width, keyChunks(), rows, keysWidened(), keyDots);
     int64_t every = groups / dotGroups, d0 = 0, d1 = 0;
     if (g % every == 0 && g / every < dotGroups) {
       d0 = keyChunks() * (g / every) / dotGroups;

@@ -67,3 +67,31 @@ func.func @d48(%q: tensor<1x4x1x48xbf16>, %k: tensor<1x4x100x48xbf16>, %v: tenso
   %o = attn.sdpa %q, %k, %v : tensor<1x4x1x48xbf16>, tensor<1x4x100x48xbf16>, tensor<1x4x100x48xbf16> -> tensor<1x4x1x48xbf16>
   return %o : tensor<1x4x1x48xbf16>
 }
+
+// -----
+
+// 4 rows of bf16 K on the dot products, D = 256 (8 chunks of 32 values):
+// four groups of 4 value vectors, and the next block's dot products in two
+// shares of 4 chunks (f32 K of D <= 128 takes one share at 4 rows; here one
+// share was slower): the first group loop stores its sums, the third loads
+// and adds to them.
+// PIPE-LABEL: func.func @bf16_d256_four_rows_dot_shares
+// CHECK-LABEL: func.func @bf16_d256_four_rows_dot_shares
+// CHECK: memref.alloc() : memref<16x1x16xf32>
+// CHECK: scf.for {{.*}} to %c16
+// CHECK-NOT: scf.yield
+// CHECK-NOT: vector.load %{{.*}} : memref<16x1x16xf32>
+// CHECK: vector.store %{{.*}} : memref<16x1x16xf32>, vector<16xf32>
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} to %c16
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} to %c16
+// CHECK-NOT: scf.yield
+// CHECK: vector.load %{{.*}} : memref<16x1x16xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}} : memref<16x1x16xf32>, vector<16xf32>
+// CHECK: scf.yield
+func.func @bf16_d256_four_rows_dot_shares(%q: tensor<1x4x1x256xbf16>, %k: tensor<1x1x40x256xbf16>, %v: tensor<1x1x40x256xbf16>) -> tensor<1x4x1x256xbf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x4x1x256xbf16>, tensor<1x1x40x256xbf16>, tensor<1x1x40x256xbf16> -> tensor<1x4x1x256xbf16>
+  return %o : tensor<1x4x1x256xbf16>
+}

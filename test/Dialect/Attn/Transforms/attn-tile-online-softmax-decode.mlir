@@ -280,15 +280,15 @@ func.func @dots_in_half_the_groups(%q: tensor<1x8x1x64xf32>, %k: tensor<1x1x40x6
 
 // -----
 
-// 4 rows, D = 128: two groups of 4 value vectors; half of them would leave
-// one group 8 K chunks (slower on a Zen 4), so both take 4: the first
-// stores the rows' sums (folded into one vector), the second folds its
-// own and adds them to it.
+// 4 rows of widened K (f16), D = 128: two groups of 4 value vectors; half
+// of them would leave one group 8 K chunks, so both take 4: the first
+// stores the rows' sums (folded into one vector), the second folds its own
+// and adds them to it.
 // CHECK-LABEL: func.func @dots_in_every_group
-// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x128xf32>
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x128xf16>
 // CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
 // CHECK-NOT: scf.yield
-// CHECK: vector.transfer_read %[[K]][{{.*}}, %c48{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c48{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf16>, vector<16xf16>
 // CHECK-NOT: vector.load %{{.*}} : memref<16x1x16xf32>
 // CHECK-NOT: vector.transfer_read %[[K]]
 // CHECK: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
@@ -296,9 +296,9 @@ func.func @dots_in_half_the_groups(%q: tensor<1x8x1x64xf32>, %k: tensor<1x1x40x6
 // CHECK:   scf.yield
 // CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
 // CHECK-NOT: scf.yield
-// CHECK: vector.transfer_read %[[K]][{{.*}}, %c64{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c64{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf16>, vector<16xf16>
 // CHECK-NOT: scf.yield
-// CHECK: vector.transfer_read %[[K]][{{.*}}, %c112{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c112{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf16>, vector<16xf16>
 // CHECK-NOT: scf.yield
 // CHECK-COUNT-3: arith.addf
 // CHECK-NOT: scf.yield
@@ -307,7 +307,35 @@ func.func @dots_in_half_the_groups(%q: tensor<1x8x1x64xf32>, %k: tensor<1x1x40x6
 // CHECK-NEXT: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
 // CHECK-NOT: vector.store
 // CHECK:   scf.yield
-func.func @dots_in_every_group(%q: tensor<1x4x1x128xf32>, %k: tensor<1x1x40x128xf32>, %v: tensor<1x1x40x128xf32>) -> tensor<1x4x1x128xf32> {
+func.func @dots_in_every_group(%q: tensor<1x4x1x128xf16>, %k: tensor<1x1x40x128xf16>, %v: tensor<1x1x40x128xf16>) -> tensor<1x4x1x128xf16> {
+  %o = attn.sdpa %q, %k, %v : tensor<1x4x1x128xf16>, tensor<1x1x40x128xf16>, tensor<1x1x40x128xf16> -> tensor<1x4x1x128xf16>
+  return %o : tensor<1x4x1x128xf16>
+}
+
+// -----
+
+// 4 rows of f32 K, D = 128: two groups of 4 value vectors, and the first
+// takes all 8 K chunks of the next block's key (folded into one vector by 3
+// folds and stored), the second none.
+// CHECK-LABEL: func.func @four_rows_dots_in_one_group
+// CHECK-SAME: %[[K:[^:]*]]: tensor<1x1x40x128xf32>
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c0{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.transfer_read %[[K]][{{.*}}, %c112{{(_[0-9]+)?}}]{{.*}} : tensor<1x1x40x128xf32>, vector<16xf32>
+// CHECK-NOT: scf.yield
+// CHECK-COUNT-3: arith.addf
+// CHECK-NOT: vector.load %{{.*}} : memref<16x1x16xf32>
+// CHECK-NOT: scf.yield
+// CHECK: vector.store %{{.*}}[%{{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}] : memref<16x1x16xf32>, vector<16xf32>
+// CHECK-NOT: vector.store
+// CHECK:   scf.yield
+// CHECK: scf.for {{.*}} to %c16{{[_0-9]*}} {{.*}} -> ({{(vector<16xf32>, ){15}vector<16xf32>}}) {
+// CHECK-NOT: vector.transfer_read %[[K]]
+// CHECK-NOT: memref<16x1x16xf32>
+// CHECK:   scf.yield
+func.func @four_rows_dots_in_one_group(%q: tensor<1x4x1x128xf32>, %k: tensor<1x1x40x128xf32>, %v: tensor<1x1x40x128xf32>) -> tensor<1x4x1x128xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<1x4x1x128xf32>, tensor<1x1x40x128xf32>, tensor<1x1x40x128xf32> -> tensor<1x4x1x128xf32>
   return %o : tensor<1x4x1x128xf32>
 }
