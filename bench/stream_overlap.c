@@ -14,10 +14,15 @@
  * argument 16 spreads the FMAs over 16 accumulators (K's into 8, V's into
  * the other 8) instead of 8, so that they are not one dependent chain per
  * accumulator and key: arithmetic that the core can overlap (docs/
- * benchmarks.md, round six).
+ * benchmarks.md, round six). A third argument 2 reads each block of 16 keys
+ * in two passes, the first over the first 4 cache lines of every row, the
+ * second over the other 4 (as the decode kernel's two P.V groups of 4 query
+ * rows at d=128 do), the prefetches too: with the prefetches the hardware's
+ * leave to them, without either the streams starve (docs/benchmarks.md,
+ * round thirty-one).
  *
  *   cc -O2 -mavx512f -mfma bench/stream_overlap.c -o /tmp/so && /tmp/so [N
- * [16]]
+ * [16 [2]]]
  */
 #include <immintrin.h>
 #include <stdio.h>
@@ -35,32 +40,38 @@ static double now(void) {
 
 static volatile float sink;
 static long PF = 0;
-static int ACCS = 8;
+static int ACCS = 8, PASSES = 1;
 
 static double pass(const float *k, const float *v, int rounds, long mask) {
   __m512 acc[16], q = _mm512_set1_ps(1e-9f);
   int vAcc = ACCS == 16 ? 8 : 0;
   for (int c = 0; c < 16; ++c)
     acc[c] = _mm512_setzero_ps();
+  // Each pass takes chunks [c0, c0 + chunks) of the block's rows: the
+  // whole row in one pass, or half of it in each of two.
+  int chunks = 8 / PASSES;
   double t = now();
-  for (long r = 0; r < ROWS; ++r) {
-    const float *kr = k + (r & mask) * D, *vr = v + (r & mask) * D;
-    if (PF)
-      for (int o = 0; o < 512; o += 64) {
-        _mm_prefetch((const char *)(kr + PF * D) + o, _MM_HINT_T0);
-        _mm_prefetch((const char *)(vr + PF * D) + o, _MM_HINT_T0);
+  for (long r0 = 0; r0 < ROWS; r0 += 16)
+    for (int c0 = 0; c0 < 8; c0 += chunks)
+      for (long r = r0; r < r0 + 16; ++r) {
+        const float *kr = k + (r & mask) * D + 16 * c0,
+                    *vr = v + (r & mask) * D + 16 * c0;
+        if (PF)
+          for (int o = 0; o < 64 * chunks; o += 64) {
+            _mm_prefetch((const char *)(kr + PF * D) + o, _MM_HINT_T0);
+            _mm_prefetch((const char *)(vr + PF * D) + o, _MM_HINT_T0);
+          }
+        __m512 kk[8], vv[8];
+        for (int c = 0; c < chunks; ++c) {
+          kk[c] = _mm512_loadu_ps(kr + 16 * c);
+          vv[c] = _mm512_loadu_ps(vr + 16 * c);
+        }
+        for (int f = 0; f < rounds; f += 2)
+          for (int c = 0; c < chunks; ++c) {
+            acc[c0 + c] = _mm512_fmadd_ps(kk[c], q, acc[c0 + c]);
+            acc[vAcc + c0 + c] = _mm512_fmadd_ps(vv[c], q, acc[vAcc + c0 + c]);
+          }
       }
-    __m512 kk[8], vv[8];
-    for (int c = 0; c < 8; ++c) {
-      kk[c] = _mm512_loadu_ps(kr + 16 * c);
-      vv[c] = _mm512_loadu_ps(vr + 16 * c);
-    }
-    for (int f = 0; f < rounds; f += 2)
-      for (int c = 0; c < 8; ++c) {
-        acc[c] = _mm512_fmadd_ps(kk[c], q, acc[c]);
-        acc[vAcc + c] = _mm512_fmadd_ps(vv[c], q, acc[vAcc + c]);
-      }
-  }
   t = now() - t;
   __m512 s = acc[0];
   for (int c = 1; c < 16; ++c)
@@ -83,6 +94,8 @@ int main(int argc, char **argv) {
     PF = atol(argv[1]);
   if (argc > 2)
     ACCS = atoi(argv[2]) == 16 ? 16 : 8;
+  if (argc > 3)
+    PASSES = atoi(argv[3]) == 2 ? 2 : 1;
   size_t n = (size_t)ROWS * D;
   float *k = aligned_alloc(4096, n * 4), *v = aligned_alloc(4096, n * 4);
   if (!k || !v)
