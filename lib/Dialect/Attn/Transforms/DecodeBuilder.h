@@ -63,7 +63,7 @@ inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 /// fold and one store per key and share) one group also takes up to 8
 /// chunks of f32 K (D <= 128) at 3 and 4 rows: Zen 4, 1 thread, Lk=32k d=128,
 /// paired against two groups (4 copies of the inputs, each call after a 256 MiB
-/// read): hq=32 hkv=8 0.930-0.967 (4 KiB pages 0.952), in cache (Lk=1024)
+/// read): hq=32 hkv=8 0.942-0.956 (4 KiB pages 0.930-0.963), in cache (Lk=1024)
 /// 0.904, two threads 0.993 (wall); hq=24 hkv=8 0.881-0.883; d=96 1.00; not
 /// at 5-7 rows (1.18-1.24), f32 d=256 (1.25), bf16 d=256 (1.21) nor f16
 /// (1.00; docs/benchmarks.md, round thirty-one).
@@ -383,8 +383,9 @@ private:
   /// keep up with it. On a Zen 4 (avx512-bf16 kernels), one thread, Lk=32k
   /// (d=256: 16k), hkv=8, paired CPU time against the prefetches (inputs
   /// in 4 copies, each call after a 256 MiB read): d=64 1 / 2 / 4 rows
-  /// 0.88 / 0.77-0.81 / 0.73-0.77, d=128 1 / 2 rows 0.81-0.84 / 0.77-0.80,
-  /// d=256 one row 0.87-0.89; two threads (wall) 0.92-1.00. Where P.V
+  /// 0.88-0.93 / 0.76-0.83 / 0.73-0.79, d=128 1 / 2 rows 0.81-0.85 /
+  /// 0.76-0.82, d=256 one row 0.86-0.91 (2 of about 45 processes above 1:
+  /// 1.14, 1.36); two threads (wall) 0.92-1.01. Where P.V
   /// takes several groups (each reads its share of every V row's lines in
   /// its own pass over the block) the prefetches pay: without them 4 rows
   /// of d=128 took 1.7x the time. 16-bit K and V keep them: bf16 0.90-1.17,
