@@ -207,9 +207,9 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "Decode kernel: which kernels prefetch their K and V rows ahead "
            "(at decode-prefetch-locality): all, none, or auto (default): "
            "all but those with f32 K and V whose P.V takes one group of "
-           "accumulators (query rows times Dv at most 16 vectors), which "
-           "read each K and V row whole, once, in order, and leave the "
-           "streams to the hardware prefetchers">,
+           "accumulators (query rows times Dv at most 16 vectors at 16 "
+           "lanes, 8 at 8), which read each K and V row whole, once, in "
+           "order, and leave the streams to the hardware prefetchers">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
