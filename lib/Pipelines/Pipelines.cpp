@@ -91,6 +91,9 @@ void mlir::attn::buildLowerToLLVMPipeline(OpPassManager &pm) {
   // amx ops (the amx kernels' tile products) too.
   vectorToLLVM.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  // Vector rewrites may leave ub.poison (attn-emulate-amx's tiles built row
+  // by row).
+  pm.addPass(createUBToLLVMConversionPass());
   // memref.alloc calls _mlir_memref_to_llvm_alloc/_free, which attn's hosts
   // define to check for allocation failure (attn-run's JIT, the AOT shim,
   // libattn_runner_utils.so for mlir-runner).
@@ -337,6 +340,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   addBufferization(pm);
   if (options.microkernels)
     pm.addNestedPass<func::FuncOp>(createAttnCpuMicrokernels(kernels));
+  // The amx kernels' tiles as vector code: checked where the CPU has no AMX.
+  if (options.emulateAmx)
+    pm.addPass(createAttnEmulateAmx());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   if (options.openmp) {

@@ -112,6 +112,13 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "split-f16's bf16 parts; default: whether the target "
                      "has amx-fp16 (the JIT: the host; attn-compile: --cpu)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> emulateAmx{
+      *this, "emulate-amx",
+      llvm::cl::desc("On the amx kernels: their tile ops as vector code "
+                     "(attn-emulate-amx), so that they run and are checked "
+                     "on a CPU without AMX (AVX-512 with AVX512-BF16 is "
+                     "enough); slow, for tests"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> blendStores{
       *this, "blend-stores",
       llvm::cl::desc("attn-cpu-microkernels' blend-stores (masked tiles "

@@ -774,6 +774,45 @@ def AttnExpandBf16Truncf : Pass<"attn-expand-bf16-truncf"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def AttnEmulateAmx : Pass<"attn-emulate-amx", "ModuleOp"> {
+  let summary = "The amx dialect's tile ops as vector code, to check the amx "
+                "kernels on a CPU without AMX";
+  let description = [{
+    Rewrites every `amx.tile_zero`, `amx.tile_load`, `amx.tile_store` and
+    `amx.tile_mulf` into vector code that computes what the instructions
+    compute, so that the `amx` kernels (attn-cpu-microkernels' `amx`, the
+    pipelines' `kernels=amx`) run, and are checked, on any CPU with the
+    rest of their instructions (AVX-512 with AVX512-BF16 here):
+
+    - a tile of `R x C` elements becomes a `vector<R x C>` value;
+    - `tile_zero` a zero vector; `tile_load` and `tile_store` one
+      `vector.load` / `vector.store` per row, row `r` at the second
+      innermost index plus `r` (or, with an explicit stride, the innermost
+      index plus `r * stride`), as `tileloadd` / `tilestored` read and
+      write them;
+    - `tile_mulf` (`tdpbf16ps`, or `tdpfp16ps` for f16 tiles) a call of a
+      private function, one per tile shape, that computes
+      `acc[m, n] += a[m, 2k] * b[k, 2n] + a[m, 2k + 1] * b[k, 2n + 1]`
+      for `k` in order, the even product then the odd, each added by
+      `vector.fma` as the Intrinsics Guide's pseudocode orders them (a
+      product of two bf16 or two f16 is exact in f32 but at the ends of
+      bf16's range, so each step rounds once, to nearest even, as the
+      instruction does). Unlike the instruction it does not flush denormal
+      inputs and results to zero. The functions are internal to the
+      module (`llvm.linkage`).
+
+    Tiles are not carried through loops or blocks by the kernels, so the
+    rewrite is local; a tile value that is (a block argument, a loop's
+    result) or an `amx.tile_muli` (int8) is refused with an error. Slow
+    (hundreds of vector instructions per tile product): for tests, never
+    for speed. attn-lower-cpu runs it with `emulate-amx`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def AttnRejectSdpaGrad : Pass<"attn-reject-sdpa-grad"> {
   let summary = "Fail on attn.sdpa_grad, for pipelines that cannot lower it";
   let description = [{
