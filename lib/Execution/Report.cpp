@@ -169,6 +169,8 @@ void mlir::attn::exec::printReport(llvm::raw_ostream &os,
      << (report.inputsDir.empty() ? "seed " + std::to_string(report.seed)
                                   : "from " + report.inputsDir)
      << ")\n";
+  if (report.emulatedAmx)
+    os << "  amx tiles emulated (emulate-amx): its timings are not AMX's\n";
   for (const std::string *note :
        {&report.naiveSkipped, &report.refSkipped, &report.refNote})
     if (!note->empty())
@@ -217,6 +219,8 @@ llvm::json::Value mlir::attn::exec::reportToJson(const RunReport &report) {
       {"f64_row_stride", report.refRowStride},
       {"pass", report.pass},
   };
+  if (report.emulatedAmx)
+    root["emulated_amx"] = true;
   root["target"] = report.target;
   if (!report.chip.empty())
     root["chip"] = report.chip;

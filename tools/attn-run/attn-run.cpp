@@ -133,6 +133,17 @@ static auto blendStores = opt<std::string>(
     "rather than as masked stores (default: true on the avx2 kernels on a host "
     "with AVX)",
     "");
+static auto emulateAmx = opt<std::string>(
+    "emulate-amx",
+    "true|false: with --kernels amx, the AMX tile ops as vector code, so "
+    "that the amx kernels run (slowly) and are checked on a CPU without AMX "
+    "but with AVX512-BF16",
+    "");
+static auto amxFp16 = opt<std::string>(
+    "amx-fp16",
+    "true|false: on the amx kernels, f16 products on AMX-FP16 tiles rather "
+    "than as bf16 parts (default: whether this CPU has AMX-FP16)",
+    "");
 static auto kernels = opt<std::string>(
     "kernels",
     "CPU kernels: auto (the best this CPU has), amx, avx512-bf16, avx512, "
@@ -215,7 +226,8 @@ int main(int argc, char **argv) {
   for (cl::opt<std::string> *flag :
        {&blockQ, &blockKV, &regBlock, &rowVectors, &prefetchSpread, &gradBlockQ,
         &gradBlockKV, &kernels, &kvSplits, &decodeRows, &narrowBlockQ,
-        &decodePrefetchLocality, &decodePrefetch, &blendStores, &ompSchedule})
+        &decodePrefetchLocality, &decodePrefetch, &blendStores, &ompSchedule,
+        &emulateAmx, &amxFp16})
     if (flag->getNumOccurrences())
       options.pipelineOptions +=
           flag->ArgStr.str() + "=" + flag->getValue() + " ";

@@ -125,6 +125,9 @@ struct RunReport {
   /// The pipeline's wide-block-kv (the keys per block of bf16 ops with D or
   /// Dv above 64 that take narrow-block-q; 0: block-kv).
   int64_t wideBlockKV = 0;
+  /// The amx kernels with their tiles emulated (emulate-amx): correct, but
+  /// their timings are not AMX's.
+  bool emulatedAmx = false;
   /// The pipeline's decode-rows (blocks of at most this many rows take the
   /// decode kernel where the op allows it; 0: never).
   int64_t decodeRows = 0;
