@@ -14,7 +14,7 @@ refusal of a spec this generator means to be valid (a generator bug, or a
 refusal the docs do not list), anything else a crash.
 
   python3 scripts/sweep.py [--seed S] [--cases N | --seconds T]
-                           [--attn-run PATH] [--keep-going]
+                           [--attn-run PATH] [--kernels PATH] [--keep-going]
 
 Case i of seed S is the same on every machine (random.Random("S/i")) but
 for its --kernels path, drawn from those the host runs; a failing case is
@@ -50,9 +50,10 @@ def _mask_shape(rng, dims):
     return "x".join(str(x if rng.random() < 0.5 else 1) for x in dims)
 
 
-def draw_case(seed, index, host_kernels=("avx2",)):
+def draw_case(seed, index, host_kernels=("avx2",), kernels=None):
     """(spec dict, extra attn-run args, is_grad) of case `index`;
-    `host_kernels` the --kernels paths this CPU runs (host_kernels())."""
+    `host_kernels` the --kernels paths this CPU runs (host_kernels()), one
+    drawn for some cases; `kernels` one of them for every case."""
     rng = random.Random(f"{seed}/{index}")
     grad = rng.random() < 0.12
     varlen = not grad and rng.random() < 0.12
@@ -123,9 +124,24 @@ def draw_case(seed, index, host_kernels=("avx2",)):
                  "--row-vectors", str(_pick(rng, [1, 2, 3]))]
     if rng.random() < 0.1:
         args += ["--prefetch-spread", str(_pick(rng, [1, 2, 8]))]
-    if rng.random() < 0.15:
-        args += ["--kernels", _pick(rng, list(host_kernels))]
+    take = rng.random() < 0.15
+    path = _pick(rng, list(host_kernels))
+    fp16 = _pick(rng, ["true", "false"])
+    if kernels is not None:
+        take, path = True, kernels
+    if take:
+        args += kernel_args(path, fp16)
     return spec, args, grad
+
+
+def kernel_args(path, amx_fp16="false"):
+    """attn-run's arguments for a --kernels path of host_kernels():
+    amx-emulated is the amx kernels with their tiles emulated
+    (--emulate-amx), on AMX-FP16 tiles or not (`amx_fp16`)."""
+    if path == "amx-emulated":
+        return ["--kernels", "amx", "--emulate-amx", "true",
+                "--amx-fp16", amx_fp16]
+    return ["--kernels", path]
 
 
 def spec_text(spec):
@@ -136,11 +152,15 @@ def host_kernels(attn_run=None):
     """The --kernels paths of attn-run that this CPU can run: avx2, and each
     of avx512, avx512-bf16 and amx that a one-row run of attn_run takes
     (exit 0; attn-run refuses a path the CPU or the OS cannot run, exit 2:
-    docs/attn-run.md). Without attn_run, avx2 alone."""
+    docs/attn-run.md); where amx is refused, amx-emulated if its emulated
+    tiles run. Without attn_run, avx2 alone."""
     kernels = ["avx2"]
-    for path in ("avx512", "avx512-bf16", "amx") if attn_run else ():
+    for path in ("avx512", "avx512-bf16", "amx", "amx-emulated") \
+            if attn_run else ():
+        if path == "amx-emulated" and "amx" in kernels:
+            continue
         r = subprocess.run([attn_run, "--sdpa", "hq=1,lq=1,lk=16,d=32",
-                            "--threads", "1", "--kernels", path],
+                            "--threads", "1"] + kernel_args(path),
                            capture_output=True)
         if r.returncode == 0:
             kernels.append(path)
@@ -157,6 +177,10 @@ def main(argv=None):
         "ATTN_RUN", os.path.join(build, "bin", "attn-run")),
         help="default: $ATTN_RUN, else $ATTN_BUILD_DIR/bin/attn-run, else "
              "build/bin/attn-run")
+    p.add_argument("--kernels", default=None,
+                   help="every case on this --kernels path (one of the "
+                        "host's; amx: the tiles emulated where the CPU "
+                        "has no AMX)")
     p.add_argument("--keep-going", action="store_true",
                    help="run every case (default: stop at the first failure)")
     a = p.parse_args(argv)
@@ -166,6 +190,14 @@ def main(argv=None):
     print(f"sweep: seed {seed}, attn-run {a.attn_run}", flush=True)
     kernels = host_kernels(a.attn_run)
     print(f"sweep: --kernels paths {', '.join(kernels)}", flush=True)
+    forced = a.kernels
+    if forced == "amx" and "amx" not in kernels:
+        forced = "amx-emulated"
+    if forced is not None and forced not in kernels:
+        print(f"sweep: --kernels {a.kernels} is not among this host's paths")
+        return 2
+    if forced is not None:
+        print(f"sweep: every case on {forced}", flush=True)
     passed = failed = 0
     start = time.monotonic()
     index = 0
@@ -174,7 +206,7 @@ def main(argv=None):
             break
         if a.seconds is not None and time.monotonic() - start >= a.seconds:
             break
-        spec, args, _ = draw_case(seed, index, kernels)
+        spec, args, _ = draw_case(seed, index, kernels, forced)
         cmd = [a.attn_run, "--sdpa", spec_text(spec)] + args
         try:
             r = subprocess.run(cmd, capture_output=True, text=True,

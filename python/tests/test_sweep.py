@@ -57,11 +57,16 @@ def test_cases_cover_the_features():
 
 def test_kernels_come_from_the_host_list():
     # Only paths the CPU runs; the rest of a case does not depend on them.
-    every = ("avx2", "avx512", "avx512-bf16", "amx")
+    every = ("avx2", "avx512", "avx512-bf16", "amx", "amx-emulated")
     seen = set()
     for i in range(400):
         spec, args, grad = sweep.draw_case(3, i, every)
-        if "--kernels" in args:
+        if "--emulate-amx" in args:
+            assert args[args.index("--kernels") + 1] == "amx"
+            assert args[args.index("--emulate-amx") + 1] == "true"
+            assert args[args.index("--amx-fp16") + 1] in ("true", "false")
+            seen.add("amx-emulated")
+        elif "--kernels" in args:
             seen.add(args[args.index("--kernels") + 1])
         assert spec == CASES[i][0] and grad == CASES[i][2]
         only_avx2 = CASES[i][1]
@@ -69,6 +74,36 @@ def test_kernels_come_from_the_host_list():
             assert only_avx2[only_avx2.index("--kernels") + 1] == "avx2"
     assert seen == set(every)
     assert sweep.host_kernels() == ("avx2",)
+
+
+def test_kernels_forced_on_every_case():
+    # --kernels: every case on the path, the rest of each case as drawn.
+    every = ("avx2", "avx512-bf16", "amx-emulated")
+    fp16 = set()
+    for i in range(100):
+        spec, args, grad = sweep.draw_case(3, i, every, "amx-emulated")
+        assert spec == CASES[i][0] and grad == CASES[i][2]
+        assert args.count("--kernels") == 1
+        assert args[args.index("--kernels") + 1] == "amx"
+        assert args[args.index("--emulate-amx") + 1] == "true"
+        fp16.add(args[args.index("--amx-fp16") + 1])
+        spec, args, grad = sweep.draw_case(3, i, every, "avx2")
+        assert args[args.index("--kernels") + 1] == "avx2"
+        assert "--emulate-amx" not in args
+    assert fp16 == {"true", "false"}
+
+
+def test_kernels_the_host_lacks_are_refused(tmp_path):
+    # A fake attn-run that runs avx512 only: no amx, emulated or not.
+    fake = tmp_path / "attn-run"
+    fake.write_text('#!/bin/sh\ncase "$*" in *"--kernels avx512"|'
+                    '*"--kernels avx512 "*) exit 0 ;; esac\nexit 2\n')
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    r = subprocess.run([sys.executable, SWEEP, "--seed", "1", "--cases", "3",
+                        "--attn-run", str(fake), "--kernels", "amx"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "--kernels amx is not among this host's paths" in r.stdout
 
 
 def test_a_failing_case_fails_the_sweep(tmp_path):
@@ -102,7 +137,7 @@ def test_host_kernels_are_those_attn_run_takes(tmp_path):
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     assert sweep.host_kernels(str(fake)) == ("avx2", "avx512")
     assert set(sweep.host_kernels(_attn_run())) <= {
-        "avx2", "avx512", "avx512-bf16", "amx"}
+        "avx2", "avx512", "avx512-bf16", "amx", "amx-emulated"}
 
 
 def test_a_few_cases_pass():
