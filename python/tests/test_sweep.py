@@ -102,7 +102,7 @@ def test_kernels_the_host_lacks_are_refused(tmp_path):
     r = subprocess.run([sys.executable, SWEEP, "--seed", "1", "--cases", "3",
                         "--attn-run", str(fake), "--kernels", "amx"],
                        capture_output=True, text=True)
-    assert r.returncode == 2
+    assert r.returncode == 3
     assert "--kernels amx is not among this host's paths" in r.stdout
 
 
