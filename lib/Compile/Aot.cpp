@@ -145,12 +145,24 @@ cpuKernelsFor(const AotOptions &options, bool &blendStores, bool &amxFp16) {
       return hostFeatures.lookup(name);
     return info->checkFeatures(("+" + name).str());
   };
-  if (!canRunCpuKernels(*kernels, hasFeature))
-    return makeError("--kernels " + options.kernels + " needs CPU features " +
-                     "that --cpu " + options.cpu + " does not have");
+  const CpuKernelOptions &given = options.cpuKernels;
+  bool emulated = given.emulateAmx.value_or(false);
+  if (emulated && *kernels != CpuKernels::Amx)
+    return makeError("--emulate-amx goes with --kernels amx (the other "
+                     "kernels have no tiles to emulate)");
+  // Emulated, the amx kernels need no more than the avx512-bf16 ones.
+  if (!canRunCpuKernels(emulated ? CpuKernels::Avx512Bf16 : *kernels,
+                        hasFeature))
+    return makeError(
+        "--kernels " + options.kernels + (emulated ? " --emulate-amx" : "") +
+        " needs CPU features that --cpu " + options.cpu + " does not have");
   CpuKernels resolved = resolveCpuKernels(*kernels, hasFeature);
   blendStores = blendStoresByDefault(resolved, hasFeature);
-  amxFp16 = resolved == CpuKernels::Amx && hasFeature("amx-fp16");
+  amxFp16 = resolved == CpuKernels::Amx &&
+            given.amxFp16.value_or(hasFeature("amx-fp16"));
+  if (amxFp16 && !emulated && !hasFeature("amx-fp16"))
+    return makeError("--amx-fp16 needs AMX-FP16, which --cpu " + options.cpu +
+                     " does not have (or --emulate-amx)");
   return resolved;
 }
 
@@ -205,6 +217,7 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       // --cpu's default, not the host's, unless given.
       cpu.blendStores = given.blendStores.value_or(blendStores);
       cpu.amxFp16 = amxFp16;
+      cpu.emulateAmx = given.emulateAmx.value_or(false);
       cpu.openmp = options.openmp;
       if (!options.ompSchedule.empty())
         cpu.ompSchedule = options.ompSchedule;

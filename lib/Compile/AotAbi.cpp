@@ -215,6 +215,8 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
     record("decode_prefetch_locality", given.decodePrefetchLocality);
     record("decode_prefetch", given.decodePrefetch);
     record("blend_stores", given.blendStores);
+    record("emulate_amx", given.emulateAmx);
+    record("amx_fp16", given.amxFp16);
   }
   if (options.lowering == Lowering::Fused && !tuning.empty())
     lib["tuning"] = std::move(tuning);

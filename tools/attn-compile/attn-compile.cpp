@@ -129,6 +129,18 @@ static cl::opt<bool> blendStores(
              "stores (default: --cpu's, on for the avx2 kernels on x86; "
              "--blend-stores=false turns it off)"),
     cl::init(false), cl::cat(category));
+static cl::opt<bool> emulateAmx(
+    "emulate-amx",
+    cl::desc("cpu, fused, with --kernels amx: the AMX tile ops as vector "
+             "code (attn-emulate-amx), so that the library runs, slowly, on "
+             "a CPU with AVX512-BF16 but no AMX; for tests"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> amxFp16(
+    "amx-fp16",
+    cl::desc("cpu, fused, on the amx kernels: f16 products on AMX-FP16 "
+             "tiles rather than as bf16 parts (default: whether --cpu has "
+             "AMX-FP16)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<int64_t> decodeStages(
     "decode-stages",
     cl::desc("cuda, fused: shared-memory stages of the decode kernel: 1 "
@@ -280,10 +292,15 @@ int main(int argc, char **argv) {
       return fail("--decode-prefetch must be auto, all or none");
     cpuKernels.decodePrefetch = decodePrefetch;
   }
-  if (blendStores.getNumOccurrences()) {
+  for (auto [flag, value, field] :
+       {std::tuple{"blend-stores", &blendStores, &cpuKernels.blendStores},
+        std::tuple{"emulate-amx", &emulateAmx, &cpuKernels.emulateAmx},
+        std::tuple{"amx-fp16", &amxFp16, &cpuKernels.amxFp16}}) {
+    if (!value->getNumOccurrences())
+      continue;
     if (!cpuFused)
-      return cpuFusedOnly("blend-stores");
-    cpuKernels.blendStores = blendStores;
+      return cpuFusedOnly(flag);
+    *field = *value;
   }
   for (auto [flag, value, field] :
        {std::tuple{"decode-stages", &decodeStages, &cudaKernels.decodeStages},

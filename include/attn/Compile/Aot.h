@@ -107,6 +107,10 @@ struct CpuKernelOptions {
   /// auto, all or none.
   std::optional<std::string> decodePrefetch;
   std::optional<bool> blendStores;
+  /// With the amx kernels: their tiles emulated by vector code
+  /// (attn-lower-cpu's emulate-amx), and f16 on AMX-FP16 tiles or not
+  /// (amx-fp16; default: whether --cpu has AMX-FP16).
+  std::optional<bool> emulateAmx, amxFp16;
 };
 
 /// One function to put in the library.
