@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include "llvm/ADT/MapVector.h"
@@ -219,10 +220,11 @@ struct AttnEmulateAmxPass
     if (refused.wasInterrupted())
       return signalPassFailure();
 
-    // One product function per tile shape, at the module's end.
+    // One product function per tile shape, at the module's end (renamed
+    // if the module has the name already).
     llvm::MapVector<ProductShape, func::FuncOp> products;
+    SymbolTable symbols(module);
     OpBuilder b(context);
-    b.setInsertionPointToEnd(module.getBody());
     module.walk([&](amx::TileMulFOp op) {
       ProductShape shape{op.getLhs().getType(), op.getRhs().getType(),
                          op.getAcc().getType()};
@@ -236,8 +238,11 @@ struct AttnEmulateAmxPass
       os << "__attn_emulated_tile_mulf_" << aType.getDimSize(0) << "x"
          << aType.getDimSize(1) << aType.getElementType() << "_"
          << bType.getDimSize(0) << "x" << bType.getDimSize(1);
-      products[shape] =
+      b.setInsertionPointToEnd(module.getBody());
+      func::FuncOp fn =
           buildProduct(b, op.getLoc(), name, aType, bType, accType);
+      symbols.insert(fn);
+      products[shape] = fn;
     });
 
     TypeConverter types;

@@ -96,6 +96,26 @@ func.func @half_chunk_f16(%a: memref<16x16xf16, strided<[64, 1], offset: ?>>,
 
 // -----
 
+// A function of the module with the product's name keeps it; the product
+// takes another.
+// CHECK-LABEL: func.func @__attn_emulated_tile_mulf_16x32bf16_16x32()
+// CHECK-LABEL: func.func @taken(
+// CHECK: call @[[NAME:__attn_emulated_tile_mulf_16x32bf16_16x32_[0-9]+]](
+// CHECK: func.func private @[[NAME]](
+func.func @__attn_emulated_tile_mulf_16x32bf16_16x32() {
+  return
+}
+func.func @taken(%a: memref<16x32xbf16>, %c: memref<16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %z = amx.tile_zero : !amx.tile<16x16xf32>
+  %ta = amx.tile_load %a[%c0, %c0] : memref<16x32xbf16> into !amx.tile<16x32xbf16>
+  %p = amx.tile_mulf %ta, %ta, %z : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+  amx.tile_store %c[%c0, %c0], %p : memref<16x16xf32>, !amx.tile<16x16xf32>
+  return
+}
+
+// -----
+
 // int8 tiles are not emulated (attn builds none).
 func.func @int8(%a: memref<16x64xi8>, %c: memref<16x16xi32>) {
   %c0 = arith.constant 0 : index
