@@ -59,14 +59,19 @@ SmallVector<Value> rowIndices(OpBuilder &b, Location loc, ValueRange indices,
   return at;
 }
 
+/// A tile of zeros (tile_zero's, and the start of a tile loaded by rows).
+Value zeroTile(OpBuilder &b, Location loc, VectorType type) {
+  return arith::ConstantOp::create(b, loc, type,
+                                   cast<TypedAttr>(b.getZeroAttr(type)));
+}
+
 struct ZeroTile : OpConversionPattern<amx::TileZeroOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(amx::TileZeroOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    VectorType type = vectorOf(op.getTileType());
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, type, cast<TypedAttr>(rewriter.getZeroAttr(type)));
+    rewriter.replaceOp(
+        op, zeroTile(rewriter, op.getLoc(), vectorOf(op.getTileType())));
     return success();
   }
 };
@@ -79,8 +84,7 @@ struct LoadTile : OpConversionPattern<amx::TileLoadOp> {
     Location loc = op.getLoc();
     VectorType type = vectorOf(op.getTileType());
     auto rowType = VectorType::get({type.getDimSize(1)}, type.getElementType());
-    Value tile = arith::ConstantOp::create(
-        rewriter, loc, type, cast<TypedAttr>(rewriter.getZeroAttr(type)));
+    Value tile = zeroTile(rewriter, loc, type);
     for (int64_t r = 0; r < type.getDimSize(0); ++r) {
       Value row =
           vector::LoadOp::create(rewriter, loc, rowType, adaptor.getBase(),
