@@ -146,8 +146,9 @@ cpuKernelsFor(const AotOptions &options, bool &blendStores, bool &amxFp16) {
     return info->checkFeatures(("+" + name).str());
   };
   const CpuKernelOptions &given = options.cpuKernels;
+  CpuKernels resolved = resolveCpuKernels(*kernels, hasFeature);
   bool emulated = given.emulateAmx.value_or(false);
-  if (emulated && *kernels != CpuKernels::Amx)
+  if (emulated && resolved != CpuKernels::Amx)
     return makeError("--emulate-amx goes with --kernels amx (the other "
                      "kernels have no tiles to emulate)");
   // Emulated, the amx kernels need no more than the avx512-bf16 ones.
@@ -156,7 +157,6 @@ cpuKernelsFor(const AotOptions &options, bool &blendStores, bool &amxFp16) {
     return makeError(
         "--kernels " + options.kernels + (emulated ? " --emulate-amx" : "") +
         " needs CPU features that --cpu " + options.cpu + " does not have");
-  CpuKernels resolved = resolveCpuKernels(*kernels, hasFeature);
   blendStores = blendStoresByDefault(resolved, hasFeature);
   amxFp16 = resolved == CpuKernels::Amx &&
             given.amxFp16.value_or(hasFeature("amx-fp16"));

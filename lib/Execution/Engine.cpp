@@ -131,19 +131,21 @@ static llvm::Error checkOptions(const RunOptions &options,
     return makeError("--bench and --threads must not be negative");
   if (llvm::Error e = exec::detail::parsePipelineOptions(options, pipeline))
     return e;
+  // The path the kernels take here (auto resolved by the host's features).
+  bool amxPath = resolveCpuKernelsForHost(pipeline.kernels) == CpuKernels::Amx;
+  if (pipeline.emulateAmx && !amxPath)
+    return makeError("emulate-amx goes with kernels=amx (the other kernels "
+                     "have no tiles to emulate)");
   // Emulated, the amx kernels need no more than the avx512-bf16 ones.
-  bool emulatedAmx = pipeline.emulateAmx && pipeline.kernels == CpuKernels::Amx;
+  bool emulatedAmx = pipeline.emulateAmx && amxPath;
   if (!hostCanRun(emulatedAmx ? CpuKernels::Avx512Bf16 : pipeline.kernels))
     return makeError("kernels=" + stringifyCpuKernels(pipeline.kernels) +
                      (emulatedAmx ? " with emulate-amx" : "") +
                      " needs CPU features this machine does not have");
   // f16 tiles the CPU would not run (SIGILL): only where they are emulated.
-  if (pipeline.kernels == CpuKernels::Amx && pipeline.amxFp16.hasValue() &&
-      pipeline.amxFp16 && !pipeline.emulateAmx && !hostHasAmxFp16())
+  if (amxPath && pipeline.amxFp16.hasValue() && pipeline.amxFp16 &&
+      !emulatedAmx && !hostHasAmxFp16())
     return makeError("amx-fp16 needs a CPU with AMX-FP16 (or emulate-amx)");
-  if (pipeline.emulateAmx && pipeline.kernels != CpuKernels::Amx)
-    return makeError("emulate-amx goes with kernels=amx (the other kernels "
-                     "have no tiles to emulate)");
   // Values the pipeline cannot use (block-q=0) are its passes' to diagnose.
   if (!options.inputFile.empty() == options.spec.has_value())
     return makeError("give exactly one of FILE.mlir and --sdpa SPEC");
