@@ -799,13 +799,15 @@ def AttnEmulateAmx : Pass<"attn-emulate-amx", "ModuleOp"> {
       bf16's range, so each step rounds once, to nearest even, as the
       instruction does). Unlike the instruction it does not flush denormal
       inputs and results to zero. The functions are internal to the
-      module (`llvm.linkage`).
+      module (`llvm.linkage`), named `__attn_emulated_tile_mulf_<shape>`
+      (renamed if the module has the name).
 
     Tiles are not carried through loops or blocks by the kernels, so the
-    rewrite is local; a tile value that is (a block argument, a loop's
-    result) or an `amx.tile_muli` (int8) is refused with an error. Slow
-    (hundreds of vector instructions per tile product): for tests, never
-    for speed. attn-lower-cpu runs it with `emulate-amx`.
+    rewrite is local: a tile that is a block argument or the result of an
+    op outside the amx dialect (a loop carrying it), and `amx.tile_muli`
+    (int8), are refused with an error. Slow (about 1,500 vector
+    instructions per 16 x 16 x 32 tile product): for tests, never for
+    speed. attn-lower-cpu runs it with `emulate-amx`.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
