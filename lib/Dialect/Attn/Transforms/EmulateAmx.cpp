@@ -8,7 +8,7 @@
 // tiling, packing and pair layouts run, and are checked against the f64
 // reference, on a CPU without AMX (attn-lower-cpu's emulate-amx). A tile
 // becomes a 2-D vector; a tile product a call of one private function per
-// tile shape (its body fully unrolled: about 1,500 vector ops for 16 x 16 x
+// tile shape (its body fully unrolled: 1,664 vector ops for 16 x 16 x
 // 32), so that a kernel's dozens of products do not each inline that body.
 //
 //===----------------------------------------------------------------------===//

@@ -52,7 +52,6 @@ struct HiddenPairs {
   int64_t offset;
 };
 
-/// What every tile builder needs to know about the op being tiled.
 /// Which decode kernels prefetch their K and V rows ahead (decode-prefetch).
 enum class DecodePrefetch {
   /// All but the one-group f32 kernels (DecodeBuilder::prefetches).
@@ -71,6 +70,7 @@ inline std::optional<DecodePrefetch> parseDecodePrefetch(StringRef name) {
       .Default(std::nullopt);
 }
 
+/// What every tile builder needs to know about the op being tiled.
 struct TiledSdpa {
   mutable SdpaOp op; // op accessors are not const
   Location loc;

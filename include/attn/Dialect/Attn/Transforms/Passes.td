@@ -805,8 +805,8 @@ def AttnEmulateAmx : Pass<"attn-emulate-amx", "ModuleOp"> {
     Tiles are not carried through loops or blocks by the kernels, so the
     rewrite is local: a tile that is a block argument or the result of an
     op outside the amx dialect (a loop carrying it), and `amx.tile_muli`
-    (int8), are refused with an error. Slow (about 1,500 vector
-    instructions per 16 x 16 x 32 tile product): for tests, never for
+    (int8), are refused with an error. Slow (1,664 vector ops,
+    512 of them FMAs, per 16 x 16 x 32 tile product): for tests, never for
     speed. attn-lower-cpu runs it with `emulate-amx`.
   }];
   let dependentDialects = [
