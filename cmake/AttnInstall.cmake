@@ -11,6 +11,8 @@ set(ATTN_EXPORTED_LIBRARIES
   AttnUtils
   AttnTransforms
   AttnConversion
+  AttnCpuCodegen
+  AttnGpuCodegen
   AttnPipelines
   AttnInit
   )

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/Execution/Npy.h"
-#include "attn/Execution/SdpaSpec.h"
+#include "attn/Spec/Npy.h"
+#include "attn/Spec/SdpaSpec.h"
 
 #include <cstddef>
 #include <cstdint>

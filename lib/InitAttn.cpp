@@ -6,6 +6,8 @@
 
 #include "attn/InitAttn.h"
 
+#include "attn/Codegen/CPU/Passes.h"
+#include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -31,5 +33,7 @@ void mlir::attn::registerAttnPasses() {
   registerAllPasses();
   registerAttnConversionPasses();
   registerAttnTransformsPasses();
+  registerAttnCpuCodegenPasses();
+  registerAttnGpuCodegenPasses();
   registerAttnPipelines();
 }

@@ -57,7 +57,7 @@ PY
 # slab space that libMLIR.so's uninstrumented copy of the same allocator
 # (the attribute uniquer) later hands out without unpoisoning, so MLIR's own
 # attribute construction reports a false use-after-poison, depending on which
-# inputs ran before (first seen on test/Conversion/AttnToGpu/invalid.mlir's
+# inputs ran before (first seen on test/Codegen/GPU/invalid.mlir's
 # @d128 after 23 inputs; the same input alone does not report).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allow_user_poisoning=0"
 status=0

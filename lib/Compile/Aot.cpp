@@ -18,9 +18,9 @@
 
 #include "attn-c/attn.h"
 
-#include "attn/Execution/EntryWrapper.h"
-#include "attn/Execution/Error.h"
-#include "attn/Execution/Problem.h"
+#include "attn/Spec/EntryWrapper.h"
+#include "attn/Spec/Error.h"
+#include "attn/Spec/Problem.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"

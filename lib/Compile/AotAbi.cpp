@@ -11,8 +11,8 @@
 #include "attn/Compile/Aot.h"
 
 #include "attn-c/attn.h"
-#include "attn/Execution/Error.h"
-#include "attn/Execution/Problem.h"
+#include "attn/Spec/Error.h"
+#include "attn/Spec/Problem.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -6,7 +6,7 @@
 
 #include "Checks.h"
 
-#include "attn/Execution/ReferenceVarlen.h"
+#include "attn/Spec/ReferenceVarlen.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include "attn/Execution/CudaRun.h"
 
 #include "attn/Compile/Aot.h"
-#include "attn/Execution/Error.h"
+#include "attn/Spec/Error.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #ifdef ATTN_HAVE_CUDA_RUNTIME

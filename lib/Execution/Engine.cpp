@@ -19,10 +19,10 @@
 #include "RunTiming.h"
 
 #include "attn/Execution/CudaRun.h"
-#include "attn/Execution/Error.h"
+#include "attn/Spec/Error.h"
 #include "attn/Execution/GuardedBuffer.h"
-#include "attn/Execution/Npy.h"
-#include "attn/Execution/ReferenceVarlen.h"
+#include "attn/Spec/Npy.h"
+#include "attn/Spec/ReferenceVarlen.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
 

@@ -17,9 +17,9 @@
 #include "Checks.h"
 
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
-#include "attn/Execution/Error.h"
+#include "attn/Spec/Error.h"
 #include "attn/Execution/Peak.h"
-#include "attn/Execution/ReferenceGrad.h"
+#include "attn/Spec/ReferenceGrad.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -6,7 +6,7 @@
 
 #include "attn/Execution/GuardedBuffer.h"
 
-#include "attn/Execution/Error.h"
+#include "attn/Spec/Error.h"
 
 #include <atomic>
 #include <cerrno>

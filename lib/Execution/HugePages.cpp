@@ -6,8 +6,8 @@
 
 #include "attn/Execution/HugePages.h"
 
-#include "attn/Execution/Error.h"
-#include "attn/Execution/HostTensor.h"
+#include "attn/Spec/Error.h"
+#include "attn/Spec/HostTensor.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -6,9 +6,9 @@
 
 #include "attn/Execution/Jit.h"
 
-#include "attn/Execution/EntryWrapper.h"
-#include "attn/Execution/Error.h"
-#include "attn/Execution/Problem.h"
+#include "attn/Spec/EntryWrapper.h"
+#include "attn/Spec/Error.h"
+#include "attn/Spec/Problem.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"

@@ -6,9 +6,9 @@
 
 #include "attn/Execution/Peak.h"
 
-#include "attn/Execution/Error.h"
+#include "attn/Spec/Error.h"
 #include "attn/Execution/Jit.h"
-#include "attn/Pipelines/CpuFeatures.h"
+#include "attn/Codegen/CPU/CpuFeatures.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"

@@ -6,8 +6,8 @@
 
 #include "RunPeaks.h"
 
-#include "attn/Execution/Error.h"
-#include "attn/Pipelines/CpuFeatures.h"
+#include "attn/Spec/Error.h"
+#include "attn/Codegen/CPU/CpuFeatures.h"
 
 #include <algorithm>
 #include <chrono>

@@ -6,6 +6,8 @@
 
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Codegen/CPU/Passes.h"
+#include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
@@ -278,7 +280,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     // (docs/benchmarks.md: rounds ten, fourteen and twenty-two).
     tiling.decodePrefetchLocality = options.decodePrefetchLocality;
     // The one-group f32 kernels leave K and V to the hardware prefetchers
-    // where that was measured (a Zen 4, DecodeBuilder::prefetches): on the
+    // where that was measured (a Zen 4, CpuDecodeBuilder::prefetches): on the
     // avx512 kernels; the amx kernels' hosts (Intel) and the avx2 ones'
     // keep every prefetch until measured there.
     if (!options.decodePrefetch.empty()) {
@@ -294,7 +296,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     // lanes: on a Zen 3, one thread, paired CPU time against the overlapped
     // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),
     // hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K and V keep the overlap
-    // (DecodeBuilder.h; docs/benchmarks.md, round sixteen). Not on the
+    // (CpuDecodeBuilder.h; docs/benchmarks.md, round sixteen). Not on the
     // 16-lane paths: on a Zen 4 (avx512-bf16 kernels, L2 prefetches) f32
     // hq=32 hkv=8 took 1.084x the time (round twenty-two).
     tiling.decodePhased =

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Codegen/CPU/Passes.h"
+#include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -39,6 +41,8 @@ static void registerAttnPluginDialects(DialectRegistry *registry) {
 static void registerAttnPluginPasses() {
   attn::registerAttnConversionPasses();
   attn::registerAttnTransformsPasses();
+  attn::registerAttnCpuCodegenPasses();
+  attn::registerAttnGpuCodegenPasses();
   attn::registerAttnPipelines();
 }
 

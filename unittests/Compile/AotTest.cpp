@@ -6,7 +6,7 @@
 
 #include "attn/Compile/Aot.h"
 #include "attn/Execution/Engine.h"
-#include "attn/Execution/Problem.h"
+#include "attn/Spec/Problem.h"
 
 #include "../../lib/Compile/Shim.h"
 

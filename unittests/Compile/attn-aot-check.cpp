@@ -24,10 +24,10 @@
 
 #include "attn-c/attn.h"
 
-#include "attn/Execution/HostTensor.h"
-#include "attn/Execution/Numerics.h"
-#include "attn/Execution/Reference.h"
-#include "attn/Execution/SdpaSpec.h"
+#include "attn/Spec/HostTensor.h"
+#include "attn/Spec/Numerics.h"
+#include "attn/Spec/Reference.h"
+#include "attn/Spec/SdpaSpec.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -6,9 +6,9 @@
 
 #include "attn/Execution/Engine.h"
 #include "attn/Execution/HugePages.h"
-#include "attn/Execution/Npy.h"
+#include "attn/Spec/Npy.h"
 #include "attn/Execution/Peak.h"
-#include "attn/Execution/Problem.h"
+#include "attn/Spec/Problem.h"
 #include "attn/Execution/Report.h"
 
 #include "mlir/IR/MLIRContext.h"

@@ -5,7 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Execution/HugePages.h"
-#include "attn/Execution/HostTensor.h"
+#include "attn/Spec/HostTensor.h"
 
 #include "gtest/gtest.h"
 

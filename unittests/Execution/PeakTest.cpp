@@ -10,7 +10,7 @@
 #include "attn/Execution/Peak.h"
 
 #include "attn/Execution/Engine.h"
-#include "attn/Pipelines/CpuFeatures.h"
+#include "attn/Codegen/CPU/CpuFeatures.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringMap.h"

@@ -13,8 +13,8 @@
 #ifndef ATTN_COMPILE_AOT_H
 #define ATTN_COMPILE_AOT_H
 
-#include "attn/Execution/HostTensor.h"
-#include "attn/Execution/SdpaSpec.h"
+#include "attn/Spec/HostTensor.h"
+#include "attn/Spec/SdpaSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

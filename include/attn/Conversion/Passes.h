@@ -1,4 +1,4 @@
-//===- Passes.h - attn conversion passes ------------------------*- C++ -*-===//
+//===- Passes.h - the naive (oracle) lowerings ------------------*- C++ -*-===//
 //
 // Part of the attn project.
 //
@@ -8,7 +8,6 @@
 #define ATTN_CONVERSION_PASSES_H
 
 #include "attn/Conversion/AttnGradToLinalg.h"
-#include "attn/Conversion/AttnToGpu.h"
 #include "attn/Conversion/AttnToLinalg.h"
 
 namespace mlir::attn {

@@ -1,4 +1,4 @@
-//===- CudaRun.h - run an attn entry on a CUDA GPU -------------*- C++ -*-===//
+//===- CudaRun.h - run an attn entry on a CUDA GPU --------------*- C++ -*-===//
 //
 // Part of the attn project.
 //
@@ -13,7 +13,7 @@
 #ifndef ATTN_EXECUTION_CUDARUN_H
 #define ATTN_EXECUTION_CUDARUN_H
 
-#include "attn/Execution/HostTensor.h"
+#include "attn/Spec/HostTensor.h"
 #include "attn/Execution/Jit.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -16,12 +16,12 @@
 #ifndef ATTN_EXECUTION_ENGINE_H
 #define ATTN_EXECUTION_ENGINE_H
 
-#include "attn/Execution/HostTensor.h"
+#include "attn/Spec/HostTensor.h"
 #include "attn/Execution/Jit.h"
-#include "attn/Execution/Numerics.h"
-#include "attn/Execution/Problem.h"
-#include "attn/Execution/Reference.h"
-#include "attn/Execution/SdpaSpec.h"
+#include "attn/Spec/Numerics.h"
+#include "attn/Spec/Problem.h"
+#include "attn/Spec/Reference.h"
+#include "attn/Spec/SdpaSpec.h"
 
 #include "llvm/Support/Error.h"
 

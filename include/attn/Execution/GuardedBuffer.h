@@ -1,4 +1,4 @@
-//===- GuardedBuffer.h - buffers between PROT_NONE guard pages -*- C++ -*-===//
+//===- GuardedBuffer.h - buffers between PROT_NONE guard pages --*- C++ -*-===//
 //
 // Part of the attn project.
 //

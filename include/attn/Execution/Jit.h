@@ -12,7 +12,7 @@
 #ifndef ATTN_EXECUTION_JIT_H
 #define ATTN_EXECUTION_JIT_H
 
-#include "attn/Execution/HostTensor.h"
+#include "attn/Spec/HostTensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"

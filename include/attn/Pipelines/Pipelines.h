@@ -10,9 +10,11 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "attn/Codegen/CPU/CpuFeatures.h"
+#include "attn/Codegen/CPU/Passes.h"
+#include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
-#include "attn/Pipelines/CpuFeatures.h"
 
 #include "mlir/Pass/PassOptions.h"
 

@@ -1,4 +1,4 @@
-//===- KeyBlocks.h - the key blocks a query block visits -------*- C++ -*-===//
+//===- KeyBlocks.h - the key blocks a query block visits --------*- C++ -*-===//
 //
 // Part of the attn project.
 //

@@ -1,4 +1,4 @@
-//===- SplitKeys.h - split-K (flash-decoding) for the tiling ---*- C++ -*-===//
+//===- SplitKeys.h - split-K (flash-decoding) for the tiling ----*- C++ -*-===//
 //
 // Part of the attn project.
 //

@@ -14,7 +14,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
-#include "DecodeKernel.h"
+#include "CpuDecodeKernel.h"
 #include "KeyBlocks.h"
 #include "SplitKeys.h"
 #include "TileOps.h"

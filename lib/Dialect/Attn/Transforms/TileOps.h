@@ -54,7 +54,7 @@ struct HiddenPairs {
 
 /// Which decode kernels prefetch their K and V rows ahead (decode-prefetch).
 enum class DecodePrefetch {
-  /// All but the one-group f32 kernels (DecodeBuilder::prefetches).
+  /// All but the one-group f32 kernels (CpuDecodeBuilder::prefetches).
   Auto,
   All,
   None,
@@ -104,7 +104,7 @@ struct TiledSdpa {
   /// (decode-page-touch; 16-bit K and V only), 0: none.
   int64_t decodePageTouch = 0;
   /// The decode kernel's blocks in two phases where it pays
-  /// (decode-phased; DecodeBuilder.h).
+  /// (decode-phased; CpuDecodeBuilder.h).
   bool decodePhased = false;
   /// Which decode kernels prefetch (decode-prefetch).
   DecodePrefetch decodePrefetch = DecodePrefetch::Auto;

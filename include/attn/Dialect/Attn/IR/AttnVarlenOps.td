@@ -1,4 +1,4 @@
-//===- AttnVarlenOps.td - attn.sdpa_varlen --------------*- tablegen -*-===//
+//===- AttnVarlenOps.td - attn.sdpa_varlen -----------------*- tablegen -*-===//
 //
 // Part of the attn project.
 //

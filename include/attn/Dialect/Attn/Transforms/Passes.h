@@ -1,4 +1,4 @@
-//===- Passes.h - attn dialect transforms -----------------------*- C++ -*-===//
+//===- Passes.h - target-neutral attn transforms ----------------*- C++ -*-===//
 //
 // Part of the attn project.
 //
@@ -14,10 +14,6 @@ namespace mlir::attn {
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION
 #include "attn/Dialect/Attn/Transforms/Passes.h.inc"
-
-/// True for the kinds attn-omp-schedule takes (static, dynamic, guided), so
-/// that the tools refuse another in one line before any pass runs.
-bool isOmpScheduleKind(llvm::StringRef kind);
 
 } // namespace mlir::attn
 

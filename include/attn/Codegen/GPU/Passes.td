@@ -1,0 +1,262 @@
+//===- Passes.td - GPU code generation ---------------------*- tablegen -*-===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CODEGEN_GPU_PASSES_TD
+#define ATTN_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
+  let summary = "Lower attn.sdpa on tensors to a fused FlashAttention-2 "
+                "gpu.launch (NVIDIA tensor cores for f16/bf16, FMA for f32)";
+  let description = [{
+    Rewrites every `attn.sdpa` into `bufferization.to_buffer` of its operands
+    (identity layouts), a `memref.alloc` of the output (and of the lse), one
+    `gpu.launch` whose body is the fused kernel on those buffers, and
+    `bufferization.to_tensor` of the results, so that the rest of the
+    pipeline bufferizes normally and `gpu-kernel-outlining` outlines the
+    launch.
+
+    f16 and bf16 (head dims D and Dv in {32, 64, 80, 96, 128}): the grid is
+    (ceil(Lq / block-q), Hq, B); a CTA of block-q / 16 warps owns block-q
+    query rows, 16 per warp (the M of mma m16n8k16). The Q block and
+    double-buffered K/V tiles of up to block-kv keys live in dynamic shared
+    memory (its base is 16-byte aligned, as cp.async and ldmatrix need;
+    the launch asks for the bytes), filled by `nvgpu.device_async_copy` (cp.async, zero-filled past
+    Lq/Lk) with commit/wait groups: tile j+1 is in flight while tile j is
+    computed. Fragments come from `nvgpu.ldmatrix` (transposed for V);
+    S = Q.K^T and O += P.V run on `mma.sync m16n8k16` with f32 accumulators
+    (`nvgpu.mma.sync` for f16, `nvvm.mma.sync` on i32 bitcasts for bf16).
+    The online softmax stays in registers: scale * log2(e) is folded into S
+    (with `fold-scale`, into exp2's argument instead: P = exp2(fma(s, c,
+    -m c)) on the unscaled scores and row max),
+    row max and sum are reduced over the quad with `gpu.shuffle xor` 1 and 2,
+    `math.exp2`, the accumulator is rescaled, and P, rounded to the input
+    type, is reused in registers as the A operand of P.V (the C fragment of
+    m16n8k16 is laid out as its A fragment). One normalization at the end;
+    an empty row gives 0 and lse -inf. Tile rows are padded by 16 bytes, or
+    (where padding would need tiles under 32 keys, e.g. D = 128) stored
+    densely with XOR-swizzled 16-byte chunks: ldmatrix reads are free of
+    bank conflicts either way. Q is staged in the V tiles where they are as
+    large (its fragments go to registers before V tile 0 is loaded).
+    block-kv shrinks by 16 until the buffers fit the 48 KiB a launch gets
+    without the driver's opt-in (D = 128 at block-q 64: 32 keys), or the
+    `shared-memory` bytes with the opt-in. No launch for an empty grid (Lq or
+    B = 0 at run time).
+
+    Causal: key tiles that the whole block cannot see are not visited (the
+    loop bound), only tiles that straddle the diagonal or the Lk tail are
+    masked element by element; a user mask (i1 or additive, size-1 and
+    run-time-1 dims broadcast) masks every tile. GQA/MQA read key/value head
+    h / (Hq / Hkv) in place.
+
+    f32: one thread per query row walks the visible keys with the same
+    online softmax on FMAs (no TF32), the scaled query row and the
+    accumulator in private memory.
+
+    Decoding (any element type; a static Lq with Lq * (Hq / Hkv) <=
+    decode-rows, D a multiple of 16 bytes, not an op the tensor-core kernel
+    would refuse): split-K (flash-decoding) on CUDA cores instead. The rows
+    of the query heads that share a K/V head are the rows of one CTA (at
+    most 4: more rows take more CTAs, each reading K and V), so K and V are
+    read once per group of up to 4 rows; the visible keys are cut
+    into kv-splits runs (0: chosen at run time, ceil(2 * sm-count / (B * Hkv
+    * row blocks)) capped so that a run has at least 256 keys). The split
+    kernel (grid (splits, Hkv * row blocks, B), 128 threads) stages K in
+    chunks of up to 128 keys in shared memory by cp.async, scores key t in
+    thread t against every row, reduces the chunk's row maxima with warp
+    shuffles, and accumulates value columns t, t + 128 reading V rows
+    coalesced; it writes out and lse itself with one split, else each
+    split's normalized f32 output and base-2 lse into device temporaries,
+    which a merge kernel (grid (Lq, Hq, B)) combines by their lse (a split
+    that saw no key weighs 0; a row that saw none gives 0 and lse -inf).
+    Masks, both causal alignments, windows, key_lengths, softcap and ALiBi
+    as in the other kernels.
+
+    Before:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v : tensor<1x8x128x64xf16>, tensor<1x8x128x64xf16>,
+        tensor<1x8x128x64xf16> -> tensor<1x8x128x64xf16>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %qb = bufferization.to_buffer %q : tensor<1x8x128x64xf16> to memref<1x8x128x64xf16>
+    ...
+    %ob = memref.alloc() : memref<1x8x128x64xf16>
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c8, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%x = %c128, %y = %c1, %z = %c1)
+               dynamic_shared_memory_size %c36864_i32 {
+      %smem = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %ks = memref.view %smem[%c0][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+      %vs = memref.view %smem[%c18432][] : ... to memref<2x64x72xf16, #gpu.address_space<workgroup>>
+      %qs = memref.view %smem[%c18432][] : ... to memref<64x72xf16, #gpu.address_space<workgroup>>
+      nvgpu.device_async_copy %qb[...], %qs[...], 8, %n : ...
+      %qf = nvgpu.ldmatrix %qs[...] {numTiles = 4 : i32, transpose = false} ...
+      scf.for %t = %c0 to %tiles step %c1 iter_args(...) {
+        %s = nvgpu.mma.sync(%qf, %kf, %c) {mmaShape = [16, 8, 16]} ...
+        %r = gpu.shuffle xor %mx, %c1_i32, %c32_i32 : f32
+        %p = math.exp2 ...
+        %vf = nvgpu.ldmatrix %vs[...] {numTiles = 2 : i32, transpose = true} ...
+        %acc = nvgpu.mma.sync(%pa, %vf, %acc0) {mmaShape = [16, 8, 16]} ...
+      }
+      memref.store ... %ob[...]
+      gpu.terminator
+    }
+    %o = bufferization.to_tensor %ob restrict writable : ...
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "target chip, sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async)">,
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "query rows per CTA: a multiple of 16 in [16, 128] (16 per warp)">,
+    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
+           "keys per shared-memory tile (at most; a multiple of 16 in "
+           "[16, 128])">,
+    Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"32",
+           "the split-K decode kernels for a static Lq with Lq * (Hq / Hkv) "
+           "<= decode-rows (at most 4 rows per CTA); 0: never">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "key splits of the decode kernels: 0 chooses at run time from "
+           "B * Hkv and sm-count (32 CTAs per SM, at least 512 keys per "
+           "split); N > 0 cuts the keys into N">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "SMs the automatic kv-splits aims to fill; 0: 132 for sm_90 and "
+           "sm_90a, 108 for other chips">,
+    Option<"decodeStages", "decode-stages", "int64_t", /*default=*/"1",
+           "the split kernel's shared-memory stages: 1 stages a K chunk and "
+           "reads V from global memory; 2 double-buffers K and V chunks "
+           "(cp.async of the next chunk while one is computed), several "
+           "threads per key (passed the device check on an H200, but no "
+           "faster than 1 there)">,
+    Option<"decodeUnroll", "decode-unroll", "int64_t", /*default=*/"2",
+           "keys per iteration of the one-stage split kernel's P.V loop: 1, "
+           "2, 4 or 8 (each thread issues that many V loads from global "
+           "memory before their FMAs; the chunk's last keys go one by one; "
+           "on an H200 2 ran 1.17-1.34x faster than 1, 4 and 8 no faster)">,
+    Option<"sharedMemory", "shared-memory", "int64_t", /*default=*/"0",
+           "dynamic shared memory per CTA the kernels may use, in bytes: 0 "
+           "keeps to the 48 KiB a launch gets without opt-in; more (up to "
+           "the chip's limit: 163 KiB on sm_80, 227 KiB on sm_90) lets the "
+           "tiles grow, and attn's CUDA runtime raises the kernel's limit "
+           "(cuFuncSetAttribute) at launch">,
+    Option<"foldScale", "fold-scale", "bool", /*default=*/"true",
+           "tensor-core kernel: the score scale folded into exp2's argument "
+           "(P = exp2(fma(s, c, -m c)), the row max unscaled): one FMA per "
+           "score instead of a multiply, a subtraction and a -inf test; "
+           "where no softcap, ALiBi or float mask needs the scaled score and "
+           "the scale is positive (1.02-1.07x on an H200)">,
+    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
+           "tensor-core kernel: the accumulators are rescaled only in the "
+           "tiles where one of a thread's two row maxima grew (a branch; "
+           "exact, as the factor is 1 otherwise; no faster on an H200)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "func::FuncOp"> {
+  let summary = "Put a bufferized host function's buffers in GPU device "
+                "memory, its copies in kernels";
+  let description = [{
+    For a GPU pipeline, after bufferization and before the loops are mapped
+    to the GPU: the function's arguments are device pointers given by the
+    caller, and every buffer it allocates (the naive score table, row
+    statistics, results) must be device memory too, since only kernels
+    touch them. Outside `gpu.launch` bodies:
+
+    - a buffer the function allocates, fills and then only copies into one
+      of its arguments that nothing else touches (a result under a
+      destination-passing entry, which convert-attn-to-gpu allocates) is
+      replaced by that argument: no allocation, no copy;
+    - `memref.alloc` becomes `gpu.alloc` and `memref.dealloc` becomes
+      `gpu.dealloc` (`gpu-async-region` and `gpu-to-llvm` turn them into
+      `mgpuMemAlloc`/`mgpuMemFree` on the launch stream);
+    - `memref.copy` becomes `linalg.copy`, so that it is lowered to a kernel
+      with the other linalg ops;
+    - a load or store the host would make itself (`memref.load`,
+      `memref.store`, vector transfers) is an error: the host cannot read
+      device memory.
+
+    Before:
+
+    ```mlir
+    %s = memref.alloc(%b, %lq, %lk) {alignment = 64 : i64} : memref<?x8x?x?xf32>
+    memref.copy %a, %o : memref<?x8x?x64xf32> to memref<?x8x?x64xf32>
+    memref.dealloc %s : memref<?x8x?x?xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %s = gpu.alloc (%b, %lq, %lk) : memref<?x8x?x?xf32>
+    linalg.copy ins(%a : memref<?x8x?x64xf32>) outs(%o : memref<?x8x?x64xf32>)
+    gpu.dealloc %s : memref<?x8x?x?xf32>
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+  ];
+}
+
+def AttnGpuRebuildCapturedMemrefs
+    : Pass<"attn-gpu-rebuild-captured-memrefs", "func::FuncOp"> {
+  let summary = "Pass the memrefs a gpu.launch captures as a base buffer "
+                "and index values, so kernels take one bare pointer each";
+  let description = [{
+    Kernels take one bare pointer per memref argument
+    (`use-bare-pointers-for-kernels`), which holds only for memrefs of static
+    shape, strides and offset. Every other memref a `gpu.launch` body uses
+    from above is taken apart before the launch
+    (`memref.extract_strided_metadata`: a 0-d base buffer, the offset, sizes
+    and strides) and rebuilt at the start of the body
+    (`memref.reinterpret_cast`, then `memref.cast` back to its type), so that
+    kernel outlining passes the base buffer (static: a bare pointer) and the
+    index values (scalars). Unlike `gpu-decompose-memrefs`, which rewrites
+    only loads, stores and subviews, every use is served: `nvgpu` copies,
+    `memref.dim`, vector transfers.
+
+    Before:
+
+    ```mlir
+    gpu.launch ... {
+      %t = nvgpu.device_async_copy %k[%i, %j], %smem[%j], 8
+          : memref<?x64xf16> to memref<64xf16, 3>
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %k
+    gpu.launch ... {
+      %r = memref.reinterpret_cast %base to offset: [%offset],
+          sizes: [%sizes#0, 64], strides: [64, 1]
+          : memref<f16> to memref<?x64xf16, strided<[64, 1], offset: ?>>
+      %k2 = memref.cast %r : ... to memref<?x64xf16>
+      %t = nvgpu.device_async_copy %k2[%i, %j], %smem[%j], 8 ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+#endif // ATTN_CODEGEN_GPU_PASSES_TD
