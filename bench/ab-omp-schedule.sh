@@ -1,5 +1,5 @@
 #!/bin/bash
-# The OpenMP schedule A/B of docs/benchmarks.md, round eleven: the query
+# The OpenMP schedule A/B of journal/round-11.md: the query
 # blocks' loops with --omp-schedule=static (A) against the default guided (B),
 # 2 threads, wall clock, bench/ab-paired.py on four shapes; first as the
 # machine is, then with a busy loop on core 1 (another job on a shared

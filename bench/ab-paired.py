@@ -15,13 +15,13 @@ With --b-spec=SPEC_B, B is compiled from SPEC_B instead: an op of the same
 shapes (another dtype, mask or scale), its inputs drawn from the same seed
 in its own dtypes, its outputs not compared. Then the paired B/A is a ratio
 of two ops' times taken side by side, e.g. bf16 against f32 decode
-(docs/benchmarks.md, round thirty).
+(journal/round-30.md).
 With --copies=N each side calls N copies of its inputs and outputs in turn
 (pair k the k % N-th of both), allocated A, B, A, B, ... with odd-sized
 arrays between them: a decode's time depends on where its K and V lie (on
 2 MiB pages, f32 with V an odd number of 4 KiB pages after K's end took 1.4
 times as long), and one process's placement is one draw of it; N draws give
-the pairs' median over several (round thirty).
+the pairs' median over several (journal/round-30.md).
 
   python3 bench/ab-paired.py SPEC PAIRS COMPILER_A COMPILER_B
       [--wall] [--a-args=FLAGS] [--b-args=FLAGS] [--b-spec=SPEC_B]
@@ -35,12 +35,12 @@ Inputs as bench/ab-aot.py's (normals, masks true with probability 0.8), in
 numpy's arrays: on transparent huge pages from 4 MiB up where THP is
 `madvise` (numpy's default); with --small-pages on 4 KiB pages, as a C or
 C++ caller's malloc has them (the decode kernels read K and V at a different
-rate on the two: docs/benchmarks.md, round twenty-six).
+rate on the two: journal/round-26.md).
 With --cold=MIB each call is preceded, untimed, by a read of a MIB MiB
 buffer, which leaves the caches and the TLB holding other data (as attn-run
 --peak's read probe between its timed calls does, and a model's other layers
 between two of its attention calls): a decode's page walks on 4 KiB pages
-then miss the caches too (docs/benchmarks.md, round twenty-eight).
+then miss the caches too (journal/round-28.md).
 Static shapes only. Needs numpy.
 """
 import argparse

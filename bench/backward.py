@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Backward-pass rows: attn.sdpa_grad (attn-run --grad, the fused CPU
-lowering) against PyTorch's CPU SDPA backward, one thread, at docs/benchmarks.md's
+lowering) against PyTorch's CPU SDPA backward, one thread, at docs/performance.md's
 prefill shape b=1, hq=8, lq=lk=L, d in {64, 128}, causal none and
 bottom_right, f32.
 

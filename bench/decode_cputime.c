@@ -20,8 +20,7 @@
  * copy of K and V in one 2 MiB-aligned madvise(MADV_HUGEPAGE) buffer, V
  * starting G bytes after K's end; the copies called in turn, each call after
  * an untimed 256 MiB read, and each gap's median and best CPU time: how the
- * decode's time depends on where V lies from K (docs/benchmarks.md, round
- * thirty).
+ * decode's time depends on where V lies from K (journal/round-30.md).
  *
  *   bench/decode-cputime.sh dtype threads [iters]   (builds and runs this)
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The quick figures quoted in docs/benchmarks.md ("Kernel paths, bf16 dot
-# products and split-K", "User masks"): each row one attn-run process that
+# The quick figures quoted in docs/performance.md (first run:
+# journal/rounds-01-02.md, "Kernel paths", "User masks"): each row one attn-run process that
 # measures its own f32 FMA peak, bf16 dot-product peak (where the CPU has
 # avx512_bf16) and, with --bench, its read bandwidth; quote ratios, not
 # times. bf16 against f32 decode is timed call by call in one process
@@ -44,7 +44,7 @@ done
 # call: bench/ab-paired.py alternates the two libraries, each call after a
 # 256 MiB read (as attn-run's read probe), inputs on 4 KiB pages (as
 # attn-run's), in 4 copies called in turn (where K and V lie moves a decode's
-# time: docs/benchmarks.md, round thirty); B/A is the bf16 call's time over
+# time: journal/round-30.md); B/A is the bf16 call's time over
 # the f32 call's.
 AC="$(dirname "$R")/attn-compile"
 S=hq=32,hkv=8,lq=1,lk=32768,d=128

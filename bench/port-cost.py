@@ -10,7 +10,7 @@ read their destination: one chain per copy across iterations, shorter than
 an iteration.) Printed: the extra cycles per
 added instruction, at an assumed clock (--ghz; only the scale of the column,
 the ratios hold at any clock). This is how the kernels' choices were made on
-the Zen 4 of docs/benchmarks.md (round twenty-four): there a 512-bit store
+the Zen 4 of journal/round-24.md: there a 512-bit store
 took two FMA slots and vcmpps a whole one, while shuffles of one source,
 vreduceps, vscalefps and integer ops took none.
 

@@ -2,7 +2,7 @@
 """Benchmarks attn's fused CPU lowering against its naive lowering, PyTorch
 and ggml.
 
-Runs the CPU shapes of docs/benchmarks.md through `attn-run --sdpa SPEC --json`,
+Runs the CPU shapes of docs/performance.md through `attn-run --sdpa SPEC --json`,
 PyTorch's `torch.nn.functional.scaled_dot_product_attention` on the CPU and
 ggml's `ggml_flash_attn_ext` (bench/ggml_peer.py; f32 Q, f16 or f32 K/V),
 single-threaded and with all threads, and writes
@@ -604,7 +604,7 @@ def plot(rows, peak, threads_list, path: Path) -> None:
 def parse_args(argv):
     p = argparse.ArgumentParser(
         description="Benchmark attn (fused, naive) against PyTorch SDPA on "
-                    "the CPU shapes of docs/benchmarks.md.")
+                    "the CPU shapes of docs/performance.md.")
     p.add_argument("--attn-run", default=os.environ.get(
         "ATTN_RUN", str(REPO / "build" / "bin" / "attn-run")),
         help="attn-run binary (default: $ATTN_RUN or build/bin/attn-run)")

@@ -1,6 +1,6 @@
 /*
  * How well one core overlaps streaming reads with arithmetic: the bound on
- * attn's one-thread decode (docs/benchmarks.md, "Decode on one core").
+ * attn's one-thread decode (journal/round-03.md, "Decode on one core").
  *
  * Two 128 MiB streams (K and V of hq=32 hkv=8 Lk=32k d=128 f32: 256 MiB in
  * all) are read row by row (512 bytes of each per key), and per key F
@@ -13,13 +13,13 @@
  * An argument N prefetches (prefetcht0) both rows N keys ahead. A second
  * argument 16 spreads the FMAs over 16 accumulators (K's into 8, V's into
  * the other 8) instead of 8, so that they are not one dependent chain per
- * accumulator and key: arithmetic that the core can overlap (docs/
- * benchmarks.md, round six). A third argument 2 reads each block of 16 keys
+ * accumulator and key: arithmetic that the core can overlap
+ * (journal/round-06.md). A third argument 2 reads each block of 16 keys
  * in two passes, the first over the first 4 cache lines of every row, the
  * second over the other 4 (as the decode kernel's two P.V groups of 4 query
  * rows at d=128 do), the prefetches too: with the prefetches the hardware's
- * leave to them, without either the streams starve (docs/benchmarks.md,
- * round thirty-one).
+ * leave to them, without either the streams starve
+ * (journal/round-31.md).
  *
  *   cc -O2 -mavx512f -mfma bench/stream_overlap.c -o /tmp/so && /tmp/so [N
  * [16 [2]]]

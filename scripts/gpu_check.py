@@ -171,7 +171,7 @@ def check_cases():
 
 
 def speed_cases():
-    """docs/benchmarks.md's GPU shapes: b * lq = 16384, hidden 2048."""
+    """docs/performance.md's GPU shapes: b * lq = 16384, hidden 2048."""
     cases = []
     for dt in ("bf16", "f16"):
         for d, hq in ((64, 32), (128, 16)):

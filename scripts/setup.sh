@@ -35,7 +35,7 @@ if [ "${ATTN_PACKAGES_ONLY:-0}" = 1 ]; then
   exit 0
 fi
 
-# The Python package (python/, README's Python section), its tests and the
+# The Python package (python/, docs/python.md), its tests and the
 # GPU check's harness (scripts/gpu_check.py, dry-run in the suite) need numpy,
 # ml_dtypes (bf16 arrays) and pytest from PyPI in the python3 on PATH;
 # ATTN_WITH_TORCH=1 adds PyTorch (~3 GB with the CUDA wheels PyPI's Linux

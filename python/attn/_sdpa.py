@@ -124,7 +124,7 @@ def run_options(backend, target, q, threads, who):
             raise ValueError(f"{who}: threads must be >= 1, got {threads}")
         threads = int(threads)
         return threads, threads > 1, None
-    # cuda: kernels for the tensor's device (untested, see README)
+    # cuda: kernels for the tensor's device (docs/gpu.md: what has run on a GPU)
     return None, False, "sm_%d%d" % backend.torch.cuda.get_device_capability(
         q.device)
 

@@ -152,7 +152,7 @@ def test_omp_schedule():
 
 
 def test_tuning():
-    # The fused lowering's other options (docs/c-abi.md): attn-compile's
+    # The fused lowering's other options (docs/attn-compile.md): attn-compile's
     # flags, recorded in the library's JSON and on the kernel; the results
     # still meet the numerics rule.
     spec = "b=1,hq=8,hkv=1,lq=1,lk=300,d=64,lse=1"

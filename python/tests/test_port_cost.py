@@ -1,5 +1,5 @@
 """bench/port-cost.py (the probe behind the Zen 4 store and shuffle costs in
-docs/benchmarks.md, round twenty-four): it must build its assembly with this
+journal/round-24.md): it must build its assembly with this
 machine's compiler and report every instruction it knows for each stream the
 CPU has (or say the CPU has no avx512f). A short run: no figure is checked,
 only that the probe works."""
