@@ -6,7 +6,11 @@
 # times. bf16 against f32 decode is timed call by call in one process
 # (bench/ab-paired.py, numpy; attn-compile beside ATTN_RUN). About 5 minutes.
 #
-#   bash bench/figures.sh [ATTN_RUN]        (default build/bin/attn-run)
+# Usage: bash bench/figures.sh [ATTN_RUN]   (default build/bin/attn-run)
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 R="${1:-$ROOT/build/bin/attn-run}"
