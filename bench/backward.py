@@ -73,7 +73,9 @@ def run_torch(args, lq, d, causal):
 
 
 def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--attn-run", default=os.environ.get(
         "ATTN_RUN", str(REPO / "build" / "bin" / "attn-run")))
     p.add_argument("--lengths", default="4096")

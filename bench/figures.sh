@@ -4,9 +4,13 @@
 # measures its own f32 FMA peak, bf16 dot-product peak (where the CPU has
 # avx512_bf16) and, with --bench, its read bandwidth; quote ratios, not
 # times. bf16 against f32 decode is timed call by call in one process
-# (bench/ab-paired.py, numpy; attn-compile beside ATTN_RUN). About 5 minutes.
+# (bench/ab.py, numpy; attn-compile beside ATTN_RUN). About 5 minutes.
 #
-#   bash bench/figures.sh [ATTN_RUN]        (default build/bin/attn-run)
+# Usage: bash bench/figures.sh [ATTN_RUN]   (default build/bin/attn-run)
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 R="${1:-$ROOT/build/bin/attn-run}"
@@ -41,26 +45,25 @@ for dt in f32 bf16; do
   run --sdpa hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=$dt --threads 1 --bench 20 --huge-pages
 done
 # bf16 against f32 decode (issue 15 asks for 1.8x) in one process, call by
-# call: bench/ab-paired.py alternates the two libraries, each call after a
+# call: bench/ab.py alternates the two libraries, each call after a
 # 256 MiB read (as attn-run's read probe), inputs on 4 KiB pages (as
 # attn-run's), in 4 copies called in turn (where K and V lie moves a decode's
 # time: journal/round-30.md); B/A is the bf16 call's time over
-# the f32 call's.
+# the f32 call's. Two threads: wall time (--threads 2 compiles with --openmp).
 AC="$(dirname "$R")/attn-compile"
 S=hq=32,hkv=8,lq=1,lk=32768,d=128
 for t in 1 2; do
-  echo "### ab-paired f32 (A) against bf16 (B) decode, $t thread(s)"
-  omp=(); [ "$t" = 2 ] && omp=(--wall -- --openmp)
-  OMP_NUM_THREADS=$t python3 "$ROOT/bench/ab-paired.py" $S 24 "$AC" "$AC" \
-    --b-spec=$S,dtype=bf16 --copies=4 --small-pages --cold=256 "${omp[@]}"
+  echo "### ab f32 (A) against bf16 (B) decode, $t thread(s)"
+  python3 "$ROOT/bench/ab.py" $S --pairs 24 --a "$AC" --b "$AC" --threads $t \
+    --b-spec=$S,dtype=bf16 --copies=4 --pages=small --cold=256
 done
 # Decode with one query row per K/V head (hq = hkv, f32 d=128): its kernel
 # leaves K and V to the hardware prefetchers (decode-prefetch=auto; the same
 # bytes as the rows above), and against every prefetch (all) call by call.
 run --sdpa hq=32,lq=1,lk=8192,d=128 --threads 1 --bench 20
-echo "### ab-paired --decode-prefetch=all (A) against auto (B), hq=hkv=32 decode, 1 thread"
-python3 "$ROOT/bench/ab-paired.py" hq=32,lq=1,lk=8192,d=128 24 "$AC" "$AC" \
-  --a-args=--decode-prefetch=all --copies=4 --small-pages --cold=256
+echo "### ab --decode-prefetch=all (A) against auto (B), hq=hkv=32 decode, 1 thread"
+python3 "$ROOT/bench/ab.py" hq=32,lq=1,lk=8192,d=128 --pairs 24 --a "$AC" --b "$AC" \
+  --a-args=--decode-prefetch=all --copies=4 --pages=small --cold=256
 for t in 1 2; do
   run --sdpa hq=8,hkv=1,lq=1,lk=32768,d=128 --threads $t --bench 30
 done

@@ -26,8 +26,14 @@ What is timed, and how (bench/README.md, "ggml"):
   has no GFLOP/s reported. (ggml's non-tiled f16 path, used for Lq < 64 and
   decode, rounds Q to f16 and accumulates P·V in f16: its rel_l2 grows with
   Lk, ~3e-3 at Lk=512 and ~1e-2 at Lk=4096.)
+
+Run alone (`python3 bench/ggml_peer.py [--threads N]`), it checks ggml's
+flash_attn_ext against the f64 reference on two small cases (f16 K/V causal,
+f32 K/V not), as scripts/bench.sh does before it times ggml; exit 1 if one
+fails.
 """
 
+import argparse
 import ctypes
 import statistics
 import time
@@ -258,3 +264,25 @@ def bench(threads, b, hq, hkv, lq, lk, d, causal, kv, runs, seed, flops,
             "rel_l2": c["rel_l2"], "max_abs": c["max_abs"],
             "check_rows": c["rows"], "bound": c["bound"], "ok": c["ok"],
             "kv": kv, "runs": runs}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", type=int, default=2)
+    opts = p.parse_args(argv)
+    for kv, causal in (("f16", "bottom_right"), ("f32", "none")):
+        q, k, v = make_inputs(1, 4, 2, 80, 96, 64, 0, kv)
+        with Peer(opts.threads) as peer:
+            out, _ = peer.attention(q, k, v, causal)
+        c = check(out, q, k, v, causal, rule("f32", kv))
+        if not c["ok"]:
+            print(f"ggml_peer: {kv} K/V, causal {causal}: {c}")
+            return 1
+    print(f"bench: {describe()}, flash_attn_ext matches the f64 reference")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -26,8 +26,6 @@ import time
 
 import numpy as np
 
-import attn
-
 SHAPES = [  # (hq, hkv, lk, d)
     (8, 2, 16, 64),
     (32, 8, 128, 128),
@@ -49,11 +47,14 @@ def median_us(fn, runs):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=4000)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__),
                                                   "results"))
     args = ap.parse_args()
+    import attn
     try:
         import torch
         import torch.nn.functional as F

@@ -3,7 +3,8 @@
 # python3 (PyTorch, ggml-python, NumPy, Matplotlib from PyPI), then runs
 # bench/run.py.
 #
-#   bash scripts/bench.sh [bench/run.py options]     e.g. --quick, --out DIR
+# Usage: bash scripts/bench.sh [bench/run.py options]   e.g. --quick, --out DIR
+# (bench/run.py's options: python3 bench/run.py --help)
 #
 # attn-run: --attn-run PATH, else $ATTN_RUN, else build/bin/attn-run (under
 # $ATTN_BUILD_DIR when set). ATTN_BENCH_SKIP_SETUP=1 skips the build;
@@ -19,6 +20,10 @@
 # with CMake at install time (-march=native, so the library uses this CPU's
 # AVX-512/F16C; a few minutes on two cores). Nothing else needs it: the suite's
 # test of the peer (python/tests/test_bench_ggml.py) skips without it.
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,19 +63,7 @@ if [ ${#pkgs[@]} -gt 0 ]; then
 fi
 if [ "$want_ggml" = 1 ]; then
   # ggml's flash_attn_ext must compute the right answer before it is timed.
-  "$PY" - "$ROOT/bench" <<'EOF'
-import sys
-sys.path.insert(0, sys.argv[1])
-import ggml_peer
-for kv, causal in (("f16", "bottom_right"), ("f32", "none")):
-    q, k, v = ggml_peer.make_inputs(1, 4, 2, 80, 96, 64, 0, kv)
-    with ggml_peer.Peer(2) as p:
-        out, _ = p.attention(q, k, v, causal)
-    c = ggml_peer.check(out, q, k, v, causal, ggml_peer.rule("f32", kv))
-    assert c["ok"], (kv, causal, c)
-print(f"bench: {ggml_peer.describe()}, flash_attn_ext matches the f64 "
-      f"reference")
-EOF
+  "$PY" "$ROOT/bench/ggml_peer.py"
 fi
 if [ "$want_torch" = 1 ]; then
   # PyTorch must run SDPA on the CPU; say which version and backend.

@@ -8,11 +8,11 @@
 # whether a change meant to be structural left the generated code byte for
 # byte the same.
 #
-#   bash scripts/codegen-grid.sh OUT [BUILD]      # BUILD: default build/
+# Usage: bash scripts/codegen-grid.sh OUT [BUILD]   # BUILD: default build/
 #   diff -rq OUT_BEFORE OUT_AFTER && echo identical
 set -euo pipefail
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || [ $# -lt 1 ]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
   [ $# -lt 1 ] && [ "${1:-}" != "-h" ] && [ "${1:-}" != "--help" ] && exit 2
   exit 0
 fi

@@ -9,6 +9,10 @@
 # Usage: scripts/fuzz.sh [SECONDS per target, default 120]
 # The corpora grow in $BUILD/fuzz-corpus/ across runs; crashes land in
 # $BUILD/fuzz-artifacts/. Exit status 1 if a target found a crash.
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # The sanitizer build (scripts/sanitize.sh) holds the fuzz targets: clang-22,

@@ -4,8 +4,12 @@
 # into a bundle of self-contained libraries, and prints the one command that
 # runs it on a machine with an NVIDIA GPU (numpy and torch there).
 #
-#   bash scripts/gpu-check.sh [--chip sm_90] [--out .gpu-bundle]
+# Usage: bash scripts/gpu-check.sh [--chip sm_90] [--out .gpu-bundle]
 #   bash scripts/gpu-check.sh --dry-run     # the same grid for the CPU, run here
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"

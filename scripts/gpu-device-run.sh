@@ -2,7 +2,7 @@
 # One device call of the GPU check (docs/gpu-check.md), run ON the GPU machine
 # from the repository root, beside the bundle that scripts/gpu-check.sh built:
 #
-#   bash scripts/gpu-device-run.sh OUT_DIR [BUNDLE_DIR]
+# Usage: bash scripts/gpu-device-run.sh OUT_DIR [BUNDLE_DIR]
 #
 # It records the machine (nvidia-smi, torch, numpy) in env.txt, runs the
 # supervised check + speed + tune grid (each case in a worker process; cases
@@ -13,6 +13,10 @@
 # that are not PASS rows ($PYTHON, default python3: the one with torch).
 # Files in OUT_DIR: env.txt, log.txt, memcheck.txt,
 # progress.jsonl, workers.log, checks.csv, speed.csv, table.md.
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -u
 OUT="${1:?usage: gpu-device-run.sh OUT_DIR [BUNDLE_DIR]}"
 BUNDLE="${2:-.gpu-bundle}"

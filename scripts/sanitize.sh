@@ -6,6 +6,7 @@
 # in. The same build holds the libFuzzer targets (-DATTN_BUILD_FUZZERS=ON:
 # the code also carries libFuzzer's coverage counters), which scripts/fuzz.sh
 # runs from it: CI compiles the instrumented code once, not once per script.
+# Usage: bash scripts/sanitize.sh [--quick | --build]
 #   scripts/sanitize.sh          the whole suite (unit tests and lit): ~20 min
 #                                on 2 cores, 12 of them the Integration grids
 #   scripts/sanitize.sh --quick  the GoogleTest unit tests and every lit test
@@ -17,6 +18,10 @@
 #                                uninstrumented libraries it loads) run
 #                                unsanitized in scripts/test.sh
 #   scripts/sanitize.sh --build  configure and build only (scripts/fuzz.sh)
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_ASAN_BUILD_DIR:-$ROOT/build-asan}"

@@ -2,6 +2,12 @@
 # Installs what attn needs (Debian 12 packages) and builds it into build/.
 # Safe to run again: it installs only what is missing and rebuilds only what
 # changed (Ninja + ccache).
+# Usage: bash scripts/setup.sh   ($ATTN_BUILD_DIR: the build folder, default
+# build/; ATTN_WITH_FUZZERS=1: clang-22 and libFuzzer too)
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

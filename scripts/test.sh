@@ -2,6 +2,11 @@
 # Sets up and builds attn (scripts/setup.sh), then runs the whole test suite:
 # the lit tests (FileCheck, verifier diagnostics, end-to-end runs) and the
 # GoogleTest unit tests, all through CTest.
+# Usage: bash scripts/test.sh   ($ATTN_BUILD_DIR: the build folder, default build/)
+case "${1:-}" in -h | --help)
+  sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"
+  exit 0 ;;
+esac
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ATTN_BUILD_DIR:-$ROOT/build}"
