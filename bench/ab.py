@@ -34,7 +34,7 @@ no torch side, else wall. --threads T sets OMP_NUM_THREADS, compiles with
 --copies=N: each side calls N copies of its inputs and outputs in turn (pair
 k the k % N-th of both), allocated A, B, A, B, ... with odd-sized arrays
 between them: a decode's time depends on where its K and V lie, and one
-process's placement is one draw of it (docs/benchmarks.md, round thirty).
+process's placement is one draw of it (journal/round-30.md).
 --cold=MIB: before each call, untimed, a read of a MIB MiB buffer, which
 leaves the caches and the TLB holding other data, as a model's other layers
 do between two of its attention calls (round twenty-eight).

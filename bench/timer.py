@@ -18,7 +18,7 @@ CPU figure is the one to quote on a shared machine; for an A/B, bench/ab.py.
 read patterns of attn-run --peak, the best of them, each thread timed by
 its own CPU time), then the share of the read-K/V-once roofline at the
 median: (bytes of K and V / read bandwidth) / time per call; a decode's
-figure (docs/benchmarks.md, "Decode, round two").
+figure (journal/rounds-01-02.md, "Decode, round two").
 --pages malloc|small|huge: every buffer from aligned_alloc (the default: a
 C caller's malloc), on 4 KiB pages (madvise(MADV_NOHUGEPAGE)) or on 2 MiB
 pages (madvise(MADV_HUGEPAGE), where THP is `madvise`).
