@@ -13,6 +13,7 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%attn_src", config.attn_src_root))
 config.substitutions.append(("%shlibext", config.shlibext))
 config.substitutions.append(
     (
