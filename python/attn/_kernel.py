@@ -60,9 +60,23 @@ def _machine_id():
     return _machine
 
 
+_compiler_ids = {}  # (path, size, mtime) -> content hash
+
+
 def _compiler_id(path):
+    """attn-compile as the cache key sees it: its content, so that a
+    reinstall of the same attn-compile (pip install, a new venv) keeps the
+    cache and a rebuild that changes it does not; hashed once per (path,
+    size, mtime)."""
     st = os.stat(path)
-    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in _compiler_ids:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _compiler_ids[key] = h.hexdigest()
+    return _compiler_ids[key]
 
 
 class Kernel:

@@ -1,15 +1,12 @@
 """Shared by the tests: the float64 reference (attn.reference: docs/op.md)
-and docs/numerics.md's rules."""
-
-import os
-import sys
+and docs/numerics.md's rules. The tests run against the installed package
+(CTest's python-package installs it into BUILD/python/venv, where
+python-pytest runs them)."""
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-from attn import reference as _reference  # noqa: E402
+from attn import reference as _reference
 
 try:
     import ml_dtypes
@@ -123,3 +120,13 @@ def private_cache(tmp_path, monkeypatch):
     yield tmp_path / "cache"
     attn.cache_clear()
 
+
+def pytest_report_header(config):
+    """Which attn the tests import (the installed package, CTest's venv)."""
+    import attn
+    from attn import _build
+    try:
+        compiler = _build.compiler_path()
+    except RuntimeError as e:
+        compiler = str(e)
+    return [f"attn: {attn.__file__}", f"attn-compile: {compiler}"]
