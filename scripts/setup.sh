@@ -36,11 +36,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
-# ATTN_PACKAGES_ONLY=1: install and stop (scripts/fuzz.sh builds elsewhere).
-if [ "${ATTN_PACKAGES_ONLY:-0}" = 1 ]; then
-  exit 0
-fi
-
 # The Python package (python/, docs/python.md), its tests and the GPU check's
 # harness (scripts/gpu_check.py, dry-run in the suite) need numpy, ml_dtypes
 # (bf16 arrays) and pytest from PyPI in the python3 on PATH, and
@@ -75,6 +70,13 @@ pth="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/a
 if [ -f "$pth" ] && grep -qxF "$ROOT/python" "$pth"; then
   echo "setup: removing $pth (import attn: pip install ./python)"
   rm -f "$pth"
+fi
+
+# ATTN_PACKAGES_ONLY=1: install (Debian's packages and PyPI's above) and stop:
+# scripts/sanitize.sh and scripts/fuzz.sh build elsewhere, and the sanitizer
+# build's CTest run includes python-package, which needs scikit-build-core.
+if [ "${ATTN_PACKAGES_ONLY:-0}" = 1 ]; then
+  exit 0
 fi
 
 # ccache keys on paths relative to the checkout, so a fresh clone elsewhere
