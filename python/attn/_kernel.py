@@ -112,7 +112,9 @@ class Kernel:
         self.args = entry.args
         self.results = entry.results
         self.dims = entry.dims
-        self._entry = entry
+        # The loader's entry (attn/_loader.py): entry.fn is the bare ctypes
+        # function, entry.buffers_type its buffer array (bench/ times them).
+        self.entry = entry
         self._set_threads = library.omp_set_num_threads()
 
     def __repr__(self):
@@ -123,7 +125,7 @@ class Kernel:
         """Runs the entry on raw buffer addresses (arguments, then results)."""
         if threads is not None and self._set_threads is not None:
             self._set_threads(threads)
-        self._entry(pointers, dims, stream)
+        self.entry(pointers, dims, stream)
 
     def __call__(self, *arrays, stream=None, threads=None):
         if len(arrays) != len(self.args):
