@@ -78,6 +78,9 @@ import time
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# attn's loader (python/attn/_loader.py), from the checkout's python/.
+sys.path.insert(0, os.path.join(REPO, "python"))
+from attn import _loader  # noqa: E402
 NP_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
             "i1": np.uint8, "i32": np.int32}
 PAGES = ("numpy", "small", "huge")
@@ -109,11 +112,9 @@ def compile_library(compiler, spec, args, path, tool="ab"):
 
 def load_entry(path, name):
     """The library's entry (docs/c-abi.md): int32 NAME(void **buffers,
-    const int64_t *dims, void *stream)."""
-    entry = getattr(ctypes.CDLL(path), name)
-    entry.restype = ctypes.c_int32
-    entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    return entry
+    const int64_t *dims, void *stream), the bare ctypes function of attn's
+    loader."""
+    return _loader.Library(path).entry(name).fn
 
 
 def nbytes(tensor):

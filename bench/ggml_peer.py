@@ -35,10 +35,17 @@ fails.
 
 import argparse
 import ctypes
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
+
+# attn's f64 reference (python/attn/reference.py), from the checkout's python/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "python"))
+from attn import reference  # noqa: E402
 
 REL_L2 = {"f32": 1e-5, "f16": 2e-3, "bf16": 1.6e-2}
 F32_MAX_ABS = 1e-4
@@ -97,21 +104,16 @@ def visible(lq, lk, causal, rows):
 
 
 def reference_rows(q, k, v, causal, rows):
-    """f64 SDPA output [B,Hq,len(rows),D] for the query rows `rows`."""
-    b, hq, lq, d = q.shape
-    hkv, lk = k.shape[1], k.shape[2]
-    vis = visible(lq, lk, causal, rows)
+    """f64 SDPA output [B,Hq,len(rows),D] for the query rows `rows`
+    (attn.reference, one head at a time)."""
+    b, hq = q.shape[:2]
+    hkv = k.shape[1]
     out = np.empty((b, hq, len(rows), v.shape[-1]))
-    scale = 1.0 / np.sqrt(d)
     for bi in range(b):
         for h in range(hq):
-            kh = k[bi, h // (hq // hkv)].astype(np.float64)
-            vh = v[bi, h // (hq // hkv)].astype(np.float64)
-            s = scale * (q[bi, h, rows].astype(np.float64) @ kh.T)
-            s = np.where(vis, s, -np.inf)
-            m = s.max(axis=1, keepdims=True)
-            p = np.exp(s - m)
-            out[bi, h] = (p @ vh) / p.sum(axis=1, keepdims=True)
+            out[bi, h] = reference.sdpa(
+                q[bi, h], k[bi, h // (hq // hkv)], v[bi, h // (hq // hkv)],
+                causal=causal, rows=rows)[0]
     return out
 
 

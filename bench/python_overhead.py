@@ -74,9 +74,9 @@ def main():
         kernel = attn.compile(f"b=1,hq={hq},hkv={hkv},lq=1,lk={lk},d={d},"
                               "causal=bottom_right")
         out = np.empty((1, hq, 1, d), np.float32)
-        bufs = kernel._buffers_t(q.ctypes.data, k.ctypes.data, v.ctypes.data,
-                                 out.ctypes.data)
-        entry = kernel._entry
+        bufs = kernel.entry.buffers_type(q.ctypes.data, k.ctypes.data,
+                                         v.ctypes.data, out.ctypes.data)
+        entry = kernel.entry.fn
         t = {"kernel": median_us(lambda: entry(bufs, None, None), args.runs),
              "numpy": median_us(lambda: attn.sdpa(q, k, v, **kw), args.runs)}
         if torch is not None:

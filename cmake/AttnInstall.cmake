@@ -73,3 +73,25 @@ install(FILES
   ${ATTN_BUILD_PACKAGE_DIR}/AttnConfigVersion.cmake
   DESTINATION ${ATTN_INSTALL_PACKAGE_DIR}
   COMPONENT attn-dev)
+
+# The tools (component attn-tools: `cmake --install BUILD --component
+# attn-tools --prefix DIR`) and the Python package's native files (component
+# attn-python: what python/pyproject.toml's wheel carries beside the Python
+# files). Either way attn-compile sits in a bin/ beside a lib/ that holds the
+# CUDA runtime archive it links into cuda libraries (lib/Compile/Aot.cpp
+# looks there first). Everything else they use at run time is the system's,
+# by absolute path: libMLIR.so and libLLVM.so (the RPATH below), libomp and
+# the C runner utils (LLVM_LIBRARY_DIR), the C compiler, the CUDA toolkit.
+set(ATTN_INSTALLED_TOOLS attn-compile attn-run attn-opt)
+set_target_properties(${ATTN_INSTALLED_TOOLS} PROPERTIES
+  INSTALL_RPATH "\$ORIGIN/../lib${LLVM_LIBDIR_SUFFIX};${LLVM_LIBRARY_DIR}")
+install(TARGETS ${ATTN_INSTALLED_TOOLS}
+  RUNTIME DESTINATION bin COMPONENT attn-tools)
+install(TARGETS attn-compile
+  RUNTIME DESTINATION attn/_native/bin COMPONENT attn-python)
+if(TARGET AttnCudaRuntime)
+  install(FILES $<TARGET_FILE:AttnCudaRuntime>
+    DESTINATION lib COMPONENT attn-tools)
+  install(FILES $<TARGET_FILE:AttnCudaRuntime>
+    DESTINATION attn/_native/lib COMPONENT attn-python)
+endif()

@@ -21,6 +21,11 @@ Two steps, on two machines:
 `--target cpu` builds the same grid for the CPU (the dry run that the test
 suite runs, so the script is known to work before a GPU is used). Only numpy
 is needed for a CPU run; torch is used where present.
+
+The f64 reference and the library loader are the attn package's
+(attn.reference, attn/_loader.py): imported from the python/ folder beside
+this file (the bundle carries a copy of the package's Python files) or from
+the checkout's python/, else from an installed attn.
 """
 
 import argparse
@@ -36,6 +41,14 @@ import sys
 import time
 
 import numpy as np
+
+for _python in (os.path.join(os.path.dirname(os.path.abspath(__file__)), p)
+                for p in ("python", os.path.join("..", "python"))):
+    if os.path.isfile(os.path.join(_python, "attn", "__init__.py")):
+        sys.path.insert(0, _python)
+        break
+import attn  # noqa: E402
+from attn import _loader, reference as attn_reference  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # The grid
@@ -378,87 +391,27 @@ def aux_inputs(s, arrays):
     return lengths, slopes
 
 
-def reference(s, q, k, v, mask, noise_seed=None, aux=(None, None)):
-    """out [B,Hq,Lq,Dv] and lse [B,Hq,Lq] in float64; `aux` is aux_inputs'
+def sdpa_options(s, aux=(None, None)):
+    """attn.reference.sdpa's options for the spec; `aux` is aux_inputs'
     (key lengths, ALiBi slopes)."""
-    group = s["hq"] // s["hkv"]
-    kk = np.repeat(k, group, axis=1)
-    vv = np.repeat(v, group, axis=1)
-    scale = s["scale"] if s["scale"] is not None else 1 / math.sqrt(s["d"])
-    scale = float(np.float32(scale))
-    sc = scale * np.einsum("bhid,bhjd->bhij", q, kk)
-    if noise_seed is not None:
-        # f32 rounding noise of the scores (docs/numerics.md's sens).
-        rng = np.random.default_rng(noise_seed)
-        mag = np.sqrt(np.einsum("bhid,bhjd->bhij", q * q, kk * kk))
-        sc = sc + 2.0 ** -24 * math.sqrt(s["d"]) * abs(scale) * mag * \
-            rng.standard_normal(sc.shape)
-    lq, lk = s["lq"], s["lk"]
-    lengths, slopes = aux
-    # Per-batch key length [B,1,1,1]: keys past it are hidden, and the
-    # bottom-right diagonal (and ALiBi's) sits at it.
-    klen = (np.full(s["b"], lk) if lengths is None else lengths)
-    klen = klen.reshape(-1, 1, 1, 1)
-    i = np.arange(lq).reshape(1, 1, -1, 1)
-    j = np.arange(lk).reshape(1, 1, 1, -1)
-    if s["softcap"]:
-        c = float(np.float32(s["softcap"]))
-        sc = c * np.tanh(sc / c)
-    if slopes is not None:
-        sc = sc - slopes[:, :, None, None] * np.abs(i + klen - lq - j)
-    visible = np.ones(sc.shape, dtype=bool)
-    if s["mask"] == "float":
-        sc = sc + np.broadcast_to(mask, sc.shape)
-    elif s["mask"] == "bool":
-        visible &= np.broadcast_to(mask, sc.shape)
-    # Causal and window: one band around the diagonal, aligned top-left only
-    # for causal=top_left (a window alone is aligned bottom-right).
-    diag = i if s["causal"] == "top_left" else i + klen - lq
-    if s["causal"] != "none":
-        visible &= j <= diag
-    if s["window"]:
-        left, right = s["window"]
-        if left >= 0:
-            visible &= j >= diag - left
-        if right >= 0:
-            visible &= j <= diag + right
-    visible &= j < klen
-    visible &= ~np.isneginf(sc)
-    m = np.where(visible, sc, -np.inf).max(axis=-1)
-    m_safe = np.where(np.isfinite(m), m, 0.0)
-    e = np.where(visible, np.exp(np.where(visible, sc, 0) - m_safe[..., None]),
-                 0.0)
-    l = e.sum(axis=-1)
-    p = e / np.where(l > 0, l, 1.0)[..., None]
-    out = np.einsum("bhij,bhjd->bhid", p, vv)
-    lse = np.where(l > 0, m_safe + np.log(np.where(l > 0, l, 1.0)), -np.inf)
-    return out, lse
+    return {"causal": s["causal"], "scale": s["scale"],
+            "softcap": s["softcap"], "window": s["window"],
+            "key_lengths": aux[0], "alibi_slopes": aux[1]}
 
 
-def errors(got, ref):
-    """max_abs, rel_l2 over elements where the two are not both equal
-    infinities; NaN in got where ref is finite gives inf."""
-    both_inf = np.isinf(got) & np.isinf(ref) & (got == ref)
-    g, r = got[~both_inf], ref[~both_inf]
-    if np.isnan(g).any() and not np.isnan(r[np.isnan(g)]).all():
-        return math.inf, math.inf
-    diff = np.abs(g - r)
-    norm = math.sqrt(float((r * r).sum()))
-    l2 = math.sqrt(float((diff * diff).sum()))
-    return (float(diff.max()) if diff.size else 0.0,
-            l2 / norm if norm > 0 else l2)
+def reference(s, q, k, v, mask, aux=(None, None)):
+    """out [B,Hq,Lq,Dv] and lse [B,Hq,Lq] in float64 (attn.reference)."""
+    return attn_reference.sdpa(q, k, v, mask, **sdpa_options(s, aux))
+
+
+errors = attn_reference.errors
 
 
 def sensitivity(s, q, k, v, mask, out, lse, seed, trials=3, aux=(None, None)):
-    best = [0.0, 0.0, 0.0, 0.0]
-    for t in range(trials):
-        po, pl = reference(s, q, k, v, mask, noise_seed=seed * 7919 + t,
-                           aux=aux)
-        for idx, (a, b) in enumerate(((po, out), (pl, lse))):
-            ma, rl = errors(a, b)
-            best[2 * idx] = max(best[2 * idx], rl)
-            best[2 * idx + 1] = max(best[2 * idx + 1], ma)
-    return best  # out rel, out abs, lse rel, lse abs
+    """out rel, out abs, lse rel, lse abs (attn.reference.sensitivity)."""
+    return list(attn_reference.sensitivity(
+        q, k, v, mask, seed=seed, trials=trials, ref=(out, lse),
+        **sdpa_options(s, aux)))
 
 
 def judge(dtype, is_out, max_abs, rel_l2, ref_max, comparator_rel, sens,
@@ -491,31 +444,15 @@ def judge(dtype, is_out, max_abs, rel_l2, ref_max, comparator_rel, sens,
 
 
 class Kernel:
+    """A library's first function, loaded by attn's loader (attn/_loader.py):
+    ``kernel(pointers, sizes, stream)`` with the sizes by name."""
+
     def __init__(self, lib_path):
-        with open(os.path.splitext(lib_path)[0] + ".json") as f:
-            self.desc = json.load(f)
-        self.lib = ctypes.CDLL(os.path.abspath(lib_path))
-        fn = self.desc["functions"][0]
-        self.fn_desc = fn
-        self.fn = getattr(self.lib, fn["name"])
-        self.fn.restype = ctypes.c_int32
-        self.fn.argtypes = [ctypes.POINTER(ctypes.c_void_p),
-                            ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p]
-        self.lib.attn_last_error.restype = ctypes.c_char_p
-        self.lib.attn_status_string.restype = ctypes.c_char_p
-        self.lib.attn_status_string.argtypes = [ctypes.c_int32]
+        self.entry = _loader.Library(lib_path).entry()
+        self.fn_desc = self.entry.desc
 
     def __call__(self, pointers, sizes, stream=None):
-        bufs = (ctypes.c_void_p * len(pointers))(*pointers)
-        names = self.fn_desc.get("dims", [])
-        dims = (ctypes.c_int64 * max(1, len(names)))(
-            *[sizes[n] for n in names])
-        status = self.fn(bufs, dims if names else None, stream)
-        if status != 0:
-            raise RuntimeError(
-                f"{self.fn_desc['name']}: "
-                f"{self.lib.attn_status_string(status).decode()}: "
-                f"{self.lib.attn_last_error().decode()}")
+        self.entry(pointers, sizes, stream)
 
 
 class Device:
@@ -708,16 +645,15 @@ def build(args):
         manifest.append(entry)
     shutil.copy(os.path.abspath(__file__), os.path.join(args.out,
                                                         "gpu_check.py"))
-    # The attn Python package (pure Python over the C ABI): run checks each
-    # library through attn.Kernel too (package_rows).
-    package = os.path.join(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))), "python", "attn")
-    if os.path.isdir(package):
-        dst = os.path.join(args.out, "python", "attn")
-        os.makedirs(dst, exist_ok=True)
-        for n in os.listdir(package):
-            if n.endswith(".py"):
-                shutil.copy(os.path.join(package, n), dst)
+    # The attn Python package's Python files (its reference and loader; run
+    # checks each library through attn.Kernel too: package_rows), not
+    # attn-compile.
+    package = os.path.dirname(os.path.abspath(attn.__file__))
+    dst = os.path.join(args.out, "python", "attn")
+    os.makedirs(dst, exist_ok=True)
+    for n in os.listdir(package):
+        if n.endswith(".py"):
+            shutil.copy(os.path.join(package, n), dst)
     with open(os.path.join(args.out, "cases.json"), "w") as f:
         json.dump({"target": args.target, "chip": args.chip,
                    "cases": manifest}, f, indent=1)
@@ -732,18 +668,6 @@ def build(args):
 # ---------------------------------------------------------------------------
 # run
 # ---------------------------------------------------------------------------
-
-
-def attn_package(bundle):
-    """The attn Python package the bundle carries (python/attn: numpy only
-    until a kernel is called), or None for a bundle built without it."""
-    path = os.path.join(bundle, "python")
-    if not os.path.isdir(os.path.join(path, "attn")):
-        return None
-    if path not in sys.path:
-        sys.path.insert(0, path)
-    import attn
-    return attn
 
 
 def package_rows(dev, c, s, ins, got_raw, package_kernel):
@@ -1034,10 +958,8 @@ def run_cases(args, manifest, dev, first, emit, peak, copy_gbs):
             if c["kind"] == "check":
                 naive = (Kernel(os.path.join(args.bundle, c["naive_lib"]))
                          if c.get("naive_lib") else None)
-                package = attn_package(args.bundle)
-                package_kernel = (package.Kernel(
+                package_kernel = attn.Kernel(
                     os.path.abspath(os.path.join(args.bundle, c["lib"])))
-                    if package is not None else None)
                 check_rows = run_check(dev, kernel, c, args.seed, naive,
                                        package_kernel)
             else:

@@ -36,20 +36,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
-# ATTN_PACKAGES_ONLY=1: install and stop (scripts/fuzz.sh builds elsewhere).
-if [ "${ATTN_PACKAGES_ONLY:-0}" = 1 ]; then
-  exit 0
-fi
-
-# The Python package (python/, docs/python.md), its tests and the
-# GPU check's harness (scripts/gpu_check.py, dry-run in the suite) need numpy,
-# ml_dtypes (bf16 arrays) and pytest from PyPI in the python3 on PATH;
-# ATTN_WITH_TORCH=1 adds PyTorch (~3 GB with the CUDA wheels PyPI's Linux
-# torch needs; its tests skip without it).
+# The Python package (python/, docs/python.md), its tests and the GPU check's
+# harness (scripts/gpu_check.py, dry-run in the suite) need numpy, ml_dtypes
+# (bf16 arrays) and pytest from PyPI in the python3 on PATH, and
+# `pip install ./python` its build backend, scikit-build-core (the suite
+# installs the package offline: --no-build-isolation, into a venv that sees
+# these); ATTN_WITH_TORCH=1 adds PyTorch (~3 GB with the CUDA wheels PyPI's
+# Linux torch needs; its tests skip without it).
 py_missing=()
 for m in numpy ml_dtypes pytest; do
   python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
 done
+python3 -c "import scikit_build_core" 2>/dev/null ||
+  py_missing+=("scikit-build-core==1.1.2")
 # attn-import-onnx needs onnx (a 9 MB wheel) and its tests compare with
 # onnxruntime (28 MB); ATTN_WITH_ONNX=0 leaves both out (the tests skip).
 if [ "${ATTN_WITH_ONNX:-1}" = 1 ]; then
@@ -62,6 +61,22 @@ fi
 if [ ${#py_missing[@]} -gt 0 ]; then
   echo "setup: pip installing ${py_missing[*]}"
   python3 -m pip install --quiet "${py_missing[@]}"
+fi
+# This checkout's builds before python/pyproject.toml made `import attn` work
+# through an attn.pth in site-packages naming its python/: pip install ./python
+# does that now (docs/python.md), and the old file would shadow nothing but
+# confuse.
+pth="$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/attn.pth"
+if [ -f "$pth" ] && grep -qxF "$ROOT/python" "$pth"; then
+  echo "setup: removing $pth (import attn: pip install ./python)"
+  rm -f "$pth"
+fi
+
+# ATTN_PACKAGES_ONLY=1: install (Debian's packages and PyPI's above) and stop:
+# scripts/sanitize.sh and scripts/fuzz.sh build elsewhere, and the sanitizer
+# build's CTest run includes python-package, which needs scikit-build-core.
+if [ "${ATTN_PACKAGES_ONLY:-0}" = 1 ]; then
+  exit 0
 fi
 
 # ccache keys on paths relative to the checkout, so a fresh clone elsewhere

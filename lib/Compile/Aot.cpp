@@ -367,6 +367,23 @@ static llvm::Expected<std::string> findCCompiler(const AotOptions &options) {
   return *found;
 }
 
+#ifdef ATTN_CUDA_RUNTIME_ARCHIVE
+/// The CUDA runtime archive that cuda libraries link: the one beside an
+/// installed executable (PREFIX/bin and PREFIX/lib, as `cmake --install` and
+/// the Python package lay them out), else the build's.
+static std::string findCudaRuntimeArchive() {
+  static int anchor;
+  std::string self = llvm::sys::fs::getMainExecutable("attn-compile", &anchor);
+  llvm::SmallString<256> installed(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+  llvm::sys::path::append(installed, "lib",
+                          llvm::sys::path::filename(ATTN_CUDA_RUNTIME_ARCHIVE));
+  if (!self.empty() && llvm::sys::fs::exists(installed))
+    return std::string(installed);
+  return ATTN_CUDA_RUNTIME_ARCHIVE;
+}
+#endif
+
 /// Runs `args` and fails with its captured output.
 static llvm::Error run(llvm::ArrayRef<std::string> args,
                        llvm::StringRef logPath) {
@@ -471,7 +488,7 @@ llvm::Error mlir::attn::compile::compileLibrary(
   linkArgs.push_back(shim);
   if (options.target == Target::Cuda) {
 #ifdef ATTN_CUDA_RUNTIME_ARCHIVE
-    linkArgs.push_back(ATTN_CUDA_RUNTIME_ARCHIVE);
+    linkArgs.push_back(findCudaRuntimeArchive());
 #else
     return makeError("this attn-compile was built without the CUDA runtime "
                      "(no cuda.h when attn was configured)");

@@ -6,11 +6,15 @@
     kernel = attn.compile("b=1,hq=8,lq=128,d=64")     # a callable kernel
     attn.cache_info()                                 # hits, compiles, seconds
 
-The package loads attn-compile's libraries with ctypes over their C ABI
-(docs/c-abi.md); attn.torch registers the torch custom op ``attn::sdpa``.
+The package carries its attn-compile (``pip install ./python``,
+docs/python.md) and loads the libraries it writes with ctypes over their C
+ABI (docs/c-abi.md); attn.reference is the float64 reference to check them
+against, attn.torch registers the torch custom op ``attn::sdpa``, attn.onnx
+imports ONNX Attention nodes.
 """
 
 from ._kernel import AttnError, Kernel, cache_clear, cache_info
+from . import reference
 from ._sdpa import default_threads, sdpa
 from ._varlen import sdpa_varlen
 from . import _kernel

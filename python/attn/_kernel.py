@@ -8,7 +8,6 @@ library is published there by os.replace() of complete files, so concurrent
 processes either see a whole library or none and at worst compile it twice.
 """
 
-import ctypes
 import hashlib
 import json
 import os
@@ -20,7 +19,8 @@ import time
 
 import numpy as np
 
-from . import _build
+from . import _build, _loader
+from ._loader import ABI_VERSION, AttnError
 
 try:
     import ml_dtypes
@@ -30,20 +30,11 @@ except ImportError:  # bf16 numpy arrays need ml_dtypes; torch bf16 does not
     ml_dtypes = None
     _BF16 = None
 
-ABI_VERSION = 1
-
 NP_DTYPES = {"f32": np.dtype(np.float32), "f16": np.dtype(np.float16),
              "bool": np.dtype(np.bool_)}
 if _BF16 is not None:
     NP_DTYPES["bf16"] = _BF16
 DTYPE_NAMES = {v: k for k, v in NP_DTYPES.items()}
-
-_STATUS_ERRORS = {1: RuntimeError, 2: ValueError, 3: MemoryError,
-                  4: RuntimeError, 5: RuntimeError}
-
-
-class AttnError(RuntimeError):
-    """attn-compile failed, or a library call returned an error status."""
 
 
 _lock = threading.Lock()
@@ -69,9 +60,23 @@ def _machine_id():
     return _machine
 
 
+_compiler_ids = {}  # (path, size, mtime) -> content hash
+
+
 def _compiler_id(path):
+    """attn-compile as the cache key sees it: its content, so that a
+    reinstall of the same attn-compile (pip install, a new venv) keeps the
+    cache and a rebuild that changes it does not; hashed once per (path,
+    size, mtime)."""
     st = os.stat(path)
-    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+    key = (path, st.st_size, st.st_mtime_ns)
+    if key not in _compiler_ids:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _compiler_ids[key] = h.hexdigest()
+    return _compiler_ids[key]
 
 
 class Kernel:
@@ -85,56 +90,32 @@ class Kernel:
     """
 
     def __init__(self, path, name=None):
-        with open(path[:-3] + ".json") as f:
-            desc = json.load(f)
-        if desc.get("abi") != ABI_VERSION:
-            raise AttnError(f"attn: {path}: ABI {desc.get('abi')}, this "
-                            f"package speaks ABI {ABI_VERSION}")
-        fns = desc["functions"]
-        fn = fns[0] if name is None else next(
-            (f for f in fns if f["name"] == name), None)
-        if fn is None:
-            raise ValueError(f"attn: {path} has no function {name!r} (it has "
-                             + ", ".join(f["name"] for f in fns) + ")")
-        self.path = path
-        self.target = desc["target"]
-        self.openmp = bool(desc.get("openmp", False))
+        library = _loader.Library(path)
+        entry = library.entry(name)
+        self.path = library.path
+        self.target = library.target
+        self.openmp = bool(library.desc.get("openmp", False))
         # The query-block loops' OpenMP schedule; None without OpenMP.
-        self.omp_schedule = desc.get("omp_schedule")
+        self.omp_schedule = library.desc.get("omp_schedule")
         # The tuning options given when it was compiled, as attn.compile's
         # tuning= takes them (options left at their defaults are absent;
         # block_q and block_kv are attn.compile's own arguments).
-        self.tuning = {k: v for k, v in desc.get("tuning", {}).items()
+        self.tuning = {k: v for k, v in library.desc.get("tuning", {}).items()
                        if k not in ("block_q", "block_kv")}
-        self.name = fn["name"]
-        self.spec = fn.get("spec")
+        self.name = entry.name
+        self.spec = entry.desc.get("spec")
         # attn-compile writes "i1" (the mask) and "i32" (the key lengths):
         # the array backends call them "bool" and "int32".
-        for a in fn["args"] + fn["results"]:
+        for a in entry.args + entry.results:
             a["dtype"] = {"i1": "bool", "i32": "int32"}.get(a["dtype"],
                                                             a["dtype"])
-        self.args = fn["args"]
-        self.results = fn["results"]
-        self.dims = fn["dims"]
-        self._lib = ctypes.CDLL(path)
-        self._entry = getattr(self._lib, self.name)
-        self._entry.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                ctypes.c_void_p]
-        self._entry.restype = ctypes.c_int32
-        self._lib.attn_last_error.restype = ctypes.c_char_p
-        self._lib.attn_last_error.argtypes = []
-        self._nbuf = len(self.args) + len(self.results)
-        self._buffers_t = ctypes.c_void_p * self._nbuf
-        self._dims_t = ctypes.c_int64 * max(1, len(self.dims))
-        self._set_threads = None
-        if self.openmp:
-            # The libomp the library loaded (its DT_NEEDED), not another
-            # OpenMP runtime of the process (torch's libgomp).
-            path = _find_loaded("libomp")
-            if path is not None:
-                self._set_threads = ctypes.CDLL(path).omp_set_num_threads
-                self._set_threads.argtypes = [ctypes.c_int]
-                self._set_threads.restype = None
+        self.args = entry.args
+        self.results = entry.results
+        self.dims = entry.dims
+        # The loader's entry (attn/_loader.py): entry.fn is the bare ctypes
+        # function, entry.buffers_type its buffer array (bench/ times them).
+        self.entry = entry
+        self._set_threads = library.omp_set_num_threads()
 
     def __repr__(self):
         return f"<attn.Kernel {self.name} ({self.target}) {self.spec or ''}>"
@@ -144,17 +125,7 @@ class Kernel:
         """Runs the entry on raw buffer addresses (arguments, then results)."""
         if threads is not None and self._set_threads is not None:
             self._set_threads(threads)
-        dims_arg = None
-        if self.dims:
-            dims_arg = self._dims_t(*dims)
-        status = self._entry(self._buffers_t(*pointers), dims_arg, stream)
-        if status:
-            self._raise(status)
-
-    def _raise(self, status):
-        message = self._lib.attn_last_error().decode(errors="replace")
-        raise _STATUS_ERRORS.get(status, AttnError)(
-            f"attn: {self.name}: {message or 'status ' + str(status)}")
+        self.entry(pointers, dims, stream)
 
     def __call__(self, *arrays, stream=None, threads=None):
         if len(arrays) != len(self.args):
@@ -195,19 +166,6 @@ class Kernel:
             stream = backend.stream(prepared[0])
         self.call_pointers(ptrs, dims, stream, threads)
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-
-def _find_loaded(stem):
-    """The path of an already-loaded shared object whose name starts with stem."""
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                p = line.rsplit(None, 1)[-1]
-                if os.path.basename(p).startswith(stem + ".so"):
-                    return p
-    except OSError:
-        pass
-    return None
 
 
 # attn.compile's tuning keys per target: the names of the library JSON's

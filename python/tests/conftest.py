@@ -1,14 +1,12 @@
-"""Shared by the tests: a float64 reference of docs/op.md and docs/numerics.md's
-rules. scripts/gpu_check.py's reference() is not in this tree, so the
-reference is written here (plain numpy, no code shared with attn)."""
-
-import os
-import sys
+"""Shared by the tests: the float64 reference (attn.reference: docs/op.md)
+and docs/numerics.md's rules. The tests run against the installed package
+(CTest's python-package installs it into BUILD/python/venv, where
+python-pytest runs them)."""
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from attn import reference as _reference
 
 try:
     import ml_dtypes
@@ -19,79 +17,25 @@ except ImportError:
 
 def reference(q, k, v, mask=None, is_causal=False, causal="top_left",
               scale=None, noise=None, softcap=None):
-    """out [..., Hq, L, Dv] and lse [..., Hq, L] in float64 (docs/op.md).
-
-    Layout [..., H, L, D] (or [L, D]); key/value heads repeat for GQA.
-    noise: an optional array added to the scaled scores (for sens).
-    softcap: scores become softcap * tanh(s / softcap) before the mask.
-    """
-    q = np.asarray(q, np.float64)
-    k = np.asarray(k, np.float64)
-    v = np.asarray(v, np.float64)
-    if q.ndim >= 3 and k.shape[-3] != q.shape[-3]:
-        g = q.shape[-3] // k.shape[-3]
-        k = np.repeat(k, g, axis=-3)
-        v = np.repeat(v, g, axis=-3)
-    d = q.shape[-1]
-    sc = 1.0 / np.sqrt(d) if scale is None else scale
-    s = sc * (q @ np.swapaxes(k, -1, -2))
-    if noise is not None:
-        s = s + noise
-    if softcap is not None:
-        s = softcap * np.tanh(s / softcap)
-    visible = np.ones(s.shape, bool)
-    if mask is not None:
-        if mask.dtype == np.bool_:
-            visible &= np.broadcast_to(mask, s.shape)
-        else:
-            s = s + np.asarray(mask, np.float64)
-    L, S = s.shape[-2], s.shape[-1]
-    if is_causal:
-        i = np.arange(L)[:, None]
-        j = np.arange(S)[None, :]
-        off = 0 if causal == "top_left" else S - L
-        visible &= j <= i + off
-    visible &= s != -np.inf
-    s = np.where(visible, s, -np.inf)
-    m = s.max(axis=-1, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    e = np.where(visible, np.exp(s - m), 0.0)
-    z = e.sum(axis=-1, keepdims=True)
-    p = np.divide(e, z, out=np.zeros_like(e), where=z > 0)
-    out = p @ v
-    with np.errstate(divide="ignore"):
-        lse = np.where(z[..., 0] > 0, np.log(z[..., 0]) + m[..., 0], -np.inf)
-    return out, lse
+    """out [..., Hq, L, Dv] and lse [..., Hq, L] in float64 (docs/op.md):
+    attn.reference.sdpa with torch's is_causal and attn's causal alignment."""
+    return _reference.sdpa(q, k, v, mask,
+                           causal=causal if is_causal else None, scale=scale,
+                           softcap=softcap, noise=noise)
 
 
 def sensitivity(q, k, v, mask, is_causal, causal, scale, ref, seed=0,
                 softcap=None):
-    """docs/numerics.md's sens: how far the f64 reference moves under
+    """docs/numerics.md's sens of out: how far the f64 reference moves under
     f32-sized noise in the scores (three draws; largest rel_l2, max_abs)."""
-    q64 = np.asarray(q, np.float64)
-    k64 = np.asarray(k, np.float64)
-    if q64.ndim >= 3 and k64.shape[-3] != q64.shape[-3]:
-        k64 = np.repeat(k64, q64.shape[-3] // k64.shape[-3], axis=-3)
-    d = q64.shape[-1]
-    sc = 1.0 / np.sqrt(d) if scale is None else scale
-    norms = np.sqrt((q64 ** 2) @ np.swapaxes(k64 ** 2, -1, -2))
-    rng = np.random.default_rng(seed + 12345)
-    rel, ab = 0.0, 0.0
-    for _ in range(3):
-        xi = rng.standard_normal(norms.shape)
-        noise = 2.0 ** -24 * np.sqrt(d) * abs(sc) * norms * xi
-        o, _ = reference(q, k, v, mask, is_causal, causal, scale, noise,
-                         softcap)
-        rel = max(rel, rel_l2(o, ref))
-        ab = max(ab, float(np.max(np.abs(o - ref), initial=0.0)))
-    return rel, ab
+    sens = _reference.sensitivity(
+        q, k, v, mask, seed=seed + 12345, causal=causal if is_causal else None,
+        scale=scale, softcap=softcap, ref=(ref, None))
+    return sens[0], sens[1]
 
 
 def rel_l2(x, ref):
-    x = np.asarray(x, np.float64)
-    n = np.linalg.norm(ref)
-    return float(np.linalg.norm(x - ref) / n) if n > 0 else float(
-        np.linalg.norm(x))
+    return _reference.errors(x, ref)[1]
 
 
 def check(out, q, k, v, mask=None, is_causal=False, causal="top_left",
@@ -175,3 +119,14 @@ def private_cache(tmp_path, monkeypatch):
     attn.cache_clear()
     yield tmp_path / "cache"
     attn.cache_clear()
+
+
+def pytest_report_header(config):
+    """Which attn the tests import (the installed package, CTest's venv)."""
+    import attn
+    from attn import _build
+    try:
+        compiler = _build.compiler_path()
+    except RuntimeError as e:
+        compiler = str(e)
+    return [f"attn: {attn.__file__}", f"attn-compile: {compiler}"]

@@ -11,7 +11,6 @@ import pytest
 import attn
 from conftest import check, randn
 
-PKG = os.path.join(os.path.dirname(__file__), "..")
 
 MLIR = textwrap.dedent("""
     func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {
@@ -94,10 +93,9 @@ def test_second_call_hits_memory(private_cache):
 def test_second_process_hits_disk(private_cache):
     script = ("import attn, json; attn.compile('b=1,hq=2,lq=8,d=16,lse=1'); "
               "print(json.dumps(attn.cache_info()))")
-    env = dict(os.environ, PYTHONPATH=PKG)
     import json
     runs = [json.loads(subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True,
+        [sys.executable, "-c", script], capture_output=True,
         text=True, check=True).stdout) for _ in range(2)]
     assert runs[0]["misses"] == 1 and runs[0]["disk_hits"] == 0
     assert runs[1]["misses"] == 0 and runs[1]["disk_hits"] == 1
@@ -108,8 +106,7 @@ def test_concurrent_processes(private_cache):
     script = ("import attn, numpy as np; k = attn.compile('b=1,hq=2,lq=8,d=16,"
               "causal=top_left'); q = np.ones((1, 2, 8, 16), np.float32); "
               "assert np.allclose(k(q, q, q), 1)")
-    env = dict(os.environ, PYTHONPATH=PKG)
-    procs = [subprocess.Popen([sys.executable, "-c", script], env=env)
+    procs = [subprocess.Popen([sys.executable, "-c", script])
              for _ in range(3)]
     assert [p.wait() for p in procs] == [0, 0, 0]
     files = sorted(os.listdir(private_cache))

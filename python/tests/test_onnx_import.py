@@ -1,4 +1,4 @@
-"""attn-import-onnx (python/attn_onnx): ONNX Attention models built with
+"""attn-import-onnx (attn.onnx): ONNX Attention models built with
 onnx.helper, imported, run by attn-run (fused against naive, and the f64
 reference where the function is one sdpa) and compared with onnxruntime on
 the same inputs when it is installed. Skipped without the onnx package."""
@@ -13,32 +13,20 @@ import pytest
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 
-import attn_onnx  # noqa: E402
+import attn.onnx as attn_onnx  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-IMPORTER = os.path.join(HERE, "..", "..", "tools", "attn-import-onnx",
-                        "attn-import-onnx")
+# The installed package's command line (the attn-import-onnx script).
+IMPORTER = ["-m", "attn.onnx"]
 
 
 def attn_run_path():
-    candidates = []
-    if os.environ.get("ATTN_COMPILE"):
-        candidates.append(os.path.join(
-            os.path.dirname(os.environ["ATTN_COMPILE"]), "attn-run"))
-    if os.environ.get("ATTN_BUILD_DIR"):
-        candidates.append(os.path.join(os.environ["ATTN_BUILD_DIR"], "bin",
-                                       "attn-run"))
-    try:
-        import _attn_build
-
-        candidates.append(os.path.join(_attn_build.BUILD_DIR, "bin",
-                                       "attn-run"))
-    except ImportError:
-        pass
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    pytest.skip("attn-run not built")
+    """attn-run of the build ($ATTN_RUN, which CTest sets, else build/)."""
+    path = os.environ.get("ATTN_RUN") or os.path.join(
+        HERE, "..", "..", "build", "bin", "attn-run")
+    if not os.path.isfile(path):
+        pytest.skip("attn-run not built")
+    return path
 
 
 F32, BOOL = TensorProto.FLOAT, TensorProto.BOOL
@@ -131,7 +119,7 @@ def test_import_run_and_compare(name, tmp_path):
     model_path = tmp_path / "model.onnx"
     onnx.save(model, str(model_path))
     mlir_path = tmp_path / "model.mlir"
-    subprocess.run([sys.executable, IMPORTER, str(model_path), "-o",
+    subprocess.run([sys.executable, *IMPORTER, str(model_path), "-o",
                     str(mlir_path)], check=True)
     text = mlir_path.read_text()
     assert text.count("attn.sdpa") == 1, text
@@ -167,7 +155,7 @@ def test_unsupported(attrs, outputs, message, tmp_path):
     node.output.extend(["", "", "QK"][: outputs - 1])
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path))
-    run = subprocess.run([sys.executable, IMPORTER, str(path)],
+    run = subprocess.run([sys.executable, *IMPORTER, str(path)],
                          capture_output=True, text=True)
     assert run.returncode == 2
     assert run.stderr == ("attn-import-onnx: error: Attention node 'attn': "

@@ -119,11 +119,7 @@ def test_a_failing_case_fails_the_sweep(tmp_path):
 
 
 def _attn_run():
-    path = os.environ.get("ATTN_RUN")
-    if not path and os.environ.get("ATTN_COMPILE"):
-        path = os.path.join(os.path.dirname(os.environ["ATTN_COMPILE"]),
-                            "attn-run")
-    path = path or os.path.join(ROOT, "build", "bin", "attn-run")
+    path = os.environ.get("ATTN_RUN") or os.path.join(ROOT, "build", "bin", "attn-run")
     if not os.path.exists(path):
         pytest.skip("attn-run not built")
     return path

@@ -1,6 +1,6 @@
 """ONNX front end of attn: `Attention` nodes (opsets 23-25) as `attn.sdpa`.
 
-    from attn_onnx import import_model
+    from attn.onnx import import_model
     text = import_model(onnx.load("model.onnx"))   # MLIR text, one function
                                                    # per Attention node
 
@@ -11,6 +11,10 @@ the node has them). What attn.sdpa does not compute is refused with
 UnsupportedError naming the node and the feature: qk_matmul_output,
 nonpad_kv_seqlen, a mask shorter than the key sequence, a sliding window
 whose diagonal attn cannot align (below).
+
+The command line: `attn-import-onnx MODEL.onnx [-o OUT.mlir] [--node NAME]`
+(installed with the package; also `python -m attn.onnx`). It needs the onnx
+package, which attn itself does not (`pip install ./python[onnx]`).
 
 Semantics follow ONNX's reference implementation (onnx.reference):
 - 3-D inputs [B, L, H*D] are split into heads (q_num_heads, kv_num_heads) by
@@ -348,3 +352,9 @@ def main(argv=None):
         with open(args.output, "w") as f:
             f.write(text)
     return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())
