@@ -12,7 +12,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_GPUKERNELS_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
+#include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
