@@ -77,7 +77,6 @@ struct GpuSdpa {
   Type elt;
   /// scale * log2(e): the factor that puts the scores in base 2.
   float scaleLog2E = 0;
-  std::optional<CausalKind> causal;
   bool boolMask = false;
   /// The causal and window rules as one band of visible keys (nullopt when
   /// neither bounds anything).
