@@ -21,6 +21,7 @@
 
 #include "CpuKernels.h"
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
+#include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,7 +55,8 @@ struct GradPlan {
   /// Head dims rounded up to whole vectors (the tiles are zero-padded).
   int64_t dp, dvp;
   float scale;
-  std::optional<CausalKind> causal;
+  /// The causal rule: a band with a right edge only (no window).
+  std::optional<VisibleBand> band;
   bool boolMask;
   Type elt;
 };
@@ -325,13 +327,13 @@ static void emitProbsAndScoreGrad(GradEmitter &e, const GradTiles &t, Value q0,
     Value di = kb.load(t.diT, {i0});
     Value rowSees = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
                                           lse, kb.splat(kNegInf));
-    // Causal: key k0 + j is visible to row q0 + i iff
-    // i >= k0 + j - q0 - shift.
+    // Key k0 + j is visible to row q0 + i iff i >= base + j, base the first
+    // row that sees key k0 (both counted from q0).
     Value rowIds = arith::AddIOp::create(
         b, loc, lanes, vector::BroadcastOp::create(b, loc, i32Vec, toI32(i0)));
     Value base = e.sub(k0, q0);
     if (diagShift)
-      base = e.sub(base, diagShift);
+      base = buildFirstVisibleRow(b, loc, *e.plan.band, diagShift, base);
     kb.loop(0, e.plan.bk, 1, [&](Value j) {
       Value s = arith::MulFOp::create(b, loc, kb.load(t.st, {j, i0}),
                                       kb.splat(e.plan.scale * kLog2E));
@@ -345,7 +347,7 @@ static void emitProbsAndScoreGrad(GradEmitter &e, const GradTiles &t, Value q0,
           b, loc, rowSees,
           vector::BroadcastOp::create(
               b, loc, VectorType::get({w}, b.getI1Type()), inBlock));
-      if (e.plan.causal) {
+      if (e.plan.band) {
         Value threshold =
             vector::BroadcastOp::create(b, loc, i32Vec, toI32(e.add(base, j)));
         visible = arith::AndIOp::create(
@@ -416,26 +418,26 @@ static void emitKeyBlocks(GradEmitter &e, const GradBuffers &buf, Value bIdx,
   t.diT = e.tile({plan.bq});
 
   Value diagShift;
-  if (plan.causal == CausalKind::BottomRight)
-    diagShift = e.sub(buf.lk, buf.lq);
-  else if (plan.causal == CausalKind::TopLeft)
-    diagShift = e.idx(0);
+  if (plan.band)
+    diagShift = buildDiagonalShift(e.b, e.loc, *plan.band, buf.lq, buf.lk);
 
   e.forLoop(e.idx(0), buf.lk, e.idx(plan.bk), [&](Value k0) {
     Value kn = e.minIdx(e.idx(plan.bk), e.sub(buf.lk, k0));
     loadKeyBlock(e, buf, t, bIdx, hk, k0, kn);
     e.fill(t.dkAcc, 0.0f);
     e.fill(t.dvAcc, 0.0f);
-    // Causal: rows i < k0 - shift see no key of this block; their blocks
-    // are skipped, not computed and masked.
+    // Rows before the first that sees key k0 see no key of this block:
+    // their blocks are skipped, not computed and masked.
     Value qStart = e.idx(0);
     if (diagShift)
-      qStart = e.maxIdx(e.idx(0), e.minIdx(buf.lq, e.sub(k0, diagShift)));
+      qStart = e.maxIdx(
+          e.idx(0),
+          e.minIdx(buf.lq, buildFirstVisibleRow(e.b, e.loc, *plan.band,
+                                                diagShift, k0)));
     e.forLoop(e.idx(plan.group), [&](Value g) {
       Value h = e.add(e.mul(hk, e.idx(plan.group)), g);
       e.forLoop(qStart, buf.lq, e.idx(plan.bq), [&](Value q0) {
-        emitQueryBlock(e, buf, t, bIdx, h, q0, k0, kn,
-                       plan.causal ? diagShift : Value());
+        emitQueryBlock(e, buf, t, bIdx, h, q0, k0, kn, diagShift);
       });
     });
     // dK = scale * dS^T . Q and dV, rounded once.
@@ -495,7 +497,7 @@ static FailureOr<GradPlan> planFor(SdpaGradOp op, int64_t blockQ,
   plan.dp = llvm::divideCeil(plan.d, width) * width;
   plan.dvp = llvm::divideCeil(plan.dv, width) * width;
   plan.scale = op.getEffectiveScale();
-  plan.causal = op.getCausalKind();
+  plan.band = getVisibleBand(op);
   plan.boolMask = op.hasBoolMask();
   plan.elt = op.getQueryType().getElementType();
   return plan;

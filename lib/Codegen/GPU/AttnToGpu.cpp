@@ -526,7 +526,6 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
     sdpa.elt = qType.getElementType();
     sdpa.scaleLog2E = static_cast<float>(
         static_cast<double>(op.getEffectiveScale()) * kLog2E);
-    sdpa.causal = op.getCausalKind();
     sdpa.boolMask = op.getMask() && op.hasBoolMask();
     sdpa.band = getVisibleBand(op);
     if (op.getKeyLengths())

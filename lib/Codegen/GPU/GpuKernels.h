@@ -12,7 +12,7 @@
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_GPUKERNELS_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
-#include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
+#include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -77,7 +77,6 @@ struct GpuSdpa {
   Type elt;
   /// scale * log2(e): the factor that puts the scores in base 2.
   float scaleLog2E = 0;
-  std::optional<CausalKind> causal;
   bool boolMask = false;
   /// The causal and window rules as one band of visible keys (nullopt when
   /// neither bounds anything).

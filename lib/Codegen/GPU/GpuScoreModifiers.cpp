@@ -4,10 +4,11 @@
 //
 // The attention variants of attn.sdpa as both GPU kernels (the f32 FMA
 // kernel and the tensor-core kernel) apply them, with the semantics of the
-// naive lowering and of the CPU tiling (ScoreModifiers.h):
+// naive lowering and of the CPU tiling:
 //  - the causal/window band and per-sequence key lengths decide which keys a
 //    block of query rows visits at all (keyTiles, keySpan) and which of
-//    those need element masks;
+//    those need element masks: the band's edges from Geometry.h, clamped as
+//    these kernels' loops need;
 //  - softcap and ALiBi change every score, in the kernels' base-2 units
 //    (scores are log2(e) times the natural ones: so are the cap and the
 //    slope, and the formulas keep their form).
@@ -45,16 +46,13 @@ GpuSequence gpu_kernels::locateSequence(OpBuilder &b, const GpuSdpa &sdpa,
   seq.keyLen = sdpa.lk;
   if (sdpa.keyLengths) {
     Value length = memref::LoadOp::create(b, loc, sdpa.keyLengths, batch);
-    Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), length);
-    seq.keyLen = clampIndex(b, loc, index, idx(b, loc, 0), sdpa.lk);
+    seq.keyLen = buildClampedKeyLength(b, loc, length, sdpa.lk);
   }
   // Bottom-right diagonals (causal, or a window without causal) sit at the
   // sequence's own last key; ALiBi's distance uses the same diagonal.
   Value bottomRight = arith::SubIOp::create(b, loc, seq.keyLen, sdpa.lq);
   if (sdpa.band)
-    seq.diagShift = sdpa.band->alignment == CausalKind::BottomRight
-                        ? bottomRight
-                        : idx(b, loc, 0);
+    seq.diagShift = sdpa.band->isBottomRight() ? bottomRight : idx(b, loc, 0);
   if (sdpa.alibiSlopes) {
     auto type = cast<MemRefType>(sdpa.alibiSlopes.getType());
     SmallVector<Value, 2> indices;
@@ -78,16 +76,14 @@ KeySpan gpu_kernels::keySpan(OpBuilder &b, const GpuSdpa &sdpa,
   if (!sdpa.band)
     return span;
   // Keys <= lastRow + shift + right and >= firstRow + shift - left.
-  if (std::optional<int64_t> right = sdpa.band->right) {
-    Value end = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, lastRow, seq.diagShift),
-        idx(b, loc, *right + 1));
+  if (sdpa.band->right) {
+    Value end = buildVisibleKeyEnd(
+        b, loc, *sdpa.band, buildDiagonal(b, loc, lastRow, seq.diagShift));
     span.end = clampIndex(b, loc, end, zero, seq.keyLen);
   }
-  if (std::optional<int64_t> left = sdpa.band->left) {
-    Value begin = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, firstRow, seq.diagShift),
-        idx(b, loc, *left));
+  if (sdpa.band->left) {
+    Value begin = buildFirstVisibleKey(
+        b, loc, *sdpa.band, buildDiagonal(b, loc, firstRow, seq.diagShift));
     span.begin = clampIndex(b, loc, begin, zero, span.end);
   }
   return span;
@@ -109,19 +105,15 @@ KeyTiles gpu_kernels::keyTiles(OpBuilder &b, const GpuSdpa &sdpa,
   tiles.unmaskedEnd = fullTiles;
   if (!sdpa.band)
     return tiles;
-  if (std::optional<int64_t> left = sdpa.band->left) {
-    Value low = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, lastRow, seq.diagShift),
-        idx(b, loc, *left));
-    tiles.unmaskedBegin = arith::MaxSIOp::create(
-        b, loc, arith::CeilDivSIOp::create(b, loc, low, bk), tiles.first);
+  if (sdpa.band->left) {
+    Value n = buildFirstUnmaskedBlock(
+        b, loc, *sdpa.band, buildDiagonal(b, loc, lastRow, seq.diagShift), bk);
+    tiles.unmaskedBegin = arith::MaxSIOp::create(b, loc, n, tiles.first);
   }
-  if (std::optional<int64_t> right = sdpa.band->right) {
-    Value high = arith::AddIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, firstRow, seq.diagShift),
-        idx(b, loc, *right + 1));
-    tiles.unmaskedEnd = arith::MinSIOp::create(
-        b, loc, arith::FloorDivSIOp::create(b, loc, high, bk), fullTiles);
+  if (sdpa.band->right) {
+    Value n = buildUnmaskedBlockEnd(
+        b, loc, *sdpa.band, buildDiagonal(b, loc, firstRow, seq.diagShift), bk);
+    tiles.unmaskedEnd = arith::MinSIOp::create(b, loc, n, fullTiles);
   }
   return tiles;
 }
@@ -133,7 +125,7 @@ Value gpu_kernels::keyVisible(OpBuilder &b, const GpuSdpa &sdpa,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key, seq.keyLen);
   if (!sdpa.band)
     return visible;
-  Value diag = arith::AddIOp::create(b, loc, row, seq.diagShift);
+  Value diag = buildDiagonal(b, loc, row, seq.diagShift);
   return arith::AndIOp::create(
       b, loc, visible, buildBandPredicate(b, loc, *sdpa.band, diag, key));
 }

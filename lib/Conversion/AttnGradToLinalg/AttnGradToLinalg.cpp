@@ -14,6 +14,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
+#include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -119,12 +120,14 @@ static Value recomputeProbs(OpBuilder &b, Location loc, SdpaGradOp op,
   }
   maps.push_back(id4);
 
-  std::optional<CausalKind> causal = op.getCausalKind();
+  // The causal rule (sdpa_grad has no window) as the forward's band; a
+  // top-left diagonal is the row itself.
+  std::optional<VisibleBand> band = getVisibleBand(op);
   Value diagShift;
-  if (causal == CausalKind::BottomRight) {
+  if (band && band->isBottomRight()) {
     Value lq = getValueOrCreateConstantIndexOp(b, loc, dims.lq);
     Value lk = getValueOrCreateConstantIndexOp(b, loc, dims.lk);
-    diagShift = arith::SubIOp::create(b, loc, lk, lq);
+    diagShift = buildDiagonalShift(b, loc, *band, lq, lk);
   }
   float scale = op.getEffectiveScale();
   bool boolMask = op.hasBoolMask();
@@ -163,17 +166,12 @@ static Value recomputeProbs(OpBuilder &b, Location loc, SdpaGradOp op,
         if (mask && boolMask)
           visible = arith::AndIOp::create(nb, nloc, visible, m);
         // ... and the causal rule admit.
-        if (causal) {
+        if (band) {
           Value i = linalg::IndexOp::create(nb, nloc, 2);
           Value j = linalg::IndexOp::create(nb, nloc, 3);
-          Value diag =
-              diagShift
-                  ? arith::AddIOp::create(nb, nloc, i, diagShift).getResult()
-                  : i;
+          Value diag = buildDiagonal(nb, nloc, i, diagShift);
           visible = arith::AndIOp::create(
-              nb, nloc, visible,
-              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sle, j,
-                                    diag));
+              nb, nloc, visible, buildBandPredicate(nb, nloc, *band, diag, j));
         }
         Value p = math::ExpOp::create(nb, nloc,
                                       arith::SubFOp::create(nb, nloc, s, lse));

@@ -12,6 +12,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
@@ -159,9 +160,9 @@ static Value applyScaleMaskAndCausal(OpBuilder &b, Location loc, SdpaOp op,
           Value i = linalg::IndexOp::create(nb, nloc, 2);
           Value j = linalg::IndexOp::create(nb, nloc, 3);
           Value shift = diagShift;
-          if (length && band->alignment == CausalKind::BottomRight)
-            shift = arith::SubIOp::create(nb, nloc, length, lqValue);
-          Value diag = arith::AddIOp::create(nb, nloc, i, shift);
+          if (length && band->isBottomRight())
+            shift = buildDiagonalShift(nb, nloc, *band, lqValue, length);
+          Value diag = buildDiagonal(nb, nloc, i, shift);
           Value visible = buildBandPredicate(nb, nloc, *band, diag, j);
           s = arith::SelectOp::create(nb, nloc, visible, s, negInf);
         }

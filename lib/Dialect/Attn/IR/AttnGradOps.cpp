@@ -11,40 +11,11 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::attn;
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnGradOps.cpp.inc"
-
-//===----------------------------------------------------------------------===//
-// Accessors
-//===----------------------------------------------------------------------===//
-
-float SdpaGradOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToFloat();
-  int64_t d = getQueryType().getDimSize(3);
-  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-}
-
-int64_t SdpaGradOp::getGroupSize() {
-  return getQueryType().getDimSize(1) / getKeyType().getDimSize(1);
-}
-
-bool SdpaGradOp::hasBoolMask() {
-  return getMask() && cast<RankedTensorType>(getMask().getType())
-                          .getElementType()
-                          .isInteger(1);
-}
-
-std::optional<CausalKind> SdpaGradOp::getCausalKind() {
-  if (CausalKindAttr attr = getCausalAttr())
-    return attr.getValue();
-  return std::nullopt;
-}
 
 //===----------------------------------------------------------------------===//
 // Verifier

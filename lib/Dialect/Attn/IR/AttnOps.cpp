@@ -15,44 +15,11 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 
-#include <cmath>
-
 using namespace mlir;
 using namespace mlir::attn;
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
-
-//===----------------------------------------------------------------------===//
-// Accessors
-//===----------------------------------------------------------------------===//
-
-float SdpaOp::getDefaultScale() {
-  int64_t d = getQueryType().getDimSize(3);
-  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-}
-
-float SdpaOp::getEffectiveScale() {
-  if (std::optional<APFloat> s = getScale())
-    return s->convertToFloat();
-  return getDefaultScale();
-}
-
-int64_t SdpaOp::getGroupSize() {
-  return getQueryType().getDimSize(1) / getKeyType().getDimSize(1);
-}
-
-bool SdpaOp::hasBoolMask() {
-  return getMask() && cast<RankedTensorType>(getMask().getType())
-                          .getElementType()
-                          .isInteger(1);
-}
-
-std::optional<CausalKind> SdpaOp::getCausalKind() {
-  if (CausalKindAttr attr = getCausalAttr())
-    return attr.getValue();
-  return std::nullopt;
-}
 
 //===----------------------------------------------------------------------===//
 // Verifier

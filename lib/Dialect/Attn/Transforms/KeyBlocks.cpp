@@ -46,24 +46,20 @@ KeyBlocks mlir::attn::detail::computeKeyBlocks(OpBuilder &b,
   const std::optional<VisibleBand> &band = sdpa.band;
   Value firstDiag, lastDiag;
   if (band) {
-    firstDiag = arith::AddIOp::create(b, loc, qb.qFirst, qb.diagShift);
+    firstDiag = buildDiagonal(b, loc, qb.qFirst, qb.diagShift);
     lastDiag = arith::SubIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, qb.qEnd, qb.diagShift), one);
+        b, loc, buildDiagonal(b, loc, qb.qEnd, qb.diagShift), one);
   }
   if (band && band->right) {
     // keys <= lastDiag + right.
-    Value end = arith::AddIOp::create(b, loc, lastDiag,
-                                      indexConstant(b, loc, *band->right + 1));
+    Value end = buildVisibleKeyEnd(b, loc, *band, lastDiag);
     keys.keyEnd = minIndex(b, loc, maxIndex(b, loc, end, zero), qb.keyLen);
   }
   keys.fullEnd = arith::DivUIOp::create(b, loc, keys.keyEnd, keys.blockSize);
   if (band && band->left) {
     // keys >= firstDiag - left.
     Value begin =
-        maxIndex(b, loc,
-                 arith::SubIOp::create(b, loc, firstDiag,
-                                       indexConstant(b, loc, *band->left)),
-                 zero);
+        maxIndex(b, loc, buildFirstVisibleKey(b, loc, *band, firstDiag), zero);
     keys.keyBegin = begin;
     keys.first =
         minIndex(b, loc, arith::DivUIOp::create(b, loc, begin, keys.blockSize),
@@ -74,19 +70,14 @@ KeyBlocks mlir::attn::detail::computeKeyBlocks(OpBuilder &b,
   // first row's upper edge).
   keys.unmaskedBegin = keys.first;
   if (band && band->left) {
-    Value n = arith::CeilDivSIOp::create(
-        b, loc,
-        arith::SubIOp::create(b, loc, lastDiag,
-                              indexConstant(b, loc, *band->left)),
-        keys.blockSize);
+    Value n =
+        buildFirstUnmaskedBlock(b, loc, *band, lastDiag, keys.blockSize);
     keys.unmaskedBegin =
         minIndex(b, loc, maxIndex(b, loc, n, keys.first), keys.fullEnd);
   }
   keys.unmaskedEnd = keys.fullEnd;
   if (band && band->right) {
-    Value firstEnd = arith::AddIOp::create(
-        b, loc, firstDiag, indexConstant(b, loc, *band->right + 1));
-    Value n = arith::FloorDivSIOp::create(b, loc, firstEnd, keys.blockSize);
+    Value n = buildUnmaskedBlockEnd(b, loc, *band, firstDiag, keys.blockSize);
     keys.unmaskedEnd =
         minIndex(b, loc, maxIndex(b, loc, n, keys.unmaskedBegin), keys.fullEnd);
   }

@@ -7,8 +7,9 @@
 // every row must ignore, so the cost grows with the band's width, not with
 // Lk), which of them need the band's element mask, the chunk of them that a
 // split-K work item takes, and the pairs that a loop's blocks hide where the
-// band's geometry is static (the tags the kernels skip work by). Private to
-// the attn transforms library.
+// band's geometry is static (the tags the kernels skip work by). The band's
+// edges are Geometry.h's; the clamping into blocks and chunks is this
+// tiling's. Private to the attn transforms library.
 //
 //===----------------------------------------------------------------------===//
 

@@ -299,7 +299,7 @@ Value mlir::attn::detail::applyElementMask(OpBuilder &b, const TiledSdpa &sdpa,
         if (banded) {
           Value key = arith::AddIOp::create(nb, nloc, kStart, j);
           Value query = rowToQuery(nb, nloc, sdpa, qb, i).second;
-          Value diag = arith::AddIOp::create(nb, nloc, query, qb.diagShift);
+          Value diag = buildDiagonal(nb, nloc, query, qb.diagShift);
           visible = buildBandPredicate(nb, nloc, *sdpa.band, diag, key);
         }
         if (validKeys) {

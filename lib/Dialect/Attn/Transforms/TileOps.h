@@ -14,6 +14,7 @@
 #define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_TILEOPS_H
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -9,6 +9,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "attn/Dialect/Attn/IR/AttnInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

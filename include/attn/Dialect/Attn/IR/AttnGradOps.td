@@ -12,10 +12,12 @@
 
 include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "attn/Dialect/Attn/IR/AttnInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Attn_SdpaGradOp : Op<Attn_Dialect, "sdpa_grad", [Pure]> {
+def Attn_SdpaGradOp : Op<Attn_Dialect, "sdpa_grad",
+                         [Pure, Attn_AttentionOpInterface]> {
   let summary = "gradient of scaled dot-product attention";
   let description = [{
     Given the operands of an `attn.sdpa` (`query`, `key`, `value`, the
@@ -89,21 +91,8 @@ def Attn_SdpaGradOp : Op<Attn_Dialect, "sdpa_grad", [Pure]> {
     `->` type($d_query) `,` type($d_key) `,` type($d_value)
   }];
 
+  // Operand types, dims, scale, causal: AttentionOpInterface's (no window).
   let hasVerifier = 1;
-
-  let extraClassDeclaration = [{
-    RankedTensorType getQueryType() { return getQuery().getType(); }
-    RankedTensorType getKeyType() { return getKey().getType(); }
-    RankedTensorType getValueType() { return getValue().getType(); }
-
-    /// The scale actually applied: the attribute, or 1/sqrt(D).
-    float getEffectiveScale();
-    /// Number of query heads sharing one key/value head (Hq / Hkv).
-    int64_t getGroupSize();
-    /// True if the mask is i1 (select), false if it is additive.
-    bool hasBoolMask();
-    std::optional<CausalKind> getCausalKind();
-  }];
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNGRADOPS_TD

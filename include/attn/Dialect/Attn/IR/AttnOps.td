@@ -9,6 +9,7 @@
 
 include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "attn/Dialect/Attn/IR/AttnInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -17,7 +18,7 @@ class Attn_Op<string mnemonic, list<Trait> traits = []>
     : Op<Attn_Dialect, mnemonic, traits>;
 
 def Attn_SdpaOp : Attn_Op<"sdpa", [
-    Pure, AttrSizedOperandSegments,
+    Pure, AttrSizedOperandSegments, Attn_AttentionOpInterface,
     DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
                               ["reifyResultShapes"]>]> {
   let summary = "scaled dot-product attention";
@@ -103,21 +104,9 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 
+  // Operand types, dims, scale, causal: AttentionOpInterface's.
   let extraClassDeclaration = [{
-    RankedTensorType getQueryType() { return getQuery().getType(); }
-    RankedTensorType getKeyType() { return getKey().getType(); }
-    RankedTensorType getValueType() { return getValue().getType(); }
     RankedTensorType getOutType() { return getOut().getType(); }
-
-    /// The scale actually applied: the attribute, or 1/sqrt(D).
-    float getEffectiveScale();
-    /// The default scale for this op's head dim, 1/sqrt(D), as f32.
-    float getDefaultScale();
-    /// Number of query heads sharing one key/value head (Hq / Hkv).
-    int64_t getGroupSize();
-    /// True if the mask is i1 (select), false if it is additive.
-    bool hasBoolMask();
-    std::optional<CausalKind> getCausalKind();
   }];
 }
 

@@ -12,10 +12,12 @@
 
 include "attn/Dialect/Attn/IR/AttnDialect.td"
 include "attn/Dialect/Attn/IR/AttnAttrs.td"
+include "attn/Dialect/Attn/IR/AttnInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def Attn_SdpaVarlenOp : Op<Attn_Dialect, "sdpa_varlen", [Pure]> {
+def Attn_SdpaVarlenOp : Op<Attn_Dialect, "sdpa_varlen",
+                           [Pure, Attn_AttentionOpInterface]> {
   let summary = "attention over packed sequences of different lengths";
   let description = [{
     FlashAttention's varlen form: `B` sequences packed along the rows, with
@@ -78,6 +80,12 @@ def Attn_SdpaVarlenOp : Op<Attn_Dialect, "sdpa_varlen", [Pure]> {
   }];
 
   let hasVerifier = 1;
+
+  // Operand types, dims, scale, causal, window: AttentionOpInterface's.
+  let extraClassDeclaration = [{
+    /// The packed rows (AttentionOpInterface's sequence dim): [total, H, D].
+    unsigned getSequenceDim() { return 0; }
+  }];
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNVARLENOPS_TD
