@@ -18,7 +18,7 @@
 
 #include "CpuKernelsAmx.h"
 #include "CpuKernelsBf16.h"
-#include "TileOps.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

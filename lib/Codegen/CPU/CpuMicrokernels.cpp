@@ -18,8 +18,8 @@
 #include "CpuKernelsAmx.h"
 #include "CpuKernelsBf16.h"
 #include "CpuKernelsWiden.h"
-#include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/AMX/AMXDialect.h"

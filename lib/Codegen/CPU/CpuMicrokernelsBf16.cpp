@@ -10,7 +10,7 @@
 
 #include "CpuKernelsBf16.h"
 #include "CpuScratch.h"
-#include "TileOps.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 

@@ -22,6 +22,7 @@
 #include "CpuKernels.h"
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
 #include "attn/Dialect/Attn/Utils/Geometry.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -45,8 +46,6 @@ using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
 namespace {
-
-constexpr float kLog2E = 1.4426950408889634f;
 
 /// The static shape of the problem and the tiling.
 struct GradPlan {
@@ -323,7 +322,8 @@ static void emitProbsAndScoreGrad(GradEmitter &e, const GradTiles &t, Value q0,
   };
   kb.loop(0, e.plan.bq, w, [&](Value i0) {
     Value lse = kb.load(t.lseT, {i0});
-    Value lse2 = arith::MulFOp::create(b, loc, lse, kb.splat(kLog2E));
+    Value lse2 = arith::MulFOp::create(b, loc, lse,
+                                       kb.splat(static_cast<float>(kLog2E)));
     Value di = kb.load(t.diT, {i0});
     Value rowSees = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
                                           lse, kb.splat(kNegInf));
@@ -335,11 +335,12 @@ static void emitProbsAndScoreGrad(GradEmitter &e, const GradTiles &t, Value q0,
     if (diagShift)
       base = buildFirstVisibleRow(b, loc, *e.plan.band, diagShift, base);
     kb.loop(0, e.plan.bk, 1, [&](Value j) {
-      Value s = arith::MulFOp::create(b, loc, kb.load(t.st, {j, i0}),
-                                      kb.splat(e.plan.scale * kLog2E));
+      Value s = arith::MulFOp::create(
+          b, loc, kb.load(t.st, {j, i0}),
+          kb.splat(e.plan.scale * static_cast<float>(kLog2E)));
       if (t.maskT)
         s = vector::FMAOp::create(b, loc, kb.load(t.maskT, {j, i0}),
-                                  kb.splat(kLog2E), s);
+                                  kb.splat(static_cast<float>(kLog2E)), s);
       Value p = kb.exp2(arith::SubFOp::create(b, loc, s, lse2));
       Value inBlock =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j, kn);

@@ -22,7 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
-#include "TileOps.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

@@ -13,6 +13,8 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Geometry.h"
+#include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,10 +27,6 @@
 #include <optional>
 
 namespace mlir::attn::gpu_kernels {
-
-/// log2(e) and ln(2): scores run in base 2 inside the kernels.
-inline constexpr double kLog2E = 1.4426950408889634;
-inline constexpr double kLn2 = 0.6931471805599453;
 
 /// The builder and location every kernel builder (GpuFlashBuilder,
 /// GpuDecodeBuilder) emits with, and the index arithmetic they all use.

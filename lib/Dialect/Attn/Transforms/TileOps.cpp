@@ -24,8 +24,6 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-static constexpr double kLn2 = 0.6931471805599453;
-
 namespace {
 
 /// The (head, query index) of row `r` of the block.
@@ -431,11 +429,6 @@ Value mlir::attn::detail::rescaleRows(OpBuilder &b, const TiledSdpa &sdpa,
 Value mlir::attn::detail::accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa,
                                            Value p, Value l) {
   return reduceOverKeys<arith::AddFOp>(b, sdpa, p, l, TileRole::RowSum);
-}
-
-AffineMap mlir::attn::detail::pairedValuesMap(MLIRContext *context) {
-  AffineExpr e = getAffineDimExpr(0, context), j = getAffineDimExpr(2, context);
-  return AffineMap::get(3, 0, {j.floorDiv(2), e * 2 + j % 2}, context);
 }
 
 /// acct[e, i] += sum_j V[j, e] * Pt[j, i].

@@ -16,6 +16,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -25,27 +26,6 @@
 #include <utility>
 
 namespace mlir::attn::detail {
-
-/// Scores live in log2 units: the query tile is multiplied by
-/// scale * log2(e) and the loop uses exp2.
-constexpr double kLog2E = 1.4426950408889634;
-
-/// The f32 attribute on the `scores` tile op that holds the factor the
-/// query tile was multiplied by (scale * log2 e).
-constexpr llvm::StringLiteral kScoreScaleAttrName = "attn.score_scale";
-
-/// The i64 attribute `h` on the `scores` and `pv` tile ops of a block on the
-/// causal diagonal whose geometry is static: key j of the tile is hidden
-/// from row i of the tile wherever j > i + h. A kernel may skip such pairs
-/// (scores left as they are, for the element mask after them to replace;
-/// probabilities of hidden keys are 0, so P.V may leave them out: SPEC's
-/// rule 8 lets a hidden key's value row be multiplied by 0 or not at all).
-constexpr llvm::StringLiteral kHiddenAboveAttrName = "attn.hidden_above";
-
-/// The same for a block on the lower edge of a window band (left bound a
-/// multiple of the block): key j of the tile is hidden from row i of the
-/// tile wherever j < i - h.
-constexpr llvm::StringLiteral kHiddenBelowAttrName = "attn.hidden_below";
 
 /// Which of the two a block's products are tagged with, and its h.
 struct HiddenPairs {
@@ -253,10 +233,6 @@ Value accumulateRowSum(OpBuilder &b, const TiledSdpa &sdpa, Value p, Value l);
 /// Pt[j, i]; with `vLo`, the value is vTile + vLo (split-f16).
 Value accumulateValues(OpBuilder &b, const TiledSdpa &sdpa, Value p,
                        Value vTile, Value vLo, Value acc);
-
-/// P.V's map of V in key pairs (pair-values), in its dims (e, i, j):
-/// (j floordiv 2, 2e + j mod 2).
-AffineMap pairedValuesMap(MLIRContext *context);
 
 /// Whether transpose-values applies to `sdpa`: bf16 values (or f16 ones
 /// with split-f16), Dv and bk multiples of 16, not the decode kernel.
