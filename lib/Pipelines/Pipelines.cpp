@@ -252,57 +252,11 @@ int64_t mlir::attn::wideBlockKVFor(const CpuPipelineOptions &options) {
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
+  AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
-  tiling.kvSplits = options.kvSplits;
   tiling.narrowBlockQ = narrowBlockQFor(options);
-  AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
-  // Query rows run along the microkernels' vectors: fill whole vectors. A
-  // width that is not positive is left to attn-cpu-microkernels to reject,
-  // under its own name.
-  if (options.microkernels && kernels.vectorWidth > 0)
-    tiling.rowMultiple = kernels.vectorWidth;
-  // Few query rows per block (decoding): vectors along D instead
-  // (attn-tile-online-softmax's decode-rows).
-  tiling.decodeRows = decodeRowsFor(options);
-  if (tiling.decodeRows > 0) {
-    tiling.decodeWidth = kernels.vectorWidth;
-    tiling.decodeBf16Dot = kernels.bf16Dot;
-    tiling.decodeBf16ValueDot = kernels.bf16Dot;
-    // K and V prefetched into L2 (prefetcht1) by default, on every host:
-    // hq=32 hkv=8 Lk=32k d=128, paired time against L1 (bench/ab-paired.py)
-    // on a Zen 4 (avx512-bf16 kernels): f32 one thread 0.497x (CPU time),
-    // two 0.574x (wall), hq=8 hkv=1 (split-K) 0.677x, d=64 0.902x, bf16
-    // 0.633x, hq=hkv=32 0.998x; on an Emerald Rapids (amx): f32 0.914x, two
-    // threads 0.956x, hq=8 hkv=1 0.929x, bf16 1.014x; on a Zen 3 (avx2)
-    // 0.981-0.997x; a Zen 5 measured it no better for f32
-    // (docs/benchmarks.md: rounds ten, fourteen and twenty-two).
-    tiling.decodePrefetchLocality = options.decodePrefetchLocality;
-    // The one-group f32 kernels leave K and V to the hardware prefetchers
-    // where that was measured (a Zen 4, CpuDecodeBuilder::prefetches): on the
-    // avx512 kernels; the amx kernels' hosts (Intel) and the avx2 ones'
-    // keep every prefetch until measured there.
-    if (!options.decodePrefetch.empty()) {
-      tiling.decodePrefetch = options.decodePrefetch;
-    } else {
-      CpuKernels path = resolveCpuKernelsForHost(options.kernels);
-      tiling.decodePrefetch =
-          path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16 ? "auto"
-                                                                       : "all";
-    }
-    tiling.decodePageTouch = options.decodePageTouch;
-    // The blocks of f32 decode in two phases on the avx2 kernels at their 8
-    // lanes: on a Zen 3, one thread, paired CPU time against the overlapped
-    // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),
-    // hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K and V keep the overlap
-    // (CpuDecodeBuilder.h; docs/benchmarks.md, round sixteen). Not on the
-    // 16-lane paths: on a Zen 4 (avx512-bf16 kernels, L2 prefetches) f32
-    // hq=32 hkv=8 took 1.084x the time (round twenty-two).
-    tiling.decodePhased =
-        kernels.vectorWidth == 8 &&
-        resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;
-  }
   // The AMX kernels' P.V reads V transposed: made once per call. Their
   // bf16 and f16 ops take 128-row blocks up to D = 256: hq=8 L=4096, one
   // thread, paired CPU time against 64 rows (bench/ab-paired.py,
@@ -327,8 +281,58 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   // bf16 parts) gained nothing (0.987x) (docs/benchmarks.md, round
   // thirteen).
   tiling.wideBlockKV = wideBlockKVFor(options);
+  tiling.kvSplits = options.kvSplits;
+  // Query rows run along the microkernels' vectors: fill whole vectors. A
+  // width that is not positive is left to attn-cpu-microkernels to reject,
+  // under its own name.
+  if (options.microkernels && kernels.vectorWidth > 0)
+    tiling.rowMultiple = kernels.vectorWidth;
+  // Few query rows per block (decoding): decode groups (attn-tile-online-
+  // softmax's decode-rows), whose kernel runs vectors along D
+  // (attn-cpu-decode): D and Dv whole vectors.
+  tiling.decodeRows = decodeRowsFor(options);
+  AttnCpuDecodeOptions decode;
+  if (tiling.decodeRows > 0) {
+    tiling.decodeDimMultiple = kernels.vectorWidth;
+    decode.decodeWidth = kernels.vectorWidth;
+    decode.decodeBf16Dot = kernels.bf16Dot;
+    decode.decodeBf16ValueDot = kernels.bf16Dot;
+    // K and V prefetched into L2 (prefetcht1) by default, on every host:
+    // hq=32 hkv=8 Lk=32k d=128, paired time against L1 (bench/ab-paired.py)
+    // on a Zen 4 (avx512-bf16 kernels): f32 one thread 0.497x (CPU time),
+    // two 0.574x (wall), hq=8 hkv=1 (split-K) 0.677x, d=64 0.902x, bf16
+    // 0.633x, hq=hkv=32 0.998x; on an Emerald Rapids (amx): f32 0.914x, two
+    // threads 0.956x, hq=8 hkv=1 0.929x, bf16 1.014x; on a Zen 3 (avx2)
+    // 0.981-0.997x; a Zen 5 measured it no better for f32
+    // (docs/benchmarks.md: rounds ten, fourteen and twenty-two).
+    decode.decodePrefetchLocality = options.decodePrefetchLocality;
+    // The one-group f32 kernels leave K and V to the hardware prefetchers
+    // where that was measured (a Zen 4, CpuDecodeBuilder::prefetches): on the
+    // avx512 kernels; the amx kernels' hosts (Intel) and the avx2 ones'
+    // keep every prefetch until measured there.
+    if (!options.decodePrefetch.empty()) {
+      decode.decodePrefetch = options.decodePrefetch;
+    } else {
+      CpuKernels path = resolveCpuKernelsForHost(options.kernels);
+      decode.decodePrefetch =
+          path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16 ? "auto"
+                                                                       : "all";
+    }
+    decode.decodePageTouch = options.decodePageTouch;
+    // The blocks of f32 decode in two phases on the avx2 kernels at their 8
+    // lanes: on a Zen 3, one thread, paired CPU time against the overlapped
+    // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),
+    // hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K and V keep the overlap
+    // (CpuDecodeBuilder.h; docs/benchmarks.md, round sixteen). Not on the
+    // 16-lane paths: on a Zen 4 (avx512-bf16 kernels, L2 prefetches) f32
+    // hq=32 hkv=8 took 1.084x the time (round twenty-two).
+    decode.decodePhased =
+        kernels.vectorWidth == 8 &&
+        resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;
+  }
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
+  pm.addPass(createAttnCpuDecode(decode));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.
   AttnCpuSdpaGradOptions grad;
   grad.blockQ = options.gradBlockQ;

@@ -6,10 +6,10 @@
 // key/value head (blocks of 4 rows) takes the decode kernel on both; one
 // with 8 (blocks of 8 rows) only on the 16-lane paths, one with 12 on
 // neither, unless decode-rows is given.
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=WIDE
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2 decode-rows=16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=GIVEN
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=GIVEN16
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2 decode-rows=16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=GIVEN
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=GIVEN16
 
 // AVX2-LABEL: func.func @group4
 // AVX2: vector.transfer_read {{.*}} : tensor<1x2x300x64xf32>, vector<8xf32>

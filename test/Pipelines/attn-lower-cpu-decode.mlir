@@ -2,11 +2,11 @@
 // key/value head: blocks of 4 rows) on the decode kernel by default
 // (decode-rows=16), with the vector width of its kernels (8 lanes for avx2);
 // decode-rows=0 or microkernels=false keep the tile ops.
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=DECODE
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=0" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 microkernels=false" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
-// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=3" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=DECODE
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=0" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 microkernels=false" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
+// RUN: attn-opt %s --attn-lower-cpu="kernels=avx512 decode-rows=3" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
 
 // The decode kernel's prefetches of K and V (a read-only to_buffer of each)
 // bufferize to a cast of the argument, not a copy, and reach LLVM (this

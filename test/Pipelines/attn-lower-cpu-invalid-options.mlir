@@ -16,8 +16,8 @@
 // reg-block 6, 4 row vectors and a prefetch spread of 1 with AVX-512; 8,
 // 6, 2 and 8 with AVX2 only
 // (kernels=avx2 and kernels=avx512 ask for each, on any host).
-// BLOCKQ: error: attn-tile-online-softmax: block-q (0), block-kv (64) and row-multiple ({{8|16}}) must be positive
-// BLOCKKV: error: attn-tile-online-softmax: block-q (64), block-kv (-1) and row-multiple ({{8|16}}) must be positive
+// BLOCKQ: error: attn-tile-online-softmax: block-q (0), block-kv (64), row-multiple ({{8|16}}) and decode-dim-multiple ({{1|8|16}}) must be positive
+// BLOCKKV: error: attn-tile-online-softmax: block-q (64), block-kv (-1), row-multiple ({{8|16}}) and decode-dim-multiple ({{1|8|16}}) must be positive
 // WIDTH: error: attn-cpu-microkernels: vector-width (0), reg-block (6), row-vectors ({{2|4}}) and prefetch-spread ({{8|1}}) must be positive
 // REGBLOCK: error: attn-cpu-microkernels: vector-width ({{8|16}}), reg-block (0), row-vectors ({{2|4}}) and prefetch-spread ({{8|1}}) must be positive
 // ROWVECS: error: attn-cpu-microkernels: vector-width ({{8|16}}), reg-block (6), row-vectors (-2) and prefetch-spread ({{8|1}}) must be positive

@@ -61,7 +61,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
       llvm::cl::desc("The decode kernel's prefetches of the K and V rows "
                      "ahead: 3 into L1 (prefetcht0), 2 into L2 (prefetcht1), "
                      "1 prefetcht2, 0 prefetchnta"),
-      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.decodePrefetchLocality)};
+      llvm::cl::init(AttnCpuDecodeOptions{}.decodePrefetchLocality)};
   PassOptions::Option<std::string> decodePrefetch{
       *this, "decode-prefetch",
       llvm::cl::desc("Which decode kernels prefetch their K and V rows "
@@ -76,7 +76,7 @@ struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
                      "K and of V loaded per block this many bytes past the "
                      "rows its prefetches reach (page walks by a load on "
                      "4 KiB pages); 0: none"),
-      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.decodePageTouch)};
+      llvm::cl::init(AttnCpuDecodeOptions{}.decodePageTouch)};
   PassOptions::Option<int64_t> narrowBlockQ{
       *this, "narrow-block-q",
       llvm::cl::desc("Query rows per block for ops whose D and Dv are at most "
@@ -194,8 +194,8 @@ int64_t decodeRowsFor(const CpuPipelineOptions &options);
 /// given or narrow blocks are off (narrowBlockQFor is 0); else 0.
 int64_t wideBlockKVFor(const CpuPipelineOptions &options);
 
-/// `attn-lower-cpu`: attn-tile-online-softmax, bufferization, loops,
-/// OpenMP, LLVM. The fused lowering for the CPU.
+/// `attn-lower-cpu`: attn-tile-online-softmax, attn-cpu-decode,
+/// bufferization, loops, OpenMP, LLVM. The fused lowering for the CPU.
 void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 
 /// The CUDA toolkit CMake found (ATTN_CUDA_TOOLKIT_DIR), or "" if none.

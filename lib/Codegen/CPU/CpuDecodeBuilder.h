@@ -2,16 +2,16 @@
 //
 // Part of the attn project.
 //
-// The builder of the decode kernel (DecodeKernel.h): its state, its
-// constants and its steps. DecodeKernel.cpp builds the blocks, the loop and
-// the reads; DecodeScores.cpp the dot products and their folds into scores;
-// DecodeValues.cpp P.V on the bf16 dot products.
-// Private to the attn transforms library.
+// The builder of the decode kernel (CpuDecodeKernel.h): its state, its
+// constants and its steps. CpuDecodeKernel.cpp builds the blocks, the loop
+// and the reads; CpuDecodeScores.cpp the dot products and their folds into
+// scores; CpuDecodeValues.cpp P.V on the bf16 dot products. Private to the
+// CPU code generation library.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEBUILDER_H
-#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEBUILDER_H
+#ifndef ATTN_LIB_CODEGEN_CPU_CPUDECODEBUILDER_H
+#define ATTN_LIB_CODEGEN_CPU_CPUDECODEBUILDER_H
 
 #include "CpuKernels.h"
 #include "CpuDecodeKernel.h"
@@ -163,39 +163,41 @@ struct DecodeState {
 
 class CpuDecodeBuilder {
 public:
-  CpuDecodeBuilder(OpBuilder &b, const TiledSdpa &sdpa, const QueryBlock &qb)
-      : b(b), loc(sdpa.loc), sdpa(sdpa), qb(qb),
-        kernel(b, sdpa.loc, sdpa.decodeWidth), width(sdpa.decodeWidth),
-        rows(sdpa.bq), dChunks(sdpa.d / width), vChunks(sdpa.dv / width) {
-    keysPaired = isPairable(sdpa.op.getKey(), sdpa.d);
-    valuesPaired = isPairable(sdpa.op.getValue(), sdpa.dv);
+  CpuDecodeBuilder(OpBuilder &b, const DecodeGroup &decode,
+                   const DecodeOptions &options)
+      : b(b), loc(decode.loc), decode(decode), options(options),
+        kernel(b, decode.loc, options.width), width(options.width),
+        rows(decode.rows), dChunks(decode.d / width),
+        vChunks(decode.dv / width) {
+    keysPaired = isPairable(decode.key, decode.d);
+    valuesPaired = isPairable(decode.value, decode.dv);
     auto isBf16 = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getElementType().isBF16();
     };
     auto isF32 = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getElementType().isF32();
     };
-    keyDots = sdpa.decodeBf16Dot && width == 16 && keysPaired &&
-              isBf16(sdpa.op.getQuery());
-    valueDots = sdpa.decodeBf16ValueDot && width == 16 && valuesPaired;
-    phased = sdpa.decodePhased && rows >= kPhasedMinRows &&
-             rows * sdpa.d >= kPhasedMinWork &&
-             (rows <= kPhasedMaxRowsAnyD || sdpa.d >= kPhasedMinWideD) &&
-             isF32(sdpa.op.getKey()) && isF32(sdpa.op.getValue());
-    bool oneGroupF32 = isF32(sdpa.op.getKey()) && isF32(sdpa.op.getValue()) &&
+    keyDots =
+        options.bf16Dot && width == 16 && keysPaired && isBf16(decode.query);
+    valueDots = options.bf16ValueDot && width == 16 && valuesPaired;
+    phased = options.phased && rows >= kPhasedMinRows &&
+             rows * decode.d >= kPhasedMinWork &&
+             (rows <= kPhasedMaxRowsAnyD || decode.d >= kPhasedMinWideD) &&
+             isF32(decode.key) && isF32(decode.value);
+    bool oneGroupF32 = isF32(decode.key) && isF32(decode.value) &&
                        vChunks <= valueGroupChunks();
-    prefetches = sdpa.decodePrefetch == DecodePrefetch::All ||
-                 (sdpa.decodePrefetch == DecodePrefetch::Auto && !oneGroupF32);
+    prefetches = options.prefetch == DecodePrefetch::All ||
+                 (options.prefetch == DecodePrefetch::Auto && !oneGroupF32);
   }
 
-  SoftmaxState build(Value begin, Value end);
+  DecodeResult build(Value begin, Value end);
 
 private:
   /// How many blocks ahead V is prefetched: those that cover
   /// kPrefetchAheadBytes of V rows, at least one.
   int64_t prefetchBlocks() const {
-    auto type = cast<RankedTensorType>(sdpa.op.getValue().getType());
-    int64_t blockBytes = width * sdpa.dv * type.getElementTypeBitWidth() / 8;
+    auto type = cast<RankedTensorType>(decode.value.getType());
+    int64_t blockBytes = width * decode.dv * type.getElementTypeBitWidth() / 8;
     return std::max<int64_t>(1,
                              llvm::divideCeil(kPrefetchAheadBytes, blockBytes));
   }
@@ -209,7 +211,7 @@ private:
   /// prefetch each of its lines once between them.
   void prefetchRow(Value buf, Value row, int64_t c0, int64_t c1);
   /// decode-page-touch: with 16-bit K and V, one element of V loaded
-  /// sdpa.decodePageTouch bytes past prefetchBase's row and one of K past
+  /// options.pageTouch bytes past prefetchBase's row and one of K past
   /// keyPrefetchBase's (rows clamped to `last`), kept by an empty asm.
   void touchPagesAhead(Value last);
   /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
@@ -253,8 +255,9 @@ private:
   /// 16-bit K widened to f32 in registers (not taken by the bf16 dot
   /// products).
   bool keysWidened() const {
-    return !keyDots && cast<ShapedType>(sdpa.op.getKey().getType())
-                               .getElementTypeBitWidth() == 16;
+    return !keyDots &&
+           cast<ShapedType>(decode.key.getType()).getElementTypeBitWidth() ==
+               16;
   }
   /// Keys whose dot products keyGroupDots builds together: a power of 2
   /// with rows * keys partial sums at most maxAccumulators(width).
@@ -392,12 +395,20 @@ private:
   /// f16 0.98-1.29 by the shape (docs/benchmarks.md, round thirty-one).
   bool prefetches = true;
   Value phasedTile;
-  SoftmaxState finish(const DecodeState &state);
+  DecodeResult finish(const DecodeState &state);
+
+  /// arith.minsi and arith.maxsi of two indices.
+  Value minIndex(Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  Value maxIndex(Value x, Value y) {
+    return arith::MaxSIOp::create(b, loc, x, y);
+  }
 
   OpBuilder &b;
   Location loc;
-  const TiledSdpa &sdpa;
-  const QueryBlock &qb;
+  const DecodeGroup &decode;
+  const DecodeOptions &options;
   KernelBuilder kernel;
   int64_t width, rows, dChunks, vChunks;
   SmallVector<Value> queries;
@@ -426,4 +437,4 @@ private:
 
 } // namespace mlir::attn::detail
 
-#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEBUILDER_H
+#endif // ATTN_LIB_CODEGEN_CPU_CPUDECODEBUILDER_H

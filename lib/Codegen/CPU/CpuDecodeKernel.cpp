@@ -29,33 +29,21 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::detail;
 
-int64_t mlir::attn::detail::decodeRowsFor(const TiledSdpa &sdpa,
-                                          int64_t maxRows, int64_t width,
-                                          int64_t blockQ) {
-  if (maxRows <= 0 || width < 2 || !llvm::isPowerOf2_64(width))
-    return 0;
-  RankedTensorType qType = sdpa.op.getQueryType();
-  if (qType.isDynamicDim(2) || qType.getDimSize(2) <= 0)
-    return 0;
-  int64_t lq = qType.getDimSize(2);
-  // Without grouped rows every query head is a block of its own (MHA, or a
-  // group too large for one block).
-  int64_t rows = sdpa.groupedRows ? sdpa.group * lq : lq;
-  if (rows > maxRows || rows > blockQ)
-    return 0;
-  if (sdpa.op.getMask() || sdpa.softcap || sdpa.op.getAlibiSlopes())
-    return 0;
-  if (sdpa.band && lq != 1)
-    return 0;
-  if (sdpa.d <= 0 || sdpa.d % width != 0 || sdpa.dv % width != 0)
-    return 0;
-  for (Value v : {sdpa.op.getQuery(), sdpa.op.getKey(), sdpa.op.getValue()}) {
-    auto elt = dyn_cast<FloatType>(
-        cast<RankedTensorType>(v.getType()).getElementType());
-    if (!elt || elt.getWidth() > 32)
-      return 0;
-  }
-  return rows;
+DecodeGroup DecodeGroup::of(DecodeKeysOp op) {
+  DecodeGroup group{op.getLoc()};
+  group.rows = op.getRows();
+  group.d = op.getQueryType().getDimSize(3);
+  group.dv = op.getValueType().getDimSize(3);
+  group.qScale = op.getScoreScale().convertToFloat();
+  group.rowsPerHead = op.getRowsPerHead().value_or(0);
+  group.query = op.getQuery();
+  group.key = op.getKey();
+  group.value = op.getValue();
+  group.batch = op.getBatch();
+  group.head = op.getHead();
+  group.kvHead = op.getKvHead();
+  group.qStart = op.getQStart();
+  return group;
 }
 
 Value CpuDecodeBuilder::readPairChunk(Value src, Value head, Value row,
@@ -64,7 +52,7 @@ Value CpuDecodeBuilder::readPairChunk(Value src, Value head, Value row,
   Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
   return vector::TransferReadOp::create(
       b, loc, VectorType::get({2 * width}, eltType), src,
-      ValueRange{qb.batch, head, row, kernel.idx(p * 2 * width)}, pad,
+      ValueRange{decode.batch, head, row, kernel.idx(p * 2 * width)}, pad,
       ArrayRef<bool>{true});
 }
 
@@ -76,7 +64,7 @@ Value CpuDecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
     Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
     Value x = vector::TransferReadOp::create(
         b, loc, type, src,
-        ValueRange{qb.batch, head, row, kernel.idx(c * width)}, pad,
+        ValueRange{decode.batch, head, row, kernel.idx(c * width)}, pad,
         ArrayRef<bool>{true});
     if (!eltType.isF32())
       x = arith::ExtFOp::create(b, loc, kernel.vecType, x);
@@ -122,7 +110,7 @@ void CpuDecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1)
   auto type = cast<MemRefType>(buf.getType());
   int64_t perLine =
       std::max<int64_t>(1, 8 * kCacheLineBytes / type.getElementTypeBitWidth());
-  auto locality = static_cast<uint32_t>(sdpa.decodePrefetchLocality);
+  auto locality = static_cast<uint32_t>(options.prefetchLocality);
   // The lines that start in the columns: a line that a group of value
   // columns shares with the group before it (bf16: 32 columns a line, 16 a
   // group of 2 vectors on 8 lanes) is that group's, not prefetched twice.
@@ -135,12 +123,13 @@ void CpuDecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1)
   for (int64_t col = llvm::alignTo(c0 * width, perLine); col < c1 * width;
        col += perLine)
     memref::PrefetchOp::create(
-        b, loc, buf, ValueRange{qb.batch, qb.kvHead, row, kernel.idx(col)},
+        b, loc, buf,
+        ValueRange{decode.batch, decode.kvHead, row, kernel.idx(col)},
         /*isWrite=*/false, locality, /*isDataCache=*/true);
 }
 
 void CpuDecodeBuilder::readQueries() {
-  Value scale = kernel.splat(sdpa.qScale);
+  Value scale = kernel.splat(decode.qScale);
   // pairedNextDots' query halves: a 2W-value chunk's low (high) W values
   // in both halves.
   bool halves = pairedNextDots();
@@ -151,14 +140,14 @@ void CpuDecodeBuilder::readQueries() {
       highTwice.push_back(width + i);
     }
   for (int64_t r = 0; r < rows; ++r) {
-    Value head = qb.head, query = kernel.add(qb.qStart, r);
-    if (sdpa.groupedRows) {
-      head = kernel.add(qb.head, r / sdpa.staticLq);
-      query = kernel.idx(r % sdpa.staticLq);
+    Value head = decode.head, query = kernel.add(decode.qStart, r);
+    if (decode.rowsPerHead > 0) {
+      head = kernel.add(decode.head, r / decode.rowsPerHead);
+      query = kernel.idx(r % decode.rowsPerHead);
     }
     if (keyDots) {
       for (int64_t p = 0; p < keyChunks(); ++p) {
-        queries.push_back(readPairChunk(sdpa.op.getQuery(), head, query, p));
+        queries.push_back(readPairChunk(decode.query, head, query, p));
         if (!halves)
           continue;
         for (ArrayRef<int64_t> half : {lowTwice, highTwice})
@@ -169,8 +158,7 @@ void CpuDecodeBuilder::readQueries() {
     }
     for (int64_t c = 0; c < dChunks; ++c)
       queries.push_back(arith::MulFOp::create(
-          b, loc, readRow(sdpa.op.getQuery(), head, query, c, keysPaired),
-          scale));
+          b, loc, readRow(decode.query, head, query, c, keysPaired), scale));
   }
 }
 
@@ -179,8 +167,8 @@ SmallVector<Value> CpuDecodeBuilder::readKeyChunks(Value row, int64_t c0,
   SmallVector<Value> k;
   for (int64_t c = c0; c < c1; ++c)
     k.push_back(keyDots
-                    ? readPairChunk(sdpa.op.getKey(), qb.kvHead, row, c)
-                    : readRow(sdpa.op.getKey(), qb.kvHead, row, c, keysPaired));
+                    ? readPairChunk(decode.key, decode.kvHead, row, c)
+                    : readRow(decode.key, decode.kvHead, row, c, keysPaired));
   return k;
 }
 
@@ -205,7 +193,7 @@ void CpuDecodeBuilder::setAccVector(DecodeState &state, int64_t r, int64_t c,
 DecodeState CpuDecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
                                  const DecodeState &state,
                                  ArrayRef<Value> given, NextDots *nextDots) {
-  Value value = sdpa.op.getValue();
+  Value value = decode.value;
   SmallVector<Value> scores(given);
   if (given.empty() && phased && !tailLen) {
     assert(phasedTile && "phased full blocks come from phasedBlocks");
@@ -213,7 +201,7 @@ DecodeState CpuDecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
   } else if (given.empty())
     scores = scoresOf([&](int64_t j) {
       Value k = kernel.add(j0, j);
-      return lastKey ? minIndex(b, loc, k, lastKey) : k;
+      return lastKey ? minIndex(k, lastKey) : k;
     });
 
   Value negInf = kernel.splat(kNegInf), zero = kernel.splat(0.0f);
@@ -289,7 +277,7 @@ DecodeState CpuDecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
     // Key j's V row and its lines ahead.
     auto valueRow = [&](Value j) {
       Value vRow = arith::AddIOp::create(b, loc, j0, j);
-      return lastKey ? minIndex(b, loc, vRow, lastKey) : vRow;
+      return lastKey ? minIndex(vRow, lastKey) : vRow;
     };
     auto prefetchAhead = [&](Value j) {
       if (!prefetchBase)
@@ -332,7 +320,8 @@ DecodeState CpuDecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
                   memref::LoadOp::create(b, loc, probTile,
                                          ValueRange{kernel.idx(r), j})));
             for (int64_t c = c0; c < c1; ++c) {
-              Value v = readRow(value, qb.kvHead, vRows[0], c, valuesPaired);
+              Value v =
+                  readRow(value, decode.kvHead, vRows[0], c, valuesPaired);
               for (int64_t r = 0; r < rows; ++r) {
                 Value &acc = out[r * (c1 - c0) + (c - c0)];
                 acc = vector::FMAOp::create(b, loc, pj[r], v, acc);
@@ -421,14 +410,14 @@ DecodeState CpuDecodeBuilder::initialState() {
       s.acc.push_back(kernel.splat(0.0f));
     return s;
   }
-  accBuffer = scratch({rows, sdpa.dv});
+  accBuffer = scratch({rows, decode.dv});
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < vChunks; ++c)
       setAccVector(s, r, c, kernel.splat(0.0f));
   return s;
 }
 
-SoftmaxState CpuDecodeBuilder::finish(const DecodeState &state) {
+DecodeResult CpuDecodeBuilder::finish(const DecodeState &state) {
   SmallVector<Value> m, l;
   for (int64_t r = 0; r < rows; ++r) {
     m.push_back(vector::ExtractOp::create(b, loc, state.m[r], 0));
@@ -442,7 +431,7 @@ SoftmaxState CpuDecodeBuilder::finish(const DecodeState &state) {
   // accumulators' own where they are in memory: each pair is read before it
   // is written back), taken as a tensor: a chain of rows * Dv / W tensor
   // writes costs bufferization seconds (hq=8 hkv=1 d=128 on 8 lanes: 10 s).
-  Value rowsBuffer = accBuffer ? accBuffer : scratch({rows, sdpa.dv});
+  Value rowsBuffer = accBuffer ? accBuffer : scratch({rows, decode.dv});
   SmallVector<int64_t> interleave = accPairColumns();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < vChunks; c += valuesPaired ? 2 : 1) {
@@ -453,12 +442,12 @@ SoftmaxState CpuDecodeBuilder::finish(const DecodeState &state) {
       vector::StoreOp::create(b, loc, x, rowsBuffer,
                               ValueRange{kernel.idx(r), kernel.idx(c * width)});
     }
-  auto rowsType = RankedTensorType::get({rows, sdpa.dv}, b.getF32Type());
+  auto rowsType = RankedTensorType::get({rows, decode.dv}, b.getF32Type());
   // restrict: nothing else reads or writes the buffer from here on.
   Value accRows = bufferization::ToTensorOp::create(
       b, loc, rowsType, rowsBuffer, /*restrict=*/true, /*writable=*/false);
   Value accInit = tensor::EmptyOp::create(
-      b, loc, ArrayRef<int64_t>{sdpa.dv, rows}, b.getF32Type());
+      b, loc, ArrayRef<int64_t>{decode.dv, rows}, b.getF32Type());
   Value acc = linalg::TransposeOp::create(b, loc, accRows, accInit,
                                           ArrayRef<int64_t>{1, 0})
                   .getResult()[0];
@@ -474,8 +463,8 @@ Value CpuDecodeBuilder::startFullBlock(Value begin, Value end, Value iv, Value w
   // W keys again.
   Value last = arith::SubIOp::create(b, loc, end, w);
   int64_t ahead = prefetchBlocks();
-  prefetchBase = minIndex(b, loc, kernel.add(j0, ahead * width), last);
-  keyPrefetchBase = minIndex(b, loc, kernel.add(j0, (ahead + 1) * width), last);
+  prefetchBase = minIndex(kernel.add(j0, ahead * width), last);
+  keyPrefetchBase = minIndex(kernel.add(j0, (ahead + 1) * width), last);
   touchPagesAhead(last);
   return j0;
 }
@@ -484,8 +473,8 @@ void CpuDecodeBuilder::touchPagesAhead(Value last) {
   auto bits = [](Value v) {
     return cast<ShapedType>(v.getType()).getElementTypeBitWidth();
   };
-  if (sdpa.decodePageTouch <= 0 || bits(sdpa.op.getKey()) != 16 ||
-      bits(sdpa.op.getValue()) != 16)
+  if (options.pageTouch <= 0 || bits(decode.key) != 16 ||
+      bits(decode.value) != 16)
     return;
   // On 4 KiB pages a prefetch into a page whose translation is not cached
   // stalls the core while the page is walked (a nested walk in a virtual
@@ -500,11 +489,11 @@ void CpuDecodeBuilder::touchPagesAhead(Value last) {
     auto type = cast<MemRefType>(buf.getType());
     int64_t rowBytes = type.getDimSize(3) * 2;
     Value row = minIndex(
-        b, loc,
-        kernel.add(base, std::max<int64_t>(1, sdpa.decodePageTouch / rowBytes)),
+        kernel.add(base, std::max<int64_t>(1, options.pageTouch / rowBytes)),
         last);
     Value x = memref::LoadOp::create(
-        b, loc, buf, ValueRange{qb.batch, qb.kvHead, row, kernel.idx(0)});
+        b, loc, buf,
+        ValueRange{decode.batch, decode.kvHead, row, kernel.idx(0)});
     // The loaded value only has to reach a register: an empty asm that
     // takes it keeps the load.
     Value word = arith::BitcastOp::create(b, loc, b.getI16Type(), x);
@@ -544,9 +533,7 @@ DecodeState CpuDecodeBuilder::interleavedBlocks(Value begin, Value end,
       b, loc, begin,
       arith::MulIOp::create(
           b, loc,
-          maxIndex(b, loc, arith::SubIOp::create(b, loc, numFull, one),
-                   zeroIdx),
-          w));
+          maxIndex(arith::SubIOp::create(b, loc, numFull, one), zeroIdx), w));
   // The next block's dot products: a buffer, like the accumulators.
   Value tile = scratch({width, tileFoldsRows() ? 1 : rows, width});
   SmallVector<Value> inits = init.asValues();
@@ -560,7 +547,7 @@ DecodeState CpuDecodeBuilder::interleavedBlocks(Value begin, Value end,
         // K one block further than V, as this block's P.V loops read the
         // next block's K rows.
         Value j0 = startFullBlock(begin, end, iv, w);
-        NextDots nd{minIndex(b, loc, kernel.add(j0, width), lastFull), tile};
+        NextDots nd{minIndex(kernel.add(j0, width), lastFull), tile};
         SmallVector<Value> given(carried.slice(stateCount, rows).begin(),
                                  carried.slice(stateCount, rows).end());
         DecodeState next =
@@ -621,9 +608,9 @@ DecodeState CpuDecodeBuilder::phasedBlocks(Value begin, Value end, Value numFull
   return DecodeState::from(loop.getResults(), rows);
 }
 
-SoftmaxState CpuDecodeBuilder::build(Value begin, Value end) {
+DecodeResult CpuDecodeBuilder::build(Value begin, Value end) {
   readQueries();
-  end = maxIndex(b, loc, end, begin);
+  end = maxIndex(end, begin);
   Value w = kernel.idx(width);
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);
@@ -641,8 +628,8 @@ SoftmaxState CpuDecodeBuilder::build(Value begin, Value end) {
                 SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic))),
         tensor, /*read_only=*/true);
   };
-  keyBuffer = asBuffer(sdpa.op.getKey());
-  valueBuffer = asBuffer(sdpa.op.getValue());
+  keyBuffer = asBuffer(decode.key);
+  valueBuffer = asBuffer(decode.value);
   DecodeState state = phased ? phasedBlocks(begin, end, numFull, init)
                              : interleavedBlocks(begin, end, numFull, init);
   prefetchBase = keyPrefetchBase = Value();
@@ -669,9 +656,9 @@ SoftmaxState CpuDecodeBuilder::build(Value begin, Value end) {
   return finish(DecodeState::from(ifOp.getResults(), rows));
 }
 
-SoftmaxState mlir::attn::detail::emitDecodeKeys(OpBuilder &b,
-                                                const TiledSdpa &sdpa,
-                                                const QueryBlock &qb,
+DecodeResult mlir::attn::detail::emitDecodeKeys(OpBuilder &b,
+                                                const DecodeGroup &group,
+                                                const DecodeOptions &options,
                                                 Value begin, Value end) {
-  return CpuDecodeBuilder(b, sdpa, qb).build(begin, end);
+  return CpuDecodeBuilder(b, group, options).build(begin, end);
 }

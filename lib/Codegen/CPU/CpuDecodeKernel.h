@@ -26,35 +26,92 @@
 // V are read as they are and widened in registers, or, with bf16 K and V
 // where decode-bf16-dot and decode-bf16-value-dot say, taken by the bf16
 // dot products as they are (P then rounded to bf16). The loops are built on
-// tensors (vector transfer ops), inside attn-tile-online-softmax's scf.forall,
-// so split-K and the writing of results are the tiling's own. Private to the
-// attn transforms library.
+// tensors (vector transfer ops) in place of an attn.decode_keys, inside
+// attn-tile-online-softmax's scf.forall, so split-K and the writing of
+// results are the tiling's own (attn-cpu-decode, CpuDecode.cpp). Private to
+// the CPU code generation library.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEKERNEL_H
-#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEKERNEL_H
+#ifndef ATTN_LIB_CODEGEN_CPU_CPUDECODEKERNEL_H
+#define ATTN_LIB_CODEGEN_CPU_CPUDECODEKERNEL_H
 
-#include "TileOps.h"
+#include "attn/Dialect/Attn/IR/AttnTileOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
 
 namespace mlir::attn::detail {
 
-/// The rows of the decode kernel's query block for `sdpa` (planned with
-/// its groupedRows), or 0 if the op goes to the tile ops: the kernel takes
-/// a static Lq whose block (Lq, or group * Lq with grouped rows) has at most
-/// `maxRows` rows, D and Dv multiples of `width` (a power of 2), no user
-/// mask, no softcap, no ALiBi, and a causal or window band only with
-/// Lq = 1 (where the band is one key range for every row).
-int64_t decodeRowsFor(const TiledSdpa &sdpa, int64_t maxRows, int64_t width,
-                      int64_t blockQ);
+/// Which decode kernels prefetch their K and V rows ahead (decode-prefetch).
+enum class DecodePrefetch {
+  /// All but the one-group f32 kernels (CpuDecodeBuilder::prefetches).
+  Auto,
+  All,
+  None,
+};
 
-/// The online softmax of the query block by the decode kernel over the keys
-/// [begin, end) (the tiling's KeyBlocks: from the band's first key, exact
-/// with Lq = 1, or the chunk's first with split-K, to the key end clamped
-/// into the chunk), as the tiling's state (m, l [rows], acc [Dv, rows]).
-SoftmaxState emitDecodeKeys(OpBuilder &b, const TiledSdpa &sdpa,
-                            const QueryBlock &qb, Value begin, Value end);
+/// decode-prefetch's value by its name (auto, all, none); nullopt for
+/// another.
+inline std::optional<DecodePrefetch> parseDecodePrefetch(StringRef name) {
+  return llvm::StringSwitch<std::optional<DecodePrefetch>>(name)
+      .Case("auto", DecodePrefetch::Auto)
+      .Case("all", DecodePrefetch::All)
+      .Case("none", DecodePrefetch::None)
+      .Default(std::nullopt);
+}
+
+/// How the kernel is built: attn-cpu-decode's options.
+struct DecodeOptions {
+  /// f32 lanes per vector along D (decode-width; a power of 2 dividing D
+  /// and Dv).
+  int64_t width = 16;
+  /// Q.K on bf16 dot products (decode-bf16-dot).
+  bool bf16Dot = false;
+  /// P.V on bf16 dot products (decode-bf16-value-dot).
+  bool bf16ValueDot = false;
+  /// The locality of the prefetches (decode-prefetch-locality: 3 L1, 2 L2,
+  /// ...).
+  int64_t prefetchLocality = 2;
+  /// The loads past the prefetched rows, in bytes (decode-page-touch;
+  /// 16-bit K and V only), 0: none.
+  int64_t pageTouch = 0;
+  /// The blocks in two phases where it pays (decode-phased;
+  /// CpuDecodeBuilder.h).
+  bool phased = false;
+  /// Which kernels prefetch (decode-prefetch).
+  DecodePrefetch prefetch = DecodePrefetch::Auto;
+};
+
+/// The group of query rows the kernel computes, read off an
+/// attn.decode_keys: its rows, head dims, score scale (log2 units),
+/// operands and where the group is.
+struct DecodeGroup {
+  Location loc;
+  int64_t rows, d, dv;
+  float qScale;
+  /// Lq of each query head where the rows span the heads of a key/value
+  /// head (row r is head + r / rowsPerHead, query r % rowsPerHead); 0
+  /// where they are rows [qStart, qStart + rows) of one head.
+  int64_t rowsPerHead = 0;
+  Value query, key, value;
+  Value batch, head, kvHead, qStart;
+
+  static DecodeGroup of(DecodeKeysOp op);
+};
+
+/// The online softmax of the group by the decode kernel over the keys
+/// [begin, end), as attn.decode_keys's results: m, l [rows] and acc [Dv,
+/// rows], f32.
+struct DecodeResult {
+  Value m, l, acc;
+};
+DecodeResult emitDecodeKeys(OpBuilder &b, const DecodeGroup &group,
+                            const DecodeOptions &options, Value begin,
+                            Value end);
 
 } // namespace mlir::attn::detail
 
-#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODEKERNEL_H
+#endif // ATTN_LIB_CODEGEN_CPU_CPUDECODEKERNEL_H

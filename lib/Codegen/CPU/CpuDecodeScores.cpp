@@ -310,7 +310,7 @@ bool CpuDecodeBuilder::tileFoldsRows() const {
 SmallVector<Value> CpuDecodeBuilder::scaledScores(SmallVector<Value> scores) {
   if (keyDots)
     for (Value &x : scores)
-      x = arith::MulFOp::create(b, loc, x, kernel.splat(sdpa.qScale));
+      x = arith::MulFOp::create(b, loc, x, kernel.splat(decode.qScale));
   return scores;
 }
 

@@ -2,12 +2,12 @@
 //
 // Part of the attn project.
 //
-// Private to the attn transforms library (the decode kernel).
+// Private to the CPU code generation library (the decode kernel).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODESCORES_H
-#define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODESCORES_H
+#ifndef ATTN_LIB_CODEGEN_CPU_CPUDECODESCORES_H
+#define ATTN_LIB_CODEGEN_CPU_CPUDECODESCORES_H
 
 #include "mlir/IR/Builders.h"
 
@@ -60,4 +60,4 @@ SmallVector<Value> foldScoresRowsFirst(OpBuilder &b, Location loc,
 
 } // namespace mlir::attn::detail
 
-#endif // ATTN_LIB_DIALECT_ATTN_TRANSFORMS_DECODESCORES_H
+#endif // ATTN_LIB_CODEGEN_CPU_CPUDECODESCORES_H

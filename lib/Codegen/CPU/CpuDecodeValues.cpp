@@ -48,10 +48,10 @@ void CpuDecodeBuilder::pairedValueStep(SmallVector<Value> &out, Value j,
       SmallVector<int64_t> &half = k < kHalfLane ? low : high;
       half.append({lane * kLaneWords + k, 2 * width + lane * kLaneWords + k});
     }
-  Value value = sdpa.op.getValue();
+  Value value = decode.value;
   for (int64_t c = c0; c < c1; c += 2) {
-    Value v0 = readPairChunk(value, qb.kvHead, row0, c / 2);
-    Value v1 = readPairChunk(value, qb.kvHead, row1, c / 2);
+    Value v0 = readPairChunk(value, decode.kvHead, row0, c / 2);
+    Value v1 = readPairChunk(value, decode.kvHead, row1, c / 2);
     Value halves[2] = {vector::ShuffleOp::create(b, loc, v0, v1, low),
                        vector::ShuffleOp::create(b, loc, v0, v1, high)};
     for (int64_t h = 0; h < 2; ++h)

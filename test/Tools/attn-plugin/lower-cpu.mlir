@@ -62,6 +62,7 @@ func.func @main() {
 // TILED: scf.forall
 // TILED: attn.tile = #attn.tile<scores>
 
+// HELP-DAG: --attn-cpu-decode
 // HELP-DAG: --attn-cpu-microkernels
 // HELP-DAG: --attn-gpu-device-buffers
 // HELP-DAG: --attn-gpu-rebuild-captured-memrefs

@@ -9,6 +9,124 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnCpuDecode : Pass<"attn-cpu-decode"> {
+  let summary = "Replace each attn.decode_keys with the CPU decode kernel "
+                "(vectors along D, K and V streamed once)";
+  let description = [{
+    Builds the decode kernel in place of every `attn.decode_keys` that
+    `attn-tile-online-softmax` left where a query block is a decode group
+    (its `decode-rows`), on tensors, inside the tiling's `scf.forall`. A
+    decode group has few query rows (Lq = 1, or Lq times the group size
+    with grouped-query attention): the tile ops, whose vectors run along
+    the rows, would leave most lanes idle. The kernel runs its vectors
+    along D instead and reads each K and V row once: per block of W keys (W
+    = `decode-width`) the W x rows dot products (each K row loaded once for
+    every row, summed across lanes by shuffles into one vector of scores
+    per row), the online softmax along the keys (the running max moved
+    lazily, by a slack of 8), and P.V with each V row loaded once into the
+    rows x Dv / W accumulators (in a buffer from 16 of them on). A block's
+    P.V loops also take the next block's dot products (or, with
+    `decode-phased`, where it pays, a block takes its scores first), and
+    prefetch the K and V rows ahead (`decode-prefetch`,
+    `decode-prefetch-locality`, `decode-page-touch`). bf16/f16 K and V are
+    widened in registers, or taken by AVX512-BF16's dot products
+    (`decode-bf16-dot`, `decode-bf16-value-dot`). The op's results (m, l
+    [rows], acc [Dv, rows]) become the kernel's.
+
+    Before (grouped-query attention, 4 query heads of a key/value head,
+    Lq = 1):
+
+    ```mlir
+    %m, %l, %acc = attn.decode_keys %q, %k, %v
+        at (%b, %h, %hkv, %c0) keys (%begin to %end)
+        {rows = 4 : i64, rows_per_head = 1 : i64, score_scale = 0.255 : f32}
+        : tensor<1x8x1x32xbf16>, tensor<1x2x100x32xbf16>,
+          tensor<1x2x100x32xbf16>
+        -> tensor<4xf32>, tensor<4xf32>, tensor<32x4xf32>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %kb = bufferization.to_buffer %k read_only : ...
+    %first = scf.if %any -> (vector<16xf32>, ...) { ... }  // block 0's scores
+    %s:11 = scf.for %i = %c0 to %nfull step %c1 iter_args(...) {
+      memref.prefetch %vb[...], read, locality<2>, data
+      ...                                  // softmax of the block's scores
+      scf.for %j = %c0 to %c16 step %c1 iter_args(...) {
+        vector.fma ...                     // P.V, and the next block's Q.K
+      }
+    }
+    scf.if %tail { ... }                   // the last keys, masked lanes
+    %m = tensor.from_elements ... : tensor<4xf32>
+    %acc = linalg.transpose ins(%rows : tensor<4x32xf32>) ...
+    ```
+
+    D and Dv of every op must be multiples of `decode-width` (the tiling's
+    `decode-dim-multiple`); an op whose are not is an error.
+  }];
+  let options = [
+    Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector of the decode kernel (a power of 2)">,
+    Option<"decodeBf16Dot", "decode-bf16-dot", "bool", /*default=*/"false",
+           "Decode kernel with bf16 Q and K (D a multiple of 2 x "
+           "decode-width, decode-width 16): the dot products Q.K on "
+           "AVX512-BF16's vdpbf16ps (x86vector.avx512.dot) on the bf16 "
+           "values as given, the score scale applied to the sums; needs a "
+           "CPU with avx512_bf16">,
+    Option<"decodeBf16ValueDot", "decode-bf16-value-dot", "bool",
+           /*default=*/"false",
+           "Decode kernel with bf16 V (Dv a multiple of 2 x decode-width, "
+           "decode-width 16): P.V on vdpbf16ps, the V rows of two keys "
+           "interleaved in registers and each row's two probabilities "
+           "rounded to bf16 (as the prefill's bf16 dot products and "
+           "FlashAttention round P; the sums of P stay f32); needs a CPU "
+           "with avx512_bf16">,
+    Option<"decodePrefetchLocality", "decode-prefetch-locality", "int64_t",
+           /*default=*/"2",
+           "Decode kernel: the locality of its software prefetches of the K "
+           "and V rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on "
+           "x86; 2 into L2, prefetcht1; 1 prefetcht2; 0 non-temporal, "
+           "prefetchnta)">,
+    Option<"decodePageTouch", "decode-page-touch", "int64_t",
+           /*default=*/"8192",
+           "Decode kernel with 16-bit K and V: each block of keys also loads "
+           "one element of K and one of V this many bytes past the rows its "
+           "prefetches reach (clamped to the last block; 0: none), so that "
+           "on 4 KiB pages the translation of the page the prefetches reach "
+           "next is walked by a load, not by a prefetch that stalls the "
+           "core while it walks">,
+    Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
+           "Decode kernel with f32 K and V, at least 4 query rows, rows "
+           "times D at least 512 and, above 8 rows, D at least 128: each "
+           "block of keys in two phases, its "
+           "scores first (a loop over its keys that also prefetches the K "
+           "rows two blocks ahead), then its softmax and P.V loops (which "
+           "prefetch only V), instead of P.V loops that also take the next "
+           "block's dot products">,
+    Option<"decodePrefetch", "decode-prefetch", "std::string",
+           /*default=*/"\"auto\"",
+           "Decode kernel: which kernels prefetch their K and V rows ahead "
+           "(at decode-prefetch-locality): all, none, or auto (default): "
+           "all but those with f32 K and V whose P.V takes one group of "
+           "accumulators (query rows times Dv at most 16 vectors at 16 "
+           "lanes, 8 at 8), which read each K and V row whole, once, in "
+           "order, and leave the streams to the hardware prefetchers">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect"
+  ];
+}
+
 def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
   let summary = "Replace the online-softmax tile ops with register-blocked "
                 "vector microkernels for the CPU";

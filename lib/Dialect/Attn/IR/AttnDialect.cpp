@@ -9,6 +9,7 @@
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnTileOps.h"
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -51,6 +52,10 @@ void AttnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "attn/Dialect/Attn/IR/AttnTileOps.cpp.inc"
       >();
   addAttributes<
 #define GET_ATTRDEF_LIST

@@ -283,15 +283,14 @@ bool multipleOfTile(int64_t size) {
 bool mlir::attn::detail::takesTransposedValues(const TiledSdpa &sdpa) {
   Type elt = sdpa.op.getValueType().getElementType();
   return (elt.isBF16() || (elt.isF16() && (sdpa.splitF16 || sdpa.f16Tiles))) &&
-         multipleOfTile(sdpa.dv) && multipleOfTile(sdpa.bk) &&
-         sdpa.decodeWidth == 0;
+         multipleOfTile(sdpa.dv) && multipleOfTile(sdpa.bk) && !sdpa.decode;
 }
 
 bool mlir::attn::detail::takesPairedValues(const TiledSdpa &sdpa) {
   RankedTensorType q = sdpa.op.getQueryType(), v = sdpa.op.getValueType();
   // Grouped rows: one block holds all the rows that read a V tile.
   if (!v.getElementType().isBF16() || !multipleOfTile(sdpa.dv) ||
-      sdpa.bk % 2 != 0 || sdpa.decodeWidth != 0 || sdpa.transposeValues ||
+      sdpa.bk % 2 != 0 || sdpa.decode || sdpa.transposeValues ||
       sdpa.groupedRows || !q.hasStaticShape() || !v.hasStaticShape())
     return false;
   // Each V tile is read by group * ceil(Lq / bq) query blocks; the copy
@@ -319,7 +318,7 @@ bool mlir::attn::detail::takesPairedValues(const TiledSdpa &sdpa) {
 bool mlir::attn::detail::takesSplitF16(const TiledSdpa &sdpa) {
   return sdpa.op.getKeyType().getElementType().isF16() &&
          multipleOfTile(sdpa.d) && multipleOfTile(sdpa.dv) &&
-         multipleOfTile(sdpa.bk) && sdpa.decodeWidth == 0;
+         multipleOfTile(sdpa.bk) && !sdpa.decode;
 }
 
 Value mlir::attn::detail::emitTransposedValues(OpBuilder &b,

@@ -7,31 +7,28 @@
 // max, the running sum and the accumulator. Scores live in log2 units (the
 // query tile is pre-multiplied by scale * log2(e)) so the loop uses exp2.
 // This file builds the loops; the tile ops inside them come from TileOps.h,
-// the key blocks each query block visits from KeyBlocks.h.
+// the key blocks each query block visits from KeyBlocks.h. A query block
+// that is one decode group gets an attn.decode_keys in place of the key
+// loops, for a target to build its decode kernel at (attn-cpu-decode).
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
-#include "CpuDecodeKernel.h"
 #include "KeyBlocks.h"
 #include "SplitKeys.h"
 #include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnTileOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -305,6 +302,57 @@ void writeBlockResults(OpBuilder &b, const TiledSdpa &sdpa,
   }
 }
 
+/// The rows of the decode group that `sdpa`'s query blocks are (planned with
+/// its groupedRows), or 0 if the op goes to the tile ops: a static Lq whose
+/// block (Lq, or group * Lq with grouped rows) has at most `maxRows` rows
+/// and at most block-q, D and Dv multiples of `dimMultiple`, no user mask,
+/// no softcap, no ALiBi, and a causal or window band only with Lq = 1
+/// (where the band is one key range for every row).
+static int64_t decodeRowsFor(const TiledSdpa &sdpa, int64_t maxRows,
+                             int64_t dimMultiple, int64_t blockQ) {
+  if (maxRows <= 0 || dimMultiple <= 0)
+    return 0;
+  RankedTensorType qType = sdpa.op.getQueryType();
+  if (qType.isDynamicDim(2) || qType.getDimSize(2) <= 0)
+    return 0;
+  int64_t lq = qType.getDimSize(2);
+  // Without grouped rows every query head is a block of its own (MHA, or a
+  // group too large for one block).
+  int64_t rows = sdpa.groupedRows ? sdpa.group * lq : lq;
+  if (rows > maxRows || rows > blockQ)
+    return 0;
+  if (sdpa.op.getMask() || sdpa.softcap || sdpa.op.getAlibiSlopes())
+    return 0;
+  if (sdpa.band && lq != 1)
+    return 0;
+  if (sdpa.d <= 0 || sdpa.d % dimMultiple != 0 || sdpa.dv % dimMultiple != 0)
+    return 0;
+  for (Value v : {sdpa.op.getQuery(), sdpa.op.getKey(), sdpa.op.getValue()}) {
+    auto elt = dyn_cast<FloatType>(
+        cast<RankedTensorType>(v.getType()).getElementType());
+    if (!elt || elt.getWidth() > 32)
+      return 0;
+  }
+  return rows;
+}
+
+/// The online softmax of a decode group over the keys [begin, end) (the
+/// KeyBlocks' range: from the band's first key, exact with Lq = 1, or the
+/// chunk's first with split-K, to the key end clamped into the chunk): one
+/// attn.decode_keys, whose results are the state the key loops would leave.
+SoftmaxState emitDecodeGroup(OpBuilder &b, const TiledSdpa &sdpa,
+                             const QueryBlock &qb, Value begin, Value end) {
+  auto rowType = RankedTensorType::get({sdpa.bq}, b.getF32Type());
+  auto accType = RankedTensorType::get({sdpa.dv, sdpa.bq}, b.getF32Type());
+  auto group = DecodeKeysOp::create(
+      b, sdpa.loc, rowType, rowType, accType, sdpa.op.getQuery(),
+      sdpa.op.getKey(), sdpa.op.getValue(), qb.batch, qb.head, qb.kvHead,
+      qb.qStart, begin, end, b.getI64IntegerAttr(sdpa.bq),
+      sdpa.groupedRows ? b.getI64IntegerAttr(sdpa.staticLq) : IntegerAttr(),
+      b.getF32FloatAttr(sdpa.qScale));
+  return SoftmaxState::from(group.getResults());
+}
+
 /// The body of the scf.forall for one query block (with split-K, for one
 /// chunk of the keys: the forall's last dim).
 void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
@@ -316,50 +364,60 @@ void emitQueryBlock(OpBuilder &b, const TiledSdpa &sdpa, scf::ForallOp forall) {
   }
   QueryBlock qb = locateQueryBlock(b, sdpa, ivs);
   locateKeys(b, sdpa, qb);
-  Value qTile = sdpa.decodeWidth ? Value() : emitScaledQueryTile(b, sdpa, qb);
+  Value qTile = sdpa.decode ? Value() : emitScaledQueryTile(b, sdpa, qb);
   KeyBlocks keys = computeKeyBlocks(b, sdpa, qb);
   if (split)
     keys = restrictToChunk(b, sdpa, split, keys);
   SoftmaxState state =
-      sdpa.decodeWidth ? emitDecodeKeys(b, sdpa, qb, keys.keyBegin, keys.keyEnd)
-                       : attendToKeyBlocks(b, sdpa, qb, qTile, keys,
-                                           initSoftmaxState(b, sdpa));
+      sdpa.decode ? emitDecodeGroup(b, sdpa, qb, keys.keyBegin, keys.keyEnd)
+                  : attendToKeyBlocks(b, sdpa, qb, qTile, keys,
+                                      initSoftmaxState(b, sdpa));
   if (split)
     writeSplitResults(b, sdpa, qb, forall, state, split);
   else
     writeBlockResults(b, sdpa, qb, forall, state);
 }
 
-/// The options `op` is tiled with: narrow-block-q, where it applies, in
-/// place of block-q. Not with a user mask and grouped-query heads: larger
-/// blocks would group more of their rows, whose mask tile the CPU kernels do
-/// not take (a scalar loop instead). Where it applies to an op with bf16
-/// values and D or Dv above 64, wide-block-kv in place of block-kv.
-static AttnTileOnlineSoftmaxOptions
-tilingFor(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
-  AttnTileOnlineSoftmaxOptions opTiling = tiling;
+/// How one op is tiled: its block sizes and the K/V layouts asked for.
+struct OpTiling {
+  int64_t blockQ, blockKV;
+  bool transposeValues = false, pairValues = false, splitF16 = false,
+       f16Tiles = false;
+};
+
+/// The tiling of `op`: narrow-block-q, where it applies, in place of
+/// block-q. Not with a user mask and grouped-query heads: larger blocks
+/// would group more of their rows, whose mask tile the CPU kernels do not
+/// take (a scalar loop instead). Where it applies to an op with bf16 values
+/// and D or Dv above 64, wide-block-kv in place of block-kv.
+static OpTiling tilingOf(SdpaOp op,
+                         const AttnTileOnlineSoftmaxOptions &options) {
+  OpTiling tiling{options.blockQ, options.blockKV};
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
   Type valueElt = op.getValueType().getElementType();
   int64_t maxD = valueElt.isBF16() || valueElt.isF16()
-                     ? std::max<int64_t>(64, tiling.narrowLowpMaxD)
+                     ? std::max<int64_t>(64, options.narrowLowpMaxD)
                      : 64;
-  if (tiling.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
+  if (options.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
       !ShapedType::isDynamic(dv) && d <= maxD && dv <= maxD &&
       !getVisibleBand(op) && !(op.getMask() && op.getGroupSize() > 1)) {
-    opTiling.blockQ = tiling.narrowBlockQ;
-    if (tiling.wideBlockKV > 0 && valueElt.isBF16() && (d > 64 || dv > 64))
-      opTiling.blockKV = tiling.wideBlockKV;
+    tiling.blockQ = options.narrowBlockQ;
+    if (options.wideBlockKV > 0 && valueElt.isBF16() && (d > 64 || dv > 64))
+      tiling.blockKV = options.wideBlockKV;
   }
-  return opTiling;
+  tiling.transposeValues = options.transposeValues;
+  tiling.pairValues = options.pairValues;
+  tiling.splitF16 = options.splitF16;
+  tiling.f16Tiles = options.f16Tiles;
+  return tiling;
 }
 
 /// Tiles are allocated whole, whatever the sequence lengths: the largest
 /// (block-q rows by block-kv keys, D or Dv columns) must stay addressable.
 /// Checked before any IR is built, so that huge block sizes with dynamic dims
 /// are a diagnostic rather than a wrapped allocation size.
-static LogicalResult
-checkTileSizes(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
+static LogicalResult checkTileSizes(SdpaOp op, const OpTiling &tiling) {
   constexpr int64_t kMaxTileElements = int64_t(1) << 32;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
@@ -373,8 +431,8 @@ checkTileSizes(SdpaOp op, const AttnTileOnlineSoftmaxOptions &tiling) {
 }
 
 /// The tile sizes and the index values of `op`'s tiling.
-TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
-                     const AttnTileOnlineSoftmaxOptions &tiling) {
+TiledSdpa planTiling(OpBuilder &b, SdpaOp op, const OpTiling &tiling,
+                     const AttnTileOnlineSoftmaxOptions &options) {
   Location loc = op.getLoc();
   RankedTensorType qType = op.getQueryType(), kType = op.getKeyType();
   TiledSdpa sdpa{op, loc};
@@ -410,22 +468,13 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
       rows = *groupRows;
     if (rows < sdpa.bq)
       if (std::optional<int64_t> rounded = llvm::checkedMul(
-              static_cast<int64_t>(llvm::divideCeil(rows, tiling.rowMultiple)),
-              tiling.rowMultiple))
+              static_cast<int64_t>(llvm::divideCeil(rows, options.rowMultiple)),
+              options.rowMultiple))
         sdpa.bq = std::min(sdpa.bq, *rounded);
   }
-  if (int64_t rows = decodeRowsFor(sdpa, tiling.decodeRows, tiling.decodeWidth,
-                                   tiling.blockQ)) {
-    sdpa.decodeWidth = tiling.decodeWidth;
-    sdpa.decodeBf16Dot = tiling.decodeBf16Dot;
-    sdpa.decodeBf16ValueDot = tiling.decodeBf16ValueDot;
-    sdpa.decodePrefetchLocality = tiling.decodePrefetchLocality;
-    sdpa.decodePageTouch = tiling.decodePageTouch;
-    sdpa.decodePhased = tiling.decodePhased;
-    // The pass refuses other names; auto for a caller of the patterns that
-    // gives one.
-    sdpa.decodePrefetch = parseDecodePrefetch(tiling.decodePrefetch)
-                              .value_or(DecodePrefetch::Auto);
+  if (int64_t rows = decodeRowsFor(sdpa, options.decodeRows,
+                                   options.decodeDimMultiple, tiling.blockQ)) {
+    sdpa.decode = true;
     sdpa.bq = rows;
   }
   sdpa.bk =
@@ -438,7 +487,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op,
   sdpa.diagShift =
       sdpa.band ? buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, sdpa.lk)
                 : indexConstant(b, loc, 0);
-  planKeySplits(sdpa, tiling.kvSplits);
+  planKeySplits(sdpa, options.kvSplits);
   sdpa.f16Tiles = tiling.f16Tiles;
   sdpa.splitF16 = tiling.splitF16 && !tiling.f16Tiles && takesSplitF16(sdpa);
   sdpa.transposeValues = tiling.transposeValues && takesTransposedValues(sdpa);
@@ -473,17 +522,18 @@ scf::ForallOp createQueryBlockLoop(OpBuilder &b, const TiledSdpa &sdpa) {
 }
 
 struct TileSdpa : public OpRewritePattern<SdpaOp> {
-  TileSdpa(MLIRContext *context, AttnTileOnlineSoftmaxOptions tiling)
-      : OpRewritePattern(context), tiling(tiling) {}
+  TileSdpa(MLIRContext *context, AttnTileOnlineSoftmaxOptions options)
+      : OpRewritePattern(context), options(options) {}
 
   LogicalResult matchAndRewrite(SdpaOp op,
                                 PatternRewriter &rewriter) const override {
-    if (tiling.blockQ <= 0 || tiling.blockKV <= 0 || tiling.rowMultiple <= 0)
+    if (options.blockQ <= 0 || options.blockKV <= 0 ||
+        options.rowMultiple <= 0 || options.decodeDimMultiple <= 0)
       return rewriter.notifyMatchFailure(op, "block sizes must be positive");
-    AttnTileOnlineSoftmaxOptions opTiling = tilingFor(op, tiling);
-    if (failed(checkTileSizes(op, opTiling)))
+    OpTiling tiling = tilingOf(op, options);
+    if (failed(checkTileSizes(op, tiling)))
       return failure();
-    TiledSdpa sdpa = planTiling(rewriter, op, opTiling);
+    TiledSdpa sdpa = planTiling(rewriter, op, tiling, options);
     if (sdpa.splitF16)
       sdpa.keysSplit = emitSplitKeys(rewriter, sdpa);
     if (sdpa.transposeValues)
@@ -505,7 +555,7 @@ struct TileSdpa : public OpRewritePattern<SdpaOp> {
     return success();
   }
 
-  AttnTileOnlineSoftmaxOptions tiling;
+  AttnTileOnlineSoftmaxOptions options;
 };
 
 struct AttnTileOnlineSoftmaxPass
@@ -513,10 +563,12 @@ struct AttnTileOnlineSoftmaxPass
   using AttnTileOnlineSoftmaxBase::AttnTileOnlineSoftmaxBase;
 
   void runOnOperation() override {
-    if (failed(verifyPositiveOptions(getOperation(), getArgument(),
-                                     {{"block-q", blockQ},
-                                      {"block-kv", blockKV},
-                                      {"row-multiple", rowMultiple}})))
+    if (failed(verifyPositiveOptions(
+            getOperation(), getArgument(),
+            {{"block-q", blockQ},
+             {"block-kv", blockKV},
+             {"row-multiple", rowMultiple},
+             {"decode-dim-multiple", decodeDimMultiple}})))
       return signalPassFailure();
     // At the op's location, without the op attached (verifyPositiveOptions):
     // it is the options that are wrong, not the IR.
@@ -524,41 +576,18 @@ struct AttnTileOnlineSoftmaxPass
          {std::pair<StringRef, int64_t>{"kv-splits", kvSplits},
           {"decode-rows", decodeRows},
           {"narrow-block-q", narrowBlockQ},
-          {"wide-block-kv", wideBlockKV},
-          {"decode-page-touch", decodePageTouch}})
+          {"wide-block-kv", wideBlockKV}})
       if (value < 0) {
         mlir::emitError(getOperation()->getLoc())
             << getArgument() << ": " << name << " (" << value
             << ") must not be negative";
         return signalPassFailure();
       }
-    if (decodePrefetchLocality < 0 || decodePrefetchLocality > 3) {
-      mlir::emitError(getOperation()->getLoc())
-          << getArgument() << ": decode-prefetch-locality ("
-          << static_cast<int64_t>(decodePrefetchLocality)
-          << ") must be 0, 1, 2 or 3";
-      return signalPassFailure();
-    }
-    if (!parseDecodePrefetch(decodePrefetch)) {
-      mlir::emitError(getOperation()->getLoc())
-          << getArgument() << ": decode-prefetch ('" << decodePrefetch
-          << "') must be auto, all or none";
-      return signalPassFailure();
-    }
-    if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth)) {
-      mlir::emitError(getOperation()->getLoc())
-          << getArgument() << ": decode-width ("
-          << static_cast<int64_t>(decodeWidth)
-          << ") must be a power of 2 (at least 2)";
-      return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
     populateTileOnlineSoftmaxPatterns(
         patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
-                   decodeWidth, decodeBf16Dot, decodeBf16ValueDot, narrowBlockQ,
-                   narrowLowpMaxD, wideBlockKV, transposeValues, pairValues,
-                   f16Tiles, splitF16, decodePrefetchLocality, decodePageTouch,
-                   decodePhased, decodePrefetch});
+                   decodeDimMultiple, narrowBlockQ, narrowLowpMaxD, wideBlockKV,
+                   transposeValues, pairValues, f16Tiles, splitF16});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
@@ -575,6 +604,6 @@ struct AttnTileOnlineSoftmaxPass
 } // namespace
 
 void mlir::attn::populateTileOnlineSoftmaxPatterns(
-    RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &tiling) {
-  patterns.add<TileSdpa>(patterns.getContext(), tiling);
+    RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &options) {
+  patterns.add<TileSdpa>(patterns.getContext(), options);
 }

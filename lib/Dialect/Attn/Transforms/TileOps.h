@@ -20,7 +20,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <optional>
 #include <utility>
@@ -32,24 +31,6 @@ struct HiddenPairs {
   llvm::StringLiteral attrName;
   int64_t offset;
 };
-
-/// Which decode kernels prefetch their K and V rows ahead (decode-prefetch).
-enum class DecodePrefetch {
-  /// All but the one-group f32 kernels (CpuDecodeBuilder::prefetches).
-  Auto,
-  All,
-  None,
-};
-
-/// decode-prefetch's value by its name (auto, all, none); nullopt for
-/// another.
-inline std::optional<DecodePrefetch> parseDecodePrefetch(StringRef name) {
-  return llvm::StringSwitch<std::optional<DecodePrefetch>>(name)
-      .Case("auto", DecodePrefetch::Auto)
-      .Case("all", DecodePrefetch::All)
-      .Case("none", DecodePrefetch::None)
-      .Default(std::nullopt);
-}
 
 /// What every tile builder needs to know about the op being tiled.
 struct TiledSdpa {
@@ -71,24 +52,9 @@ struct TiledSdpa {
   /// Split-K (SplitKeys.h): the keys are cut into kvSplits chunks of
   /// splitKeys keys (a multiple of bk), one forall iteration each.
   int64_t kvSplits = 1, splitKeys = 0;
-  /// The decode kernel (DecodeKernel.h) instead of the tile ops: vectors of
-  /// this many f32 lanes along D; 0 when the tile ops are used.
-  int64_t decodeWidth = 0;
-  /// The decode kernel's Q.K on bf16 dot products (decode-bf16-dot).
-  bool decodeBf16Dot = false;
-  /// The decode kernel's P.V on bf16 dot products (decode-bf16-value-dot).
-  bool decodeBf16ValueDot = false;
-  /// The locality of the decode kernel's prefetches (decode-prefetch-
-  /// locality: 3 L1, 2 L2, ...).
-  int64_t decodePrefetchLocality = 2;
-  /// The decode kernel's loads past its prefetched rows, in bytes
-  /// (decode-page-touch; 16-bit K and V only), 0: none.
-  int64_t decodePageTouch = 0;
-  /// The decode kernel's blocks in two phases where it pays
-  /// (decode-phased; CpuDecodeBuilder.h).
-  bool decodePhased = false;
-  /// Which decode kernels prefetch (decode-prefetch).
-  DecodePrefetch decodePrefetch = DecodePrefetch::Auto;
+  /// The query block is one decode group: a single attn.decode_keys over its
+  /// keys (a target's decode kernel) instead of the tile ops.
+  bool decode = false;
   /// transpose-values: V transposed once per call into valuesT [B, Hkv, Dv,
   /// Lk rounded up to bk] (TileKvOperands.cpp); P.V reads its tiles.
   bool transposeValues = false;

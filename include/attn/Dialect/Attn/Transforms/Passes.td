@@ -68,6 +68,23 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     block and call; with `pair-values`, `pair_values` likewise), so that a
     target pass can swap in its own kernel for it.
 
+    Decode groups (`decode-rows`): where a query block has few rows (a
+    decode step: Lq, or Lq times the group size with grouped-query
+    attention, at most `decode-rows`) and the op allows it, the block's key
+    loops are one `attn.decode_keys` over the keys it sees, for a target to
+    replace with a kernel that runs its vectors along D
+    (`attn-cpu-decode`); the writes of its results (and split-K's merge)
+    stay the tiling's:
+
+    ```mlir
+    %m, %l, %acc = attn.decode_keys %q, %k, %v
+        at (%b, %h, %hkv, %c0) keys (%begin to %end)
+        {rows = 4 : i64, rows_per_head = 1 : i64, score_scale = 0.255 : f32}
+        : tensor<1x8x1x32xbf16>, tensor<1x2x100x32xbf16>,
+          tensor<1x2x100x32xbf16>
+        -> tensor<4xf32>, tensor<4xf32>, tensor<32x4xf32>
+    ```
+
     Before:
 
     ```mlir
@@ -108,31 +125,21 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "block per head or group); 0: auto (when there are fewer than 16 "
            "query blocks and at least 2048 keys), 1: never">,
     Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"0",
-           "Decode kernel: a block of at most this many query rows (Lq, or "
-           "Lq times the group size with grouped-query attention) streams K "
-           "and V once with vectors along D instead of the tile ops "
-           "(the README's pass table lists the cases it takes); 0: never">,
-    Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector of the decode kernel (a power of 2)">,
-    Option<"decodeBf16Dot", "decode-bf16-dot", "bool", /*default=*/"false",
-           "Decode kernel with bf16 Q and K (D a multiple of 2 x "
-           "decode-width, decode-width 16): the dot products Q.K on "
-           "AVX512-BF16's vdpbf16ps (x86vector.avx512.dot) on the bf16 "
-           "values as given, the score scale applied to the sums; needs a "
-           "CPU with avx512_bf16">,
-    Option<"decodeBf16ValueDot", "decode-bf16-value-dot", "bool",
-           /*default=*/"false",
-           "Decode kernel with bf16 V (Dv a multiple of 2 x decode-width, "
-           "decode-width 16): P.V on vdpbf16ps, the V rows of two keys "
-           "interleaved in registers and each row's two probabilities "
-           "rounded to bf16 (as the prefill's bf16 dot products and "
-           "FlashAttention round P; the sums of P stay f32); needs a CPU "
-           "with avx512_bf16">,
+           "Decode groups: a query block of at most this many rows (Lq, or "
+           "Lq times the group size with grouped-query attention) becomes "
+           "one attn.decode_keys over its keys instead of the tile ops, "
+           "where the op allows it (no user mask, softcap or ALiBi; a band "
+           "only with Lq = 1; D and Dv multiples of decode-dim-multiple); "
+           "0: never">,
+    Option<"decodeDimMultiple", "decode-dim-multiple", "int64_t",
+           /*default=*/"1",
+           "Decode groups only for ops whose D and Dv are multiples of this "
+           "(the target's decode kernel runs whole vectors along them)">,
     Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
            "Query rows per block, in place of block-q, for an op whose D and "
-           "Dv are at most 64 (narrow-lowp-max-d with bf16 or f16 values), that has "
-           "no causal or window band (larger "
-           "blocks would compute more of what the band skips) and not both "
+           "Dv are at most 64 (narrow-lowp-max-d with bf16 or f16 values), "
+           "that has no causal or window band (larger blocks would compute "
+           "more of what the band skips) and not both "
            "a user mask and grouped-query heads (more grouped rows, whose "
            "mask tile the CPU kernels do not take); 0: block-q everywhere">,
     Option<"narrowLowpMaxD", "narrow-lowp-max-d", "int64_t",
@@ -148,7 +155,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "block-kv everywhere">,
     Option<"transposeValues", "transpose-values", "bool", /*default=*/"false",
            "For bf16 values with Dv and the key blocks multiples of 16 (not "
-           "the decode kernel): V is transposed once per call, before the "
+           "a decode group): V is transposed once per call, before the "
            "query blocks, into a [B, Hkv, Dv, Lk rounded up to block-kv] "
            "copy (zero past Lk; one `transpose_values` tile op per key "
            "block, in an scf.forall of its own), and `pv` reads its [Dv, "
@@ -156,7 +163,7 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "its A operand, made once rather than in every query block">,
     Option<"pairValues", "pair-values", "bool", /*default=*/"false",
            "For bf16 values with Dv a multiple of 16 and even key blocks "
-           "(not the decode kernel, nor with transpose-values): V is packed "
+           "(not a decode group, nor where V is transposed): V is packed "
            "once per call, before the query blocks, into key pairs, a [B, "
            "Hkv, Lk rounded up to block-kv / 2, 2 Dv] copy with Vp[t, 2e + "
            "p] = V[2t + p, e] (zero past Lk; one `pair_values` tile op per "
@@ -165,14 +172,13 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "(vdpbf16ps) take as the broadcast operand of P.V, made once "
            "rather than in every query block; only where that pays: static "
            "shapes, no grouped rows, at least 4 query blocks reading each V "
-           "tile, a copy of at most 2 MiB per such block and 32 MiB in "
-           "all">,
+           "tile, a copy of at most 2 MiB per such block and 32 MiB in all">,
     Option<"f16Tiles", "f16-tiles", "bool", /*default=*/"false",
            "The target's tile products take f16 as it is (AMX-FP16): "
            "transpose-values transposes f16 values too (not split)">,
     Option<"splitF16", "split-f16", "bool", /*default=*/"false",
            "For f16 K and V with D, Dv and the key blocks multiples of 16 "
-           "(not the decode kernel): each made once per call, before the "
+           "(not a decode group): each made once per call, before the "
            "query blocks, into two bf16 parts, hi = bf16(x) and lo = "
            "bf16(x - hi), whose sum is x exactly (`bf16_keys` tile ops for "
            "K into [B, Hkv, Lk rounded up, 2 D]; V with transpose-values "
@@ -180,48 +186,14 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
            "giving both parts); `scores` and `pv` read both parts (three "
            "inputs, K or V = hi + lo): for bf16 tile products (the AMX "
            "kernels) that give f16 inputs f32-accurate products">,
-    Option<"decodePrefetchLocality", "decode-prefetch-locality", "int64_t",
-           /*default=*/"2",
-           "Decode kernel: the locality of its software prefetches of the K "
-           "and V rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on "
-           "x86; 2 into L2, prefetcht1; 1 prefetcht2; 0 non-temporal, "
-           "prefetchnta)">,
-    Option<"decodePageTouch", "decode-page-touch", "int64_t",
-           /*default=*/"8192",
-           "Decode kernel with 16-bit K and V: each block of keys also loads "
-           "one element of K and one of V this many bytes past the rows its "
-           "prefetches reach (clamped to the last block; 0: none), so that "
-           "on 4 KiB pages the translation of the page the prefetches reach "
-           "next is walked by a load, not by a prefetch that stalls the "
-           "core while it walks">,
-    Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
-           "Decode kernel with f32 K and V, at least 4 query rows, rows "
-           "times D at least 512 and, above 8 rows, D at least 128: each "
-           "block of keys in two phases, its "
-           "scores first (a loop over its keys that also prefetches the K "
-           "rows two blocks ahead), then its softmax and P.V loops (which "
-           "prefetch only V), instead of P.V loops that also take the next "
-           "block's dot products">,
-    Option<"decodePrefetch", "decode-prefetch", "std::string",
-           /*default=*/"\"auto\"",
-           "Decode kernel: which kernels prefetch their K and V rows ahead "
-           "(at decode-prefetch-locality): all, none, or auto (default): "
-           "all but those with f32 K and V whose P.V takes one group of "
-           "accumulators (query rows times Dv at most 16 vectors at 16 "
-           "lanes, 8 at 8), which read each K and V row whole, once, in "
-           "order, and leave the streams to the hardware prefetchers">,
   ];
   let dependentDialects = [
+    "::mlir::attn::AttnDialect",
     "::mlir::arith::ArithDialect",
-    "::mlir::bufferization::BufferizationDialect",
-    "::mlir::LLVM::LLVMDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect",
-    "::mlir::x86vector::X86VectorDialect"
+    "::mlir::tensor::TensorDialect"
   ];
 }
 

@@ -14,10 +14,10 @@ class RewritePatternSet;
 namespace attn {
 
 /// Adds the pattern that tiles `attn.sdpa` into online-softmax loops with
-/// the tile sizes of `tiling` (the pass's own options, defaults included).
+/// the tile sizes of `options` (the pass's own options, defaults included).
 /// The pattern does not apply if a size is not positive.
 void populateTileOnlineSoftmaxPatterns(
-    RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &tiling);
+    RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &options);
 
 } // namespace attn
 } // namespace mlir

@@ -1,9 +1,9 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1 decode-phased=true" | FileCheck %s --check-prefixes=CHECK,ON
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1" | FileCheck %s --check-prefixes=CHECK,OFF
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=8 kv-splits=1" --attn-cpu-decode="decode-width=8 decode-phased=true" | FileCheck %s --check-prefixes=CHECK,ON
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=8 kv-splits=1" --attn-cpu-decode="decode-width=8" | FileCheck %s --check-prefixes=CHECK,OFF
 // The CPU pipeline sets it on the avx2 kernels (8 lanes) only (decode-rows
 // given: their default, 7, leaves blocks of 8 and 16 rows to the tile ops).
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2 kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefixes=CHECK,ON
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=WIDE
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2 kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefixes=CHECK,ON
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=WIDE
 
 // decode-phased: where K and V are f32, the block has at least 4 query rows
 // and rows x D is at least 512, each block of the decode kernel's keys runs

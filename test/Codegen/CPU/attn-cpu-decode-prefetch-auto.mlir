@@ -5,17 +5,17 @@
 // and 16-bit K and V keep them; all gives every kernel its prefetches and
 // none takes them from every one (and the page touches of 16-bit K and V
 // with them).
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1" | FileCheck %s --check-prefixes=AUTO,ANY
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1 decode-prefetch=auto" | FileCheck %s --check-prefixes=AUTO,ANY
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1 decode-prefetch=all" | FileCheck %s --check-prefixes=ALL,ANY
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1 decode-prefetch=none" | FileCheck %s --check-prefixes=NONE,ANY
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16" | FileCheck %s --check-prefixes=AUTO,ANY
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-prefetch=auto" | FileCheck %s --check-prefixes=AUTO,ANY
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-prefetch=all" | FileCheck %s --check-prefixes=ALL,ANY
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-prefetch=none" | FileCheck %s --check-prefixes=NONE,ANY
 // The CPU pipeline: auto on the avx512 and avx512-bf16 kernels (measured on
 // a Zen 4), all on the amx and avx2 kernels; its decode-prefetch wins.
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefixes=AUTO,ANY
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16 kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefixes=AUTO,ANY
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=amx kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefixes=ALL,ANY
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-rows=16 decode-prefetch=all" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefixes=ALL,ANY
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-rows=16 decode-prefetch=none" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefixes=NONE,ANY
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefixes=AUTO,ANY
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16 kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefixes=AUTO,ANY
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=amx kv-splits=1 decode-rows=16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefixes=ALL,ANY
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-rows=16 decode-prefetch=all" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefixes=ALL,ANY
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-rows=16 decode-prefetch=none" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefixes=NONE,ANY
 
 // Two rows of f32 d=128: 2 x 8 accumulators, one group.
 // ANY-LABEL: func.func @f32_two_rows

@@ -1,9 +1,9 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1 decode-bf16-dot=true decode-bf16-value-dot=true" -canonicalize -cse | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1 decode-bf16-dot=true" -canonicalize -cse | FileCheck %s --check-prefix=OFF
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1 decode-bf16-value-dot=true" -canonicalize -cse | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-bf16-dot=true decode-bf16-value-dot=true" -canonicalize -cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-bf16-dot=true" -canonicalize -cse | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=8 kv-splits=1" --attn-cpu-decode="decode-width=8 decode-bf16-value-dot=true" -canonicalize -cse | FileCheck %s --check-prefix=OFF
 // attn-lower-cpu sets decode-bf16-value-dot on the avx512-bf16 path only.
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPE
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPE
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=OFF
 
 // decode-bf16-value-dot: the decode kernel's P.V on vdpbf16ps. Each row's
 // block of probabilities is rounded to bf16 and stored as 8 words of two

@@ -4,12 +4,12 @@
 // each to an empty asm so that the load stays: on 4 KiB pages the page the
 // prefetches reach next is then walked by a load. f32 K and V, and 0, take
 // none.
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1" | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1 decode-page-touch=4096" | FileCheck %s --check-prefix=HALF
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1 decode-page-touch=0" | FileCheck %s --check-prefix=NONE
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-page-touch=4096" | FileCheck %s --check-prefix=HALF
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-page-touch=0" | FileCheck %s --check-prefix=NONE
 // The CPU pipeline hands its decode-page-touch on (default 8192).
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16 kv-splits=1" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPELINE
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16 kv-splits=1 decode-page-touch=0" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=NONE
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16 kv-splits=1" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=PIPELINE
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512-bf16 kv-splits=1 decode-page-touch=0" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=NONE
 
 // bf16, d=128: 256-byte rows, V prefetched 32 keys ahead and K 48, so the
 // loads are 32 rows (8 KiB) past those, at column 0.

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1" -canonicalize -cse | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=16 kv-splits=1" -canonicalize -cse | FileCheck %s --check-prefix=W16
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=8 kv-splits=1" --attn-cpu-decode="decode-width=8" -canonicalize -cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16" -canonicalize -cse | FileCheck %s --check-prefix=W16
 
 // The decode kernel's running max (DecodeBuilder::maxUpdate).
 // On 16 lanes (the AVX-512 kernels) the same, checked by the W16 prefix.

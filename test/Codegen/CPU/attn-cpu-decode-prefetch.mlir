@@ -3,15 +3,15 @@
 // prefetcht1; 3 into the L1 cache, prefetcht0), for every element type; V is
 // prefetched the whole blocks ahead that cover 8 KiB of its rows (at least
 // one), K one block further.
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1" | FileCheck %s --check-prefix=L2
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1" | FileCheck %s --check-prefix=AHEAD
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1 decode-prefetch-locality=3" | FileCheck %s --check-prefix=L1
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 kv-splits=1 decode-prefetch-locality=0" | FileCheck %s --check-prefix=NTA
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16" | FileCheck %s --check-prefix=L2
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16" | FileCheck %s --check-prefix=AHEAD
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-prefetch-locality=3" | FileCheck %s --check-prefix=L1
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=16 kv-splits=1" --attn-cpu-decode="decode-width=16 decode-prefetch-locality=0" | FileCheck %s --check-prefix=NTA
 // The CPU pipeline hands its decode-prefetch-locality on, default 2 on every
 // path.
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=L2
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2 kv-splits=1" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=L2
-// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-prefetch-locality=3" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=L1
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=L2
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2 kv-splits=1" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=L2
+// RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512 kv-splits=1 decode-prefetch-locality=3" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=L1
 
 // f32 K and V, d=128 at 16 lanes: a block of V rows is 8 KiB, V one block
 // (16 keys) ahead and K two (32), both clamped to the last full block.

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-width=8 kv-splits=1" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="decode-rows=16 decode-dim-multiple=8 kv-splits=1" --attn-cpu-decode="decode-width=8" | FileCheck %s
 
 // The decode kernel on 8 lanes (the avx2 kernels: 16 ymm registers) keeps
 // at most 8 accumulators of P.V in registers at once, half of them, where

@@ -1,0 +1,103 @@
+//===- CpuDecode.cpp - attn.decode_keys to the CPU decode kernel ----------===//
+//
+// Part of the attn project.
+//
+// attn-cpu-decode: the decode kernel (CpuDecodeKernel.h) built in place of
+// each attn.decode_keys that attn-tile-online-softmax left, at the op's
+// position, with the pass's options; the op's results become the kernel's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Codegen/CPU/Passes.h"
+
+#include "CpuDecodeKernel.h"
+
+#include "attn/Dialect/Attn/IR/AttnTileOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCPUDECODE
+#include "attn/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::detail;
+
+namespace {
+
+struct AttnCpuDecodePass
+    : public attn::impl::AttnCpuDecodeBase<AttnCpuDecodePass> {
+  using Base::Base;
+
+  /// The options as the kernel takes them; an error (at `loc`, without an
+  /// op attached: it is the options that are wrong, not the IR) for a value
+  /// it cannot take.
+  FailureOr<DecodeOptions> kernelOptions(Location loc) {
+    if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth))
+      return mlir::emitError(loc) << getArgument() << ": decode-width ("
+                                  << static_cast<int64_t>(decodeWidth)
+                                  << ") must be a power of 2 (at least 2)";
+    if (decodePrefetchLocality < 0 || decodePrefetchLocality > 3)
+      return mlir::emitError(loc)
+             << getArgument() << ": decode-prefetch-locality ("
+             << static_cast<int64_t>(decodePrefetchLocality)
+             << ") must be 0, 1, 2 or 3";
+    if (decodePageTouch < 0)
+      return mlir::emitError(loc) << getArgument() << ": decode-page-touch ("
+                                  << static_cast<int64_t>(decodePageTouch)
+                                  << ") must not be negative";
+    std::optional<DecodePrefetch> prefetch =
+        parseDecodePrefetch(decodePrefetch);
+    if (!prefetch)
+      return mlir::emitError(loc)
+             << getArgument() << ": decode-prefetch ('" << decodePrefetch
+             << "') must be auto, all or none";
+    DecodeOptions options;
+    options.width = decodeWidth;
+    options.bf16Dot = decodeBf16Dot;
+    options.bf16ValueDot = decodeBf16ValueDot;
+    options.prefetchLocality = decodePrefetchLocality;
+    options.pageTouch = decodePageTouch;
+    options.phased = decodePhased;
+    options.prefetch = *prefetch;
+    return options;
+  }
+
+  void runOnOperation() override {
+    FailureOr<DecodeOptions> options = kernelOptions(getOperation()->getLoc());
+    if (failed(options))
+      return signalPassFailure();
+    SmallVector<DecodeKeysOp> groups;
+    getOperation()->walk([&](DecodeKeysOp op) { groups.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (DecodeKeysOp op : groups) {
+      // The kernel runs whole vectors along D and Dv.
+      DecodeGroup group = DecodeGroup::of(op);
+      if (group.d % options->width != 0 || group.dv % options->width != 0) {
+        op.emitOpError() << "expected D (" << group.d << ") and Dv ("
+                         << group.dv << ") to be multiples of decode-width ("
+                         << options->width << ")";
+        return signalPassFailure();
+      }
+      rewriter.setInsertionPoint(op);
+      DecodeResult result = emitDecodeKeys(rewriter, group, *options,
+                                           op.getKeyBegin(), op.getKeyEnd());
+      rewriter.replaceOp(op, ValueRange{result.m, result.l, result.acc});
+    }
+  }
+};
+
+} // namespace
