@@ -34,17 +34,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-/// The chips the GPU pipelines target (Ampere, Ada, Hopper) and the PTX ISA
-/// each needs at least.
-struct GpuChip {
-  llvm::StringLiteral name;
-  llvm::StringLiteral ptxFeatures;
-};
-constexpr GpuChip kGpuChips[] = {{"sm_80", "+ptx70"},
-                                 {"sm_86", "+ptx71"},
-                                 {"sm_89", "+ptx78"},
-                                 {"sm_90", "+ptx80"},
-                                 {"sm_90a", "+ptx80"}};
 constexpr llvm::StringLiteral kGpuFormats[] = {"fatbin", "bin", "isa"};
 /// Query rows per CTA of the naive GPU lowering (one warp).
 constexpr int64_t kNaiveGpuRowsPerBlock = 32;
@@ -373,18 +362,16 @@ llvm::StringRef mlir::attn::getDefaultCudaToolkitDir() {
 }
 
 llvm::StringRef mlir::attn::getDefaultPtxFeatures(llvm::StringRef chip) {
-  for (const GpuChip &known : kGpuChips)
-    if (known.name == chip)
-      return known.ptxFeatures;
-  return "";
+  const tuning::GpuChipInfo *known = tuning::lookupGpuChip(chip);
+  return known ? llvm::StringRef(known->ptxFeatures) : llvm::StringRef();
 }
 
 llvm::Error
 mlir::attn::verifyGpuPipelineOptions(const GpuPipelineOptions &options) {
   SmallVector<llvm::StringRef> chips;
-  for (const GpuChip &known : kGpuChips)
+  for (const tuning::GpuChipInfo &known : tuning::kGpuChips)
     chips.push_back(known.name);
-  if (!llvm::is_contained(chips, options.chip))
+  if (!tuning::lookupGpuChip(options.chip))
     return llvm::createStringError("chip '" + options.chip +
                                    "' is not supported (expected one of " +
                                    llvm::join(chips, ", ") + ")");

@@ -15,6 +15,7 @@
 #include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Tuning/Tuning.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -201,7 +202,8 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 /// The CUDA toolkit CMake found (ATTN_CUDA_TOOLKIT_DIR), or "" if none.
 llvm::StringRef getDefaultCudaToolkitDir();
 
-/// The PTX features used for `chip` when the options give none.
+/// The PTX features used for `chip` when the options give none (Tuning.td's
+/// GpuChip records), or "" for a chip the pipelines do not take.
 llvm::StringRef getDefaultPtxFeatures(llvm::StringRef chip);
 
 /// Options of the GPU pipelines (NVIDIA, through NVVM and PTX). The chip and
@@ -209,16 +211,10 @@ llvm::StringRef getDefaultPtxFeatures(llvm::StringRef chip);
 /// reject bad values with its message; callers of the build functions check
 /// first.
 struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip",
-      llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
-      llvm::cl::init("sm_80")};
-  PassOptions::Option<std::string> features{
-      *this, "features",
-      llvm::cl::desc("PTX features; empty: the chip's (+ptx70 for sm_80, "
-                     "+ptx71 for sm_86, +ptx78 for sm_89, +ptx80 for sm_90 "
-                     "and sm_90a)"),
-      llvm::cl::init("")};
+  // Tuning.td's knobs of the GPU pipelines: chip, features, and the fused
+  // lowering's (convert-attn-to-gpu; the naive pipeline does not read them).
+#define ATTN_TUNING_GPU_PIPELINE_OPTIONS
+#include "attn/Tuning/Knobs.h.inc"
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (bin/ptxas, nvvm/libdevice) for "
@@ -233,50 +229,6 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "opt-level",
       llvm::cl::desc("LLVM optimization level of the device code (0-3)"),
       llvm::cl::init(3)};
-  // For the fused GPU lowering (convert-attn-to-gpu); the naive pipeline
-  // does not read them.
-  PassOptions::Option<int64_t> blockQ{
-      *this, "block-q", llvm::cl::desc("Query rows per CTA (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.blockQ)};
-  PassOptions::Option<int64_t> blockKV{
-      *this, "block-kv",
-      llvm::cl::desc("Keys per shared-memory tile, at most (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.blockKV)};
-  PassOptions::Option<int64_t> decodeRows{
-      *this, "decode-rows",
-      llvm::cl::desc("Split-K decode kernels for a static Lq with Lq * "
-                     "(Hq / Hkv) <= decode-rows; 0: never (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeRows)};
-  PassOptions::Option<int64_t> kvSplits{
-      *this, "kv-splits",
-      llvm::cl::desc("Key splits of the decode kernels; 0: chosen at run time "
-                     "(fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.kvSplits)};
-  PassOptions::Option<int64_t> decodeStages{
-      *this, "decode-stages",
-      llvm::cl::desc("Shared-memory stages of the split-K decode kernel: 1 "
-                     "or 2 (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeStages)};
-  PassOptions::Option<int64_t> decodeUnroll{
-      *this, "decode-unroll",
-      llvm::cl::desc("Keys per iteration of the one-stage split-K decode "
-                     "kernel's P.V loop: 1, 2, 4 or 8 (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeUnroll)};
-  PassOptions::Option<int64_t> sharedMemory{
-      *this, "shared-memory",
-      llvm::cl::desc("Dynamic shared memory per CTA in bytes; 0: 48 KiB, no "
-                     "opt-in (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.sharedMemory)};
-  PassOptions::Option<bool> foldScale{
-      *this, "fold-scale",
-      llvm::cl::desc("The score scale folded into exp2's argument in the "
-                     "tensor-core kernel (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.foldScale)};
-  PassOptions::Option<bool> lazyRescale{
-      *this, "lazy-rescale",
-      llvm::cl::desc("The tensor-core kernel's accumulators rescaled only "
-                     "where a row max grew (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.lazyRescale)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or

@@ -1,0 +1,429 @@
+//===- Tuning.td - attn's tuning knobs, each declared once -*- tablegen -*-===//
+//
+// Part of the attn project.
+//
+// Every option that tunes the generated code is one record here: its name,
+// type, help and default, its defaults per CPU kernel path and GPU chip, and
+// which pipeline and tools take it. The records are MLIR pass options: a
+// pass lists the ones it takes in its `options` (Passes.td, and so its
+// generated options struct and docs). scripts/tuning-gen.py makes the rest
+// from the same records (include/attn/Tuning/CMakeLists.txt):
+//   - the pipelines' options (CpuPipelineOptions, GpuPipelineOptions in
+//     Pipelines.h), with help that states the defaults of the table;
+//   - the knob table behind attn-run's and attn-compile's flags (one parser,
+//     lib/Tuning), their checks and the library JSON's "tuning";
+//   - knobs.json, from which the Python package derives attn.compile's
+//     keyword arguments;
+//   - the per-path and per-chip defaults as C++ data (Knobs.h.inc).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TUNING_TUNING_TD
+#define ATTN_TUNING_TUNING_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// What the knobs tune for: CPU kernel paths and GPU chips
+//===----------------------------------------------------------------------===//
+
+// A set of kernels of attn-lower-cpu (its `kernels` option): the option's
+// spelling, the CpuKernels enumerator (CpuFeatures.h) and what it is.
+class CpuKernelPath<string name, string enumerator, string summary> {
+  string spelling = name;
+  string cppEnumerator = enumerator;
+  string description = summary;
+}
+
+def CpuPathAuto : CpuKernelPath<"auto", "Auto",
+    "amx, avx512-bf16, avx512 or avx2, by the target CPU's features">;
+def CpuPathAmx : CpuKernelPath<"amx", "Amx",
+    "avx512-bf16, with the bf16 products on AMX tiles">;
+def CpuPathAvx512Bf16 : CpuKernelPath<"avx512-bf16", "Avx512Bf16",
+    "AVX-512, bf16 products on vdpbf16ps">;
+def CpuPathAvx512 : CpuKernelPath<"avx512", "Avx512",
+    "AVX-512, bf16/f16 widened to f32">;
+def CpuPathAvx2 : CpuKernelPath<"avx2", "Avx2",
+    "AVX2 + FMA, 8 lanes, no AVX-512 instructions">;
+
+defvar CpuKernelPaths = [CpuPathAuto, CpuPathAmx, CpuPathAvx512Bf16,
+                         CpuPathAvx512, CpuPathAvx2];
+
+// A GPU the GPU pipelines compile for: its name (compute capability), the
+// PTX ISA it needs at least, and its SMs as convert-attn-to-gpu's automatic
+// kv-splits counts them.
+class GpuChip<string name, string ptx, int sms> {
+  string spelling = name;
+  string ptxFeatures = ptx;
+  int smCount = sms;
+}
+
+def GpuSm80 : GpuChip<"sm_80", "+ptx70", 108>;
+def GpuSm86 : GpuChip<"sm_86", "+ptx71", 108>;
+def GpuSm89 : GpuChip<"sm_89", "+ptx78", 108>;
+def GpuSm90 : GpuChip<"sm_90", "+ptx80", 132>;
+def GpuSm90a : GpuChip<"sm_90a", "+ptx80", 132>;
+
+defvar GpuChips = [GpuSm80, GpuSm86, GpuSm89, GpuSm90, GpuSm90a];
+
+//===----------------------------------------------------------------------===//
+// Knobs
+//===----------------------------------------------------------------------===//
+
+// A knob's defaults on the CPU kernel paths where they are not its own, as
+// the option's text ("" keeps the knob's default on that path): attn-lower-cpu
+// takes them where the option is not given, with `kernels` resolved for the
+// target CPU. The fields are CpuKernelPath's enumerators.
+class OnCpuPaths<string amx = "", string avx512_bf16 = "", string avx512 = "",
+                 string avx2 = ""> {
+  string Amx = amx;
+  string Avx512Bf16 = avx512_bf16;
+  string Avx512 = avx512;
+  string Avx2 = avx2;
+}
+
+// A tuning knob: a pass option (Option's fields: the C++ member, the
+// option's name, its C++ type, the pass's default as C++ and the help, for
+// users) and what the pipelines and tools make of it.
+class Knob<string cppName, string arg, string type, string default,
+           string help>
+    : Option<cppName, arg, type, default, help> {
+  // The pipeline that takes it: "cpu" (attn-lower-cpu), "gpu" (the GPU
+  // pipelines), or "" (a pass's alone).
+  string pipeline = "";
+  // The pipeline's option name, C++ member and default, where they are not
+  // the pass's (grad-block-q is attn-cpu-sdpa-grad's block-q).
+  string pipelineArgument = arg;
+  string pipelineCppName = cppName;
+  string pipelineDefault = default;
+  // The defaults on the CPU kernel paths, over pipelineDefault.
+  OnCpuPaths onCpuPath = OnCpuPaths<>;
+  // Whether a path's default holds only at the path's own vector-width (8 on
+  // avx2, 16 on the others): with another vector-width given, the knob's.
+  bit onCpuPathAtItsWidth = 0;
+  // A default the table cannot hold (one that depends on the target CPU's
+  // features), for the help: "Default: <defaultNote>".
+  string defaultNote = "";
+  // A flag of attn-run and attn-compile and a keyword argument of Python's
+  // attn.compile: --<pipelineArgument>.
+  bit tool = 0;
+  // attn-compile's default where it is not the pipeline's (as the option's
+  // text), with why.
+  string libraryDefault = "";
+  string libraryDefaultWhy = "";
+  // Recorded, when given, in a library's JSON "tuning" (docs/c-abi.md); the
+  // others have keys of their own or none.
+  bit libraryTuning = 1;
+  // The values the tools take (checked before the pipeline is built): an
+  // integer of at least `min`, at most `max`, a power of two; a string or
+  // enum, one of `choices`.
+  int min = ?;
+  int max = ?;
+  bit powerOfTwo = 0;
+  list<string> choices = [];
+}
+
+// A knob of attn-lower-cpu, and the tools' flag of it.
+class CpuKnob<string cppName, string arg, string type, string default,
+              string help>
+    : Knob<cppName, arg, type, default, help> {
+  let pipeline = "cpu";
+  let tool = 1;
+}
+
+// A knob of the GPU pipelines (attn-lower-gpu's fused kernels), and the
+// tools' flag of it.
+class GpuKnob<string cppName, string arg, string type, string default,
+              string help>
+    : Knob<cppName, arg, type, default, help> {
+  let pipeline = "gpu";
+  let tool = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// attn-lower-cpu
+//===----------------------------------------------------------------------===//
+
+def CpuKernels : CpuKnob<"kernels", "kernels", "::mlir::attn::CpuKernels",
+    "::mlir::attn::CpuKernels::Auto",
+    "Which CPU kernels (docs/passes.md): auto picks the best the target CPU "
+    "has (attn-run: this machine; attn-compile: --cpu); vector-width, "
+    "reg-block and row-vectors, when given, override the kernels' own"> {
+  let choices = !foreach(path, CpuKernelPaths, path.spelling);
+  let libraryTuning = 0;
+}
+
+def CpuBlockQ : CpuKnob<"blockQ", "block-q", "int64_t", "64",
+    "Query rows per block of the online-softmax tiling (a tile of its "
+    "scf.forall)"> {
+  let min = 1;
+}
+
+def CpuBlockKV : CpuKnob<"blockKV", "block-kv", "int64_t", "64",
+    "Keys per block of the sequential online-softmax loop"> {
+  let min = 1;
+}
+
+def CpuKvSplits : CpuKnob<"kvSplits", "kv-splits", "int64_t", "0",
+    "Split-K: cut the keys into this many chunks, one forall iteration "
+    "each, merged by their lse (static B and Lk, one query block per head "
+    "or group); 0: auto (when there are fewer than 16 query blocks and at "
+    "least 2048 keys), 1: never"> {
+  let min = 0;
+}
+
+def CpuDecodeRows : CpuKnob<"decodeRows", "decode-rows", "int64_t", "0",
+    "Decode kernel: a block of at most this many query rows (Lq, or Lq "
+    "times the group size with grouped-query attention) streams K and V "
+    "once with vectors along D instead of the tile ops (docs/passes.md "
+    "lists the cases it takes); 0: never. attn-lower-cpu takes it only with "
+    "microkernels of a power-of-two vector-width"> {
+  let pipelineDefault = "16";
+  // The avx2 kernels: the decode kernel only where a block's rows do not
+  // fill one of their 8-lane vectors (docs/benchmarks.md, round twenty-one);
+  // the 16-lane kernels up to 8 rows, from 10 rows on their tile ops are
+  // faster (round twenty-two).
+  let onCpuPath = OnCpuPaths<"8", "8", "8", "7">;
+  let onCpuPathAtItsWidth = 1;
+  let min = 0;
+}
+
+def CpuDecodePrefetchLocality : CpuKnob<"decodePrefetchLocality",
+    "decode-prefetch-locality", "int64_t", "2",
+    "Decode kernel: the locality of its software prefetches of the K and V "
+    "rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on x86; 2 into L2, "
+    "prefetcht1; 1 prefetcht2; 0 non-temporal, prefetchnta)"> {
+  let min = 0;
+  let max = 3;
+}
+
+def CpuDecodePrefetch : CpuKnob<"decodePrefetch", "decode-prefetch",
+    "std::string", "\"auto\"",
+    "Decode kernel: which kernels prefetch their K and V rows ahead (at "
+    "decode-prefetch-locality): all, none, or auto: all but those with f32 "
+    "K and V whose P.V takes one group of accumulators (query rows times Dv "
+    "at most 16 vectors at 16 lanes, 8 at 8), which read each K and V row "
+    "whole, once, in order, and leave the streams to the hardware "
+    "prefetchers"> {
+  // auto where the hardware prefetchers were measured to do as well (a Zen
+  // 4, the avx512 kernels' kind of host); the amx kernels' hosts (Intel)
+  // and the avx2 ones' keep every prefetch until measured there.
+  let onCpuPath = OnCpuPaths<"\"all\"", "\"auto\"", "\"auto\"", "\"all\"">;
+  let choices = ["auto", "all", "none"];
+}
+
+def CpuDecodePageTouch : CpuKnob<"decodePageTouch", "decode-page-touch",
+    "int64_t", "8192",
+    "Decode kernel with 16-bit K and V: each block of keys also loads one "
+    "element of K and one of V this many bytes past the rows its prefetches "
+    "reach (clamped to the last block; 0: none), so that on 4 KiB pages the "
+    "translation of the page the prefetches reach next is walked by a load, "
+    "not by a prefetch that stalls the core while it walks"> {
+  let min = 0;
+}
+
+def CpuNarrowBlockQ : CpuKnob<"narrowBlockQ", "narrow-block-q", "int64_t",
+    "0",
+    "Query rows per block, in place of block-q, for an op whose D and Dv are "
+    "at most 64 (narrow-lowp-max-d with bf16 or f16 values), that has no "
+    "causal or window band (larger blocks would compute more of what the "
+    "band skips) and not both a user mask and grouped-query heads (more "
+    "grouped rows, whose mask tile the CPU kernels do not take); 0: block-q "
+    "everywhere"> {
+  let pipelineDefault = "128";
+  // The avx2 kernels: block-q's rows for every op (a 128-row block of d = 64
+  // holds twice the L1 of the Zen 3 measured; docs/benchmarks.md, round
+  // ten).
+  let onCpuPath = OnCpuPaths<avx2 = "0">;
+  let defaultNote = "0 where block-q is given";
+  let min = 0;
+}
+
+def CpuMicrokernels : CpuKnob<"microkernels", "microkernels", "bool", "true",
+    "Replace the tile ops with vector microkernels (attn-cpu-microkernels)">;
+
+def CpuVectorWidth : CpuKnob<"vectorWidth", "vector-width", "int64_t", "16",
+    "f32 lanes per vector (16 for AVX-512, 8 for AVX2)"> {
+  let onCpuPath = OnCpuPaths<avx2 = "8">;
+  let min = 1;
+}
+
+def CpuRegBlock : CpuKnob<"regBlock", "reg-block", "int64_t", "6",
+    "Keys (scores) or value columns (pv) per register block (scaled up when "
+    "a tile has fewer row vectors, up to 24 accumulators; products on a "
+    "band's edge take one row vector and 16 on 16 lanes)"> {
+  let min = 1;
+}
+
+def CpuRowVectors : CpuKnob<"rowVectors", "row-vectors", "int64_t", "4",
+    "Row vectors per register block (fewer if the tile has fewer)"> {
+  // The avx2 kernels' 16 vector registers: 12 accumulators, 2 row vectors,
+  // a broadcast (docs/benchmarks.md, round eight).
+  let onCpuPath = OnCpuPaths<avx2 = "2">;
+  let min = 1;
+}
+
+def CpuPrefetchSpread : CpuKnob<"prefetchSpread", "prefetch-spread",
+    "int64_t", "1",
+    "Most reduction steps per prefetch in the f32 scores and P.V kernels (a "
+    "power of two; 1: one line per step, the clamped last line repeated once "
+    "the tile is covered): each kernel takes the largest power of two up to "
+    "this that divides its reduction and whose groups, all taken, still "
+    "reach every line of the next tile, and prefetches one line per stream "
+    "in the first step of each group (a causal diagonal block, which skips "
+    "work, leaves some lines out)"> {
+  // The avx2 kernels: one prefetch per 8 reduction steps (on a Zen 3, 0.89-
+  // 0.94x the time; docs/benchmarks.md, round seventeen).
+  let onCpuPath = OnCpuPaths<avx2 = "8">;
+  let min = 1;
+  let powerOfTwo = 1;
+}
+
+def CpuAmxFp16 : CpuKnob<"amxFp16", "amx-fp16", "bool", "false",
+    "With amx: f16 scores and P.V on AMX-FP16 tiles (tdpfp16ps) as they "
+    "are, the query packed and P rounded to f16 (a CPU with amx_fp16); "
+    "without it f16 goes through split-f16's bf16 parts or the widening "
+    "kernels"> {
+  let defaultNote = "on the amx kernels, whether the target CPU has "
+                    "AMX-FP16 (attn-run: this machine; attn-compile: --cpu)";
+}
+
+def CpuEmulateAmx : CpuKnob<"emulateAmx", "emulate-amx", "bool", "false",
+    "On the amx kernels: their tile ops as vector code (attn-emulate-amx), "
+    "so that they run and are checked on a CPU without AMX (AVX-512 with "
+    "AVX512-BF16 is enough); slow, for tests">;
+
+def CpuBlendStores : CpuKnob<"blendStores", "blend-stores", "bool", "false",
+    "Store the tiles that a mask or a max selects lanes of (user_mask, "
+    "element_mask and the elementwise tile ops, max_update, the scores "
+    "kernel's row max) through an empty inline asm, so that LLVM keeps a "
+    "blend and a plain store instead of forming a masked store (AVX2's "
+    "vmaskmovps, microcoded and many times slower on AMD Zen cores); x86 "
+    "only, and the target needs vector registers of vector-width f32 (AVX "
+    "at 8, AVX-512 at 16), else LLVM fails to compile the asm"> {
+  let defaultNote = "on for the avx2 kernels at vector-width 8 on an x86 "
+                    "target with AVX, else off";
+}
+
+def GradBlockQ : CpuKnob<"blockQ", "block-q", "int64_t", "64",
+    "Query rows per tile of the fused backward, attn.sdpa_grad (a multiple "
+    "of vector-width)"> {
+  let pipelineArgument = "grad-block-q";
+  let pipelineCppName = "gradBlockQ";
+  let min = 1;
+}
+
+def GradBlockKV : CpuKnob<"blockKV", "block-kv", "int64_t", "128",
+    "Keys per key block of the fused backward, attn.sdpa_grad (128: the "
+    "dK/dV tiles of a block amortize more query tiles than with 64; "
+    "measured faster at d=64 and 128)"> {
+  let pipelineArgument = "grad-block-kv";
+  let pipelineCppName = "gradBlockKV";
+  let min = 1;
+}
+
+def CpuOpenmp : CpuKnob<"openmp", "openmp", "bool", "true",
+    "Run the query blocks on OpenMP threads"> {
+  let libraryDefault = "false";
+  let libraryDefaultWhy = "a library with it needs libomp.so";
+  let libraryTuning = 0;
+}
+
+def CpuOmpSchedule : CpuKnob<"kind", "kind", "std::string", "\"guided\"",
+    "The OpenMP schedule of the query-block loops: static, dynamic or "
+    "guided"> {
+  let pipelineArgument = "omp-schedule";
+  let pipelineCppName = "ompSchedule";
+  let choices = ["static", "dynamic", "guided"];
+  let libraryTuning = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The GPU pipelines
+//===----------------------------------------------------------------------===//
+
+def GpuTargetChip : Knob<"chip", "chip", "std::string", "\"sm_80\"",
+    "The GPU to compile for: "
+    # !interleave(!foreach(chip, GpuChips, chip.spelling), ", ")
+    # " (the kernels' mma.sync, ldmatrix and cp.async need sm_80 or later)"> {
+  // The tools' --chip is their own (attn-run: device 0's by default).
+  let pipeline = "gpu";
+  let choices = !foreach(chip, GpuChips, chip.spelling);
+}
+
+def GpuPtxFeatures : Knob<"features", "features", "std::string", "\"\"",
+    "PTX features; empty: the chip's ("
+    # !interleave(!foreach(chip, GpuChips,
+                           chip.ptxFeatures # " for " # chip.spelling), ", ")
+    # ")"> {
+  let pipeline = "gpu";
+}
+
+def GpuBlockQ : GpuKnob<"blockQ", "block-q", "int64_t", "64",
+    "Query rows per CTA: a multiple of 16 in [16, 128] (16 per warp)"> {
+  let min = 1;
+}
+
+def GpuBlockKV : GpuKnob<"blockKV", "block-kv", "int64_t", "64",
+    "Keys per shared-memory tile, at most: a multiple of 16 in [16, 128]"> {
+  let min = 1;
+}
+
+def GpuDecodeRows : GpuKnob<"decodeRows", "decode-rows", "int64_t", "32",
+    "The split-K decode kernels for a static Lq with Lq * (Hq / Hkv) <= "
+    "decode-rows (at most 4 rows per CTA); 0: never"> {
+  let min = 0;
+}
+
+def GpuKvSplits : GpuKnob<"kvSplits", "kv-splits", "int64_t", "0",
+    "Key splits of the decode kernels: 0 chooses at run time from B * Hkv "
+    "and sm-count (32 CTAs per SM, at least 512 keys per split); N > 0 cuts "
+    "the keys into N"> {
+  let min = 0;
+}
+
+def GpuSmCount : Knob<"smCount", "sm-count", "int64_t", "0",
+    "SMs the automatic kv-splits aims to fill; 0: the chip's ("
+    # !interleave(!foreach(chip, GpuChips,
+                           chip.smCount # " for " # chip.spelling), ", ")
+    # ")">;
+
+def GpuDecodeStages : GpuKnob<"decodeStages", "decode-stages", "int64_t",
+    "1",
+    "The split kernel's shared-memory stages: 1 stages a K chunk and reads V "
+    "from global memory; 2 double-buffers K and V chunks (cp.async of the "
+    "next chunk while one is computed), several threads per key (passed the "
+    "device check on an H200, but no faster than 1 there)"> {
+  let min = 0;
+}
+
+def GpuDecodeUnroll : GpuKnob<"decodeUnroll", "decode-unroll", "int64_t", "2",
+    "Keys per iteration of the one-stage split kernel's P.V loop: 1, 2, 4 or "
+    "8 (each thread issues that many V loads from global memory before "
+    "their FMAs; the chunk's last keys go one by one; on an H200 2 ran "
+    "1.17-1.34x faster than 1, 4 and 8 no faster)"> {
+  let min = 0;
+}
+
+def GpuSharedMemory : GpuKnob<"sharedMemory", "shared-memory", "int64_t", "0",
+    "Dynamic shared memory per CTA the kernels may use, in bytes: 0 keeps to "
+    "the 48 KiB a launch gets without opt-in; more (up to the chip's limit: "
+    "163 KiB on sm_80, 227 KiB on sm_90) lets the tiles grow, and attn's "
+    "CUDA runtime raises the kernel's limit (cuFuncSetAttribute) at "
+    "launch"> {
+  let min = 0;
+}
+
+def GpuFoldScale : GpuKnob<"foldScale", "fold-scale", "bool", "true",
+    "Tensor-core kernel: the score scale folded into exp2's argument (P = "
+    "exp2(fma(s, c, -m c)), the row max unscaled): one FMA per score instead "
+    "of a multiply, a subtraction and a -inf test; where no softcap, ALiBi "
+    "or float mask needs the scaled score and the scale is positive "
+    "(1.02-1.07x on an H200)">;
+
+def GpuLazyRescale : GpuKnob<"lazyRescale", "lazy-rescale", "bool", "false",
+    "Tensor-core kernel: the accumulators are rescaled only in the tiles "
+    "where one of a thread's two row maxima grew (a branch; exact, as the "
+    "factor is 1 otherwise; no faster on an H200)">;
+
+#endif // ATTN_TUNING_TUNING_TD
