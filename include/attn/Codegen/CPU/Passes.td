@@ -7,6 +7,7 @@
 #ifndef ATTN_CODEGEN_CPU_PASSES_TD
 #define ATTN_CODEGEN_CPU_PASSES_TD
 
+include "attn/Tuning/Tuning.td"
 include "mlir/Pass/PassBase.td"
 
 def AttnCpuDecode : Pass<"attn-cpu-decode"> {
@@ -261,15 +262,9 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
-    Option<"regBlock", "reg-block", "int64_t", /*default=*/"6",
-           "Keys (scores) or value columns (pv) per register block (scaled "
-           "up when a tile has fewer row vectors, up to 24 accumulators; "
-           "products on a band's edge take one row vector and 16 on 16 "
-           "lanes)">,
-    Option<"rowVectors", "row-vectors", "int64_t", /*default=*/"4",
-           "Row vectors per register block (fewer if the tile has fewer)">,
+    CpuVectorWidth,
+    CpuRegBlock,
+    CpuRowVectors,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "bf16 scores and P.V on AVX512-BF16 dot products "
            "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16; V packed "
@@ -285,34 +280,14 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
            "and amx_bf16 and the OS's permission for the AMX state "
            "(attn's runtimes ask for it); ops it does not take keep "
            "bf16-dot's kernels or the widening ones">,
-    Option<"amxFp16", "amx-fp16", "bool", /*default=*/"false",
-           "With amx: f16 scores and P.V on AMX-FP16 tiles (tdpfp16ps) as "
-           "they are, the query packed and P rounded to f16 (a CPU with "
-           "amx_fp16); without it f16 goes through split-f16's bf16 parts "
-           "or the widening kernels">,
+    CpuAmxFp16,
     Option<"avx512Exp", "avx512-exp", "bool", /*default=*/"false",
            "exp2 as x - floor(x) by vreduceps, a polynomial and "
            "2^floor(x) by vscalefps (x86vector.avx512.mask.scalef) instead "
            "of a clamp, a rounding and exponent bits built in the integer "
            "unit; needs vector-width=16 and a CPU with avx512f and avx512dq">,
-    Option<"blendStores", "blend-stores", "bool", /*default=*/"false",
-           "store the tiles that a mask or a max selects lanes of "
-           "(user_mask, element_mask and the elementwise tile ops, "
-           "max_update, the scores kernel's row max) through an empty "
-           "inline asm, so that LLVM keeps a blend and a plain store "
-           "instead of forming a masked store (AVX2's vmaskmovps, "
-           "microcoded and many times slower on AMD Zen cores); x86 only, "
-           "and the target needs vector registers of vector-width f32 "
-           "(AVX at 8, AVX-512 at 16), else LLVM fails to compile the asm">,
-    Option<"prefetchSpread", "prefetch-spread", "int64_t", /*default=*/"1",
-           "Most reduction steps per prefetch in the f32 scores and P.V "
-           "kernels (a power of two; 1: one line per step, the clamped "
-           "last line repeated once the tile is covered): each kernel takes "
-           "the largest power of two up to this that divides its reduction "
-           "and whose groups, all taken, still reach every line of the next "
-           "tile, and prefetches one line per stream in the first step of "
-           "each group (a causal diagonal block, which skips work, leaves "
-           "some lines out)">,
+    CpuBlendStores,
+    CpuPrefetchSpread,
     Option<"bf16RoundInIntegers", "bf16-round-in-integers", "bool",
            /*default=*/"true",
            "bf16 is rounded in integer code later (attn-expand-bf16-truncf, "
@@ -397,13 +372,9 @@ def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
     ```
   }];
   let options = [
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
-           "Query rows per tile (a multiple of vector-width)">,
-    Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
-           "Keys per key block (128: the dK/dV tiles of a block amortize "
-           "more query tiles than with 64; measured faster at d=64 and 128)">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
+    GradBlockQ,
+    GradBlockKV,
+    CpuVectorWidth,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -504,8 +475,7 @@ def AttnOmpSchedule : Pass<"attn-omp-schedule", "func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"kind", "kind", "std::string", /*default=*/"\"guided\"",
-           "static, dynamic or guided">,
+    CpuOmpSchedule,
     Option<"chunk", "chunk", "int64_t", /*default=*/"0",
            "Iterations per chunk (the minimum for guided); 0: the "
            "runtime's default">,
