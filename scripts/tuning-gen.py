@@ -7,8 +7,9 @@ Reads the records of include/attn/Tuning/Tuning.td, as `llvm-tblgen
   Knobs.h.inc  the knob ids, the knob table behind the tools' flags
                (lib/Tuning), the pipelines' option members (Pipelines.h),
                the GPU chips and the defaults per CPU kernel path;
-  knobs.json   the knobs the tools take, for the Python package
-               (attn.compile's keyword arguments) and the docs.
+  knobs.json   every knob of a pipeline with its flag, type, checks, help
+               and defaults: for the Python package (attn.compile's
+               keyword arguments) and the tests.
 
 CMake runs it (include/attn/Tuning/CMakeLists.txt); by hand:
 
@@ -350,33 +351,38 @@ def gen_inc(paths, chips, knobs):
 
 
 def gen_json(paths, chips, knobs):
-    """The tools' knobs by flag, each with what every target makes of it."""
-    flags = {}
+    """Every knob of a pipeline, with what the tools and Python make of it."""
+    entries = []
     for k in knobs:
-        if not k.tool:
+        if not k.pipeline:
             continue
-        entry = flags.setdefault(k.argument, {
-            "name": k.key, "flag": "--" + k.argument,
+        entry = {
+            "record": k.id,
+            "target": TARGETS[k.pipeline],
+            "flag": k.argument,
+            "name": k.key,
             "type": {"Int": "int", "Bool": "bool", "Choice": "str",
                      "String": "str"}[k.kind],
-            "targets": {}})
-        target = {"help": k.help, "default": k.defaults_text(),
-                  "library_default": k.defaults_text(library=True),
-                  "library_tuning": k.library_tuning}
+            "tool": k.tool,
+            "help": k.help,
+            "defaults": k.defaults_text(),
+            "library_defaults": k.defaults_text(library=True),
+            "library_tuning": k.library_tuning,
+        }
         if k.choices:
-            target["choices"] = k.choices
+            entry["choices"] = k.choices
         if k.min is not None:
-            target["min"] = k.min
+            entry["min"] = k.min
         if k.max is not None:
-            target["max"] = k.max
+            entry["max"] = k.max
         if k.power_of_two:
-            target["power_of_two"] = True
-        entry["targets"][TARGETS[k.pipeline]] = target
+            entry["power_of_two"] = True
+        entries.append(entry)
     return json.dumps({
         "generated_from": "include/attn/Tuning/Tuning.td",
         "cpu_kernel_paths": [p["spelling"] for p in paths],
         "gpu_chips": [c["spelling"] for c in chips],
-        "knobs": list(flags.values()),
+        "knobs": entries,
     }, indent=2) + "\n"
 
 
