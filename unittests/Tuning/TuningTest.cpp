@@ -42,8 +42,9 @@ TEST(TuningTable, AFlagOfBothPipelinesHasOneKind) {
   for (const Knob &cpu : knobs()) {
     if (cpu.pipeline != Pipeline::Cpu || !cpu.tool)
       continue;
-    if (const Knob *gpu = lookupKnob(Pipeline::Gpu, cpu.flag))
+    if (const Knob *gpu = lookupKnob(Pipeline::Gpu, cpu.flag)) {
       EXPECT_EQ(cpu.kind, gpu->kind) << cpu.flag.str();
+    }
   }
 }
 

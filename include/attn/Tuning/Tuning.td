@@ -365,7 +365,8 @@ def GpuBlockQ : GpuKnob<"blockQ", "block-q", "int64_t", "64",
 }
 
 def GpuBlockKV : GpuKnob<"blockKV", "block-kv", "int64_t", "64",
-    "Keys per shared-memory tile, at most: a multiple of 16 in [16, 128]"> {
+    "Keys per shared-memory tile, at most (shrunk by 16 until the tiles "
+    "fit): a multiple of 16 in [16, 128]"> {
   let min = 1;
 }
 
