@@ -379,6 +379,10 @@ def gen_inc(paths, chips, knobs):
         f"    {{{c_string(c['spelling'])}, {c_string(c['ptxFeatures'])}, "
         f"{c['smCount']}}}," for c in chips])
     section("ATTN_TUNING_CPU_PATH_DEFAULTS", cpu_path_defaults(knobs, paths))
+    # knobs.json, for `attn-compile --print-knobs` (the Python package asks
+    # the attn-compile it runs).
+    section("ATTN_TUNING_KNOBS_JSON",
+            ['R"attn_knobs(' + gen_json(paths, chips, knobs) + ')attn_knobs"'])
     return "\n".join(out)
 
 

@@ -25,6 +25,13 @@ llvm::StringRef mlir::attn::tuning::targetName(Pipeline pipeline) {
 
 llvm::ArrayRef<Knob> mlir::attn::tuning::knobs() { return kKnobs; }
 
+llvm::StringRef mlir::attn::tuning::knobsJson() {
+  return
+#define ATTN_TUNING_KNOBS_JSON
+#include "attn/Tuning/Knobs.h.inc"
+      ;
+}
+
 const Knob &mlir::attn::tuning::getKnob(KnobId id) {
   // The table is in KnobId's order (both are Tuning.td's).
   return kKnobs[static_cast<unsigned>(id)];

@@ -57,6 +57,12 @@ static cl::opt<std::string>
                 cl::init("/usr/local/cuda"), cl::cat(category));
 static cl::opt<std::string> output("o", cl::desc("The library, e.g. libfoo.so"),
                                    cl::init(""), cl::cat(category));
+static cl::opt<bool> printKnobs(
+    "print-knobs",
+    cl::desc("Print the tuning knobs (include/attn/Tuning/Tuning.td) as JSON "
+             "and exit: each with its flag, Python name, values and "
+             "defaults"),
+    cl::init(false), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "attn-compile: error: " << message << "\n";
@@ -74,6 +80,10 @@ int main(int argc, char **argv) {
           "ABI\n",
           &llvm::errs()))
     return 2;
+  if (printKnobs) {
+    llvm::outs() << tuning::knobsJson();
+    return 0;
+  }
 
   compile::AotOptions options;
   if (target == "cpu")

@@ -79,6 +79,11 @@ const Knob &getKnob(KnobId id);
 /// The knob of `pipeline` whose option is `flag`, or null.
 const Knob *lookupKnob(Pipeline pipeline, llvm::StringRef flag);
 
+/// The knobs as scripts/tuning-gen.py's knobs.json has them: every knob of a
+/// pipeline with its flag, Python name, type, checks, help and defaults
+/// (attn-compile --print-knobs, for the Python package).
+llvm::StringRef knobsJson();
+
 /// Whether `text` is a value the tools take for `knob`; the error says what
 /// is expected, as "--<flag> must be ...".
 llvm::Error checkKnobValue(const Knob &knob, llvm::StringRef text);
