@@ -97,6 +97,7 @@ class Knob:
         self.min, self.max = rec["min"], rec["max"]
         self.power_of_two = bool(rec["powerOfTwo"])
         self.at_its_width = bool(rec["onCpuPathAtItsWidth"])
+        self.is_path_width = bool(rec["isPathWidth"])
         self.paths = paths
         on_paths = records[rec["onCpuPath"]["def"]]
         # (path record, option text) where the path's default is not the
@@ -111,9 +112,9 @@ class Knob:
                 continue
             if value != "":
                 self.on_cpu_path.append((path, value))
-        if self.on_cpu_path and self.pipeline != "cpu":
+        if self.on_cpu_path and self.pipeline not in ("cpu", ""):
             raise GenError(f"{self.id}: defaults per CPU kernel path on a "
-                           f"knob of no CPU pipeline")
+                           f"knob of the GPU pipelines")
         if self.cpp_type == CPP_INT:
             self.kind = "Int"
         elif self.cpp_type == CPP_BOOL:
@@ -315,24 +316,28 @@ def knob_table(knobs):
 
 
 def cpu_path_defaults(knobs, paths):
-    """CpuPathDefaults: a member per knob of attn-lower-cpu with defaults per
-    path; cpuPathDefaults(path): the table's values on `path`."""
+    """CpuPathDefaults: a member per knob with defaults per path;
+    cpuPathDefaults(path[, vectorWidth]): the table's values on `path`."""
     per_path = [k for k in knobs if k.on_cpu_path]
-    out = ["/// The defaults of attn-lower-cpu's knobs on one CPU kernel path "
+    widths = [k for k in per_path if k.is_path_width]
+    if len(widths) != 1 and any(k.at_its_width for k in per_path):
+        raise GenError("onCpuPathAtItsWidth needs one knob with isPathWidth")
+
+    def member_type(k):
+        return "::llvm::StringRef" if k.cpp_type == CPP_STRING else k.cpp_type
+
+    out = ["/// The defaults of the knobs that differ by CPU kernel path "
            "(Tuning.td's",
            "/// onCpuPath over each knob's own).",
            "struct CpuPathDefaults {"]
     for k in per_path:
-        cpp_type = k.cpp_type
         out.append(f"  /// {k.argument}.")
-        out.append(f"  {cpp_type} {k.cpp_name} = {k.pipeline_default};")
-    out.append("};")
-    out.append("")
-    out.append("/// The defaults on `path` (auto: the knobs' own).")
-    out.append("inline CpuPathDefaults "
-               "cpuPathDefaults(::mlir::attn::CpuKernels path) {")
-    out.append("  CpuPathDefaults defaults;")
-    out.append("  switch (path) {")
+        out.append(f"  {member_type(k)} {k.cpp_name} = {k.pipeline_default};")
+    out += ["};", "",
+            "/// The defaults on `path`, resolved (auto: the knobs' own).",
+            "inline CpuPathDefaults "
+            "cpuPathDefaults(::mlir::attn::CpuKernels path) {",
+            "  CpuPathDefaults defaults;", "  switch (path) {"]
     for path in paths:
         out.append(f"  case {CPU_KERNELS}::{path['cppEnumerator']}:")
         for k in per_path:
@@ -340,17 +345,25 @@ def cpu_path_defaults(knobs, paths):
                 if p is path:
                     out.append(f"    defaults.{k.cpp_name} = {value};")
         out.append("    break;")
-    out.append("  }")
-    out.append("  return defaults;")
-    out.append("}")
-    out.append("")
-    out.append("/// Whether a knob's defaults per path hold only at the path's "
-               "own")
-    out.append("/// vector-width (Tuning.td's onCpuPathAtItsWidth).")
-    for k in per_path:
-        name = k.cpp_name[0].upper() + k.cpp_name[1:]
-        out.append(f"inline constexpr bool k{name}OnPathAtItsWidth = "
-                   f"{'true' if k.at_its_width else 'false'};")
+    out += ["  }", "  return defaults;", "}", ""]
+    if widths:
+        width = widths[0].cpp_name
+        out += ["/// The defaults on `path` for kernels of `vectorWidth` lanes: "
+                "those that",
+                "/// hold only at the path's own width (onCpuPathAtItsWidth) "
+                "are the knobs' own",
+                "/// at another.",
+                "inline CpuPathDefaults "
+                "cpuPathDefaults(::mlir::attn::CpuKernels path,",
+                "                                       int64_t vectorWidth) {",
+                "  CpuPathDefaults defaults = cpuPathDefaults(path);",
+                f"  if (vectorWidth == defaults.{width})",
+                "    return defaults;",
+                "  CpuPathDefaults own;"]
+        for k in per_path:
+            if k.at_its_width:
+                out.append(f"  defaults.{k.cpp_name} = own.{k.cpp_name};")
+        out += ["  return defaults;", "}"]
     return out
 
 
@@ -485,11 +498,14 @@ def gen_md(paths, chips, knobs):
             out.append(f"| `{k.argument}` | {flag} | {md_cell(values_text(k))} "
                        f"| {md_cell(default)} | {md_cell(k.help)} |")
         out.append("")
-        per_path = [k for k in mine if k.on_cpu_path]
+        per_path = ([k for k in knobs if k.on_cpu_path]
+                    if pipeline == "cpu" else [])
         if per_path:
             named = [p for p in paths if p["spelling"] != "auto"]
             out += ["Defaults per kernel path (a blank: the knob's own; "
-                    "&dagger;: at the path's own `vector-width` only):", "",
+                    "&dagger;: at the path's own `vector-width` only; "
+                    "*pass*: an option of the pass alone, which "
+                    "`attn-lower-cpu` sets from the path):", "",
                     "| knob | " + " | ".join(f"`{p['spelling']}`"
                                              for p in named) + " | else |",
                     "| --- |" + " --- |" * (len(named) + 1)]
@@ -497,6 +513,8 @@ def gen_md(paths, chips, knobs):
                 values = {p["spelling"]: k.user_text(v)
                           for p, v in k.on_cpu_path}
                 mark = " &dagger;" if k.at_its_width else ""
+                if not k.pipeline:
+                    mark += " *pass*"
                 cells = [md_cell(values.get(p["spelling"], ""))
                          for p in named]
                 own = k.user_text(k.pipeline_default)

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Tuning/Tuning.h"
+#include "attn/Tuning/CpuPathDefaults.h"
 #include "attn/Tuning/ToolFlags.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -54,6 +55,34 @@ TEST(TuningTable, DefaultsPerPathAreInTheHelp) {
   const Knob &openmp = getKnob(KnobId::CpuOpenmp);
   EXPECT_EQ(openmp.defaults, "true");
   EXPECT_EQ(openmp.libraryDefault, "false");
+}
+
+TEST(CpuPathDefaults, FromTheTable) {
+  using mlir::attn::CpuKernels;
+  CpuPathDefaults avx2 = cpuPathDefaults(CpuKernels::Avx2);
+  EXPECT_EQ(avx2.vectorWidth, 8);
+  EXPECT_EQ(avx2.rowVectors, 2);
+  EXPECT_EQ(avx2.prefetchSpread, 8);
+  EXPECT_EQ(avx2.decodeRows, 7);
+  EXPECT_EQ(avx2.narrowBlockQ, 0);
+  EXPECT_EQ(avx2.decodePrefetch, "all");
+  EXPECT_TRUE(avx2.decodePhased);
+  CpuPathDefaults amx = cpuPathDefaults(CpuKernels::Amx);
+  EXPECT_EQ(amx.vectorWidth, 16);
+  EXPECT_EQ(amx.decodeRows, 8);
+  EXPECT_TRUE(amx.amx && amx.bf16Dot && amx.avx512Exp);
+  EXPECT_FALSE(amx.bf16RoundInIntegers);
+  EXPECT_EQ(amx.wideBlockKV, 128);
+  // At another vector-width, the defaults that hold at the path's own only
+  // are the knobs' own; the others stay the path's.
+  CpuPathDefaults amx8 = cpuPathDefaults(CpuKernels::Amx, 8);
+  EXPECT_FALSE(amx8.amx || amx8.bf16Dot || amx8.avx512Exp);
+  EXPECT_EQ(amx8.decodeRows, 16);
+  EXPECT_FALSE(amx8.bf16RoundInIntegers);
+  EXPECT_EQ(amx8.decodePrefetch, "all");
+  CpuPathDefaults avx2At16 = cpuPathDefaults(CpuKernels::Avx2, 16);
+  EXPECT_FALSE(avx2At16.decodePhased || avx2At16.blendStores);
+  EXPECT_EQ(avx2At16.rowVectors, 2);
 }
 
 TEST(TuningChecks, Integers) {

@@ -101,6 +101,9 @@ class Knob<string cppName, string arg, string type, string default,
   // Whether a path's default holds only at the path's own vector-width (8 on
   // avx2, 16 on the others): with another vector-width given, the knob's.
   bit onCpuPathAtItsWidth = 0;
+  // Whether this knob's defaults per path are the paths' own widths (one
+  // knob: vector-width).
+  bit isPathWidth = 0;
   // A default the table cannot hold (one that depends on the target CPU's
   // features), for the help: "Default: <defaultNote>".
   string defaultNote = "";
@@ -245,6 +248,7 @@ def CpuMicrokernels : CpuKnob<"microkernels", "microkernels", "bool", "true",
 def CpuVectorWidth : CpuKnob<"vectorWidth", "vector-width", "int64_t", "16",
     "f32 lanes per vector (16 for AVX-512, 8 for AVX2)"> {
   let onCpuPath = OnCpuPaths<avx2 = "8">;
+  let isPathWidth = 1;
   let min = 1;
 }
 
@@ -301,8 +305,11 @@ def CpuBlendStores : CpuKnob<"blendStores", "blend-stores", "bool", "false",
     "vmaskmovps, microcoded and many times slower on AMD Zen cores); x86 "
     "only, and the target needs vector registers of vector-width f32 (AVX "
     "at 8, AVX-512 at 16), else LLVM fails to compile the asm"> {
-  let defaultNote = "on for the avx2 kernels at vector-width 8 on an x86 "
-                    "target with AVX, else off";
+  // AVX2's masked stores are microcoded on AMD Zen cores (docs/benchmarks.md,
+  // round nine); AVX-512's k-masked stores are left to LLVM.
+  let onCpuPath = OnCpuPaths<avx2 = "true">;
+  let onCpuPathAtItsWidth = 1;
+  let defaultNote = "the avx2 path's only on an x86 target with AVX";
 }
 
 def GradBlockQ : CpuKnob<"blockQ", "block-q", "int64_t", "64",
@@ -336,6 +343,101 @@ def CpuOmpSchedule : CpuKnob<"kind", "kind", "std::string", "\"guided\"",
   let pipelineCppName = "ompSchedule";
   let choices = ["static", "dynamic", "guided"];
   let libraryTuning = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Set by attn-lower-cpu from the kernel path: pass options with defaults per
+// path, not options of the pipeline
+//===----------------------------------------------------------------------===//
+
+def CpuBf16Dot : Knob<"bf16Dot", "bf16-dot", "bool", "false",
+    "bf16 scores and P.V on AVX512-BF16 dot products (x86vector.avx512.dot, "
+    "vdpbf16ps; P rounded to bf16; V packed into key pairs per key block, or "
+    "read from pair-values' copy, whose `pair_values` tile ops this pass "
+    "vectorizes); needs vector-width=16 and a CPU with avx512_bf16"> {
+  let onCpuPath = OnCpuPaths<amx = "true", avx512_bf16 = "true">;
+  let onCpuPathAtItsWidth = 1;
+}
+
+def CpuAmx : Knob<"amx", "amx", "bool", "false",
+    "bf16 scores and P.V on AMX tiles (amx.tile_mulf, tdpbf16ps) where the "
+    "tiles are multiples of 16 (D, Dv, the key and query blocks): the query "
+    "tile packed into dim pairs once per query block, K read in place, V "
+    "transposed and P rounded to bf16 and packed into key pairs per key "
+    "block; needs a CPU with amx_tile and amx_bf16 and the OS's permission "
+    "for the AMX state (attn's runtimes ask for it); ops it does not take "
+    "keep bf16-dot's kernels or the widening ones"> {
+  let onCpuPath = OnCpuPaths<amx = "true">;
+  let onCpuPathAtItsWidth = 1;
+}
+
+def CpuAvx512Exp : Knob<"avx512Exp", "avx512-exp", "bool", "false",
+    "exp2 as x - floor(x) by vreduceps, a polynomial and 2^floor(x) by "
+    "vscalefps (x86vector.avx512.mask.scalef) instead of a clamp, a rounding "
+    "and exponent bits built in the integer unit; needs vector-width=16 and a "
+    "CPU with avx512f and avx512dq"> {
+  let onCpuPath = OnCpuPaths<"true", "true", "true">;
+  let onCpuPathAtItsWidth = 1;
+}
+
+def CpuBf16RoundInIntegers : Knob<"bf16RoundInIntegers",
+    "bf16-round-in-integers", "bool", "true",
+    "bf16 is rounded in integer code later (attn-expand-bf16-truncf, "
+    "arith-expand): the output kernel transposes f32 and applies its body "
+    "(the truncf) after; false: the body first, the truncf for the target to "
+    "lower (AVX512-BF16's vcvtneps2bf16; attn-lower-cpu sets false exactly "
+    "where it skips the integer rounding)"> {
+  // Without AVX512-BF16, LLVM rounds by a call to __truncsfbf2, which older
+  // libgcc lacks.
+  let onCpuPath = OnCpuPaths<amx = "false", avx512_bf16 = "false">;
+}
+
+def CpuTargetFeatures : Knob<"targetFeatures", "target-features",
+    "std::string", "\"\"",
+    "LLVM target features to compile the function with, set as its "
+    "`target_features` (comma-separated, e.g. -avx512f for the AVX2 "
+    "kernels); empty: the target machine's"> {
+  // LLVM then drops every AVX-512 extension (x86 only: the 8-lane kernels
+  // also serve other hosts).
+  let onCpuPath = OnCpuPaths<avx2 = "\"-avx512f\"">;
+  let defaultNote = "the avx2 path's only on x86";
+}
+
+def CpuDecodePhased : Knob<"decodePhased", "decode-phased", "bool", "false",
+    "Decode kernel with f32 K and V, at least 4 query rows, rows times D at "
+    "least 512 and, above 8 rows, D at least 128: each block of keys in two "
+    "phases, its scores first (a loop over its keys that also prefetches the "
+    "K rows two blocks ahead), then its softmax and P.V loops (which "
+    "prefetch only V), instead of P.V loops that also take the next block's "
+    "dot products"> {
+  // On a Zen 3 (avx2, 8 lanes) f32 0.85-0.90x the time; not on the 16-lane
+  // paths: 1.084x on a Zen 4 (docs/benchmarks.md, rounds sixteen and
+  // twenty-two).
+  let onCpuPath = OnCpuPaths<avx2 = "true">;
+  let onCpuPathAtItsWidth = 1;
+}
+
+def CpuNarrowLowpMaxD : Knob<"narrowLowpMaxD", "narrow-lowp-max-d", "int64_t",
+    "64",
+    "The largest D and Dv of an op with bf16 or f16 values that "
+    "narrow-block-q applies to (64 for f32): on the AMX kernels the larger "
+    "blocks pay at D = 128 and 256 too"> {
+  // bf16 d=128 0.913x, d=256 0.973x, f16 d=128 0.920x the time of 64 rows
+  // (docs/benchmarks.md, round twelve). With microkernels only.
+  let onCpuPath = OnCpuPaths<amx = "256">;
+  let onCpuPathAtItsWidth = 1;
+}
+
+def CpuWideBlockKV : Knob<"wideBlockKV", "wide-block-kv", "int64_t", "0",
+    "Keys per block, in place of block-kv, for an op with bf16 values and D "
+    "or Dv above 64 that takes narrow-block-q: on the AMX kernels a P.V tile "
+    "product then runs twice the keys between loading and storing its "
+    "accumulator tiles; 0: block-kv everywhere"> {
+  // d=128 L=4096 0.877x the time of 64 keys, d=256 0.904x (docs/benchmarks
+  // .md, round thirteen). With microkernels, where block-kv is not given and
+  // narrow blocks are on.
+  let onCpuPath = OnCpuPaths<amx = "128">;
+  let onCpuPathAtItsWidth = 1;
 }
 
 //===----------------------------------------------------------------------===//
