@@ -176,16 +176,32 @@ def CpuKvSplits : CpuKnob<"kvSplits", "kv-splits", "int64_t", "0",
 }
 
 def CpuDecodeRows : CpuKnob<"decodeRows", "decode-rows", "int64_t", "0",
-    "Decode kernel: a block of at most this many query rows (Lq, or Lq "
-    "times the group size with grouped-query attention) streams K and V "
-    "once with vectors along D instead of the tile ops (docs/passes.md "
-    "lists the cases it takes); 0: never. attn-lower-cpu takes it only with "
-    "microkernels of a power-of-two vector-width"> {
+    "Decode groups: a query block of at most this many rows (Lq, or Lq "
+    "times the group size with grouped-query attention) becomes one "
+    "attn.decode_keys over its keys instead of the tile ops, where the op "
+    "allows it (no user mask, softcap or ALiBi; a band only with Lq = 1; D "
+    "and Dv multiples of decode-dim-multiple), for the target's decode "
+    "kernel (attn-cpu-decode: vectors along D, K and V streamed once); 0: "
+    "never. attn-lower-cpu takes it only with microkernels of a "
+    "power-of-two vector-width"> {
   let pipelineDefault = "16";
   // The avx2 kernels: the decode kernel only where a block's rows do not
-  // fill one of their 8-lane vectors (docs/benchmarks.md, round twenty-one);
-  // the 16-lane kernels up to 8 rows, from 10 rows on their tile ops are
-  // faster (round twenty-two).
+  // fill one of their 8-lane vectors. From 8 rows on, the tile ops (rows
+  // along the vectors, no horizontal sums) are faster. On a Zen 3, one
+  // thread, paired CPU time of decode-rows 0 against 16 (bench/ab-paired.py,
+  // d=128, Lk=2048 unless said): hq=8 hkv=1 0.847x the time, Lk=32k 0.894x
+  // (two threads, split-K, wall 0.925x), bf16 Lk=32k 0.684x, hq=12 hkv=1
+  // 0.665x, hq=16 hkv=1 0.493x (f16, Lk=4096, 0.367x), hq=4 hkv=1 Lq=2
+  // 0.817x, hq=2 Lq=8 0.744x; but with fewer rows than a vector the decode
+  // kernel wins: hq=6 hkv=1 1.358x, hq=32 hkv=8 (4 rows) 1.071x with the
+  // tile ops (docs/benchmarks.md, round twenty-one).
+  // The 16-lane kernels (avx512, avx512-bf16, amx): the decode kernel up to
+  // 8 rows. On a Zen 4, one thread, paired time of the tile ops against it
+  // (decode-rows 7 to 15, d=128 unless said): 16 rows (hq=16 hkv=1) Lk=2048
+  // 0.332x, Lk=32k 0.598x, bf16 0.283x; hq=4 hkv=1 Lq=4 0.376x; hq=32 hkv=2
+  // d=64 0.382x; 12 rows 0.654x (bf16 Lk=32k 0.465x); 10 rows 0.548x; but 8
+  // rows (hq=8 hkv=1) 1.303x at Lk=32k, 1.023x at 2048 (bf16 0.844x) and 6
+  // rows 1.531x (docs/benchmarks.md, round twenty-two).
   let onCpuPath = OnCpuPaths<"8", "8", "8", "7">;
   let onCpuPathAtItsWidth = 1;
   let min = 0;
@@ -196,6 +212,14 @@ def CpuDecodePrefetchLocality : CpuKnob<"decodePrefetchLocality",
     "Decode kernel: the locality of its software prefetches of the K and V "
     "rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on x86; 2 into L2, "
     "prefetcht1; 1 prefetcht2; 0 non-temporal, prefetchnta)"> {
+  // Into L2 (prefetcht1) on every host: hq=32 hkv=8 Lk=32k d=128, paired
+  // time against L1 (bench/ab-paired.py) on a Zen 4 (avx512-bf16 kernels):
+  // f32 one thread 0.497x (CPU time), two 0.574x (wall), hq=8 hkv=1
+  // (split-K) 0.677x, d=64 0.902x, bf16 0.633x, hq=hkv=32 0.998x; on an
+  // Emerald Rapids (amx): f32 0.914x, two threads 0.956x, hq=8 hkv=1
+  // 0.929x, bf16 1.014x; on a Zen 3 (avx2) 0.981-0.997x; a Zen 5 measured
+  // it no better for f32 (docs/benchmarks.md: rounds ten, fourteen and
+  // twenty-two).
   let min = 0;
   let max = 3;
 }
@@ -208,9 +232,10 @@ def CpuDecodePrefetch : CpuKnob<"decodePrefetch", "decode-prefetch",
     "at most 16 vectors at 16 lanes, 8 at 8), which read each K and V row "
     "whole, once, in order, and leave the streams to the hardware "
     "prefetchers"> {
-  // auto where the hardware prefetchers were measured to do as well (a Zen
-  // 4, the avx512 kernels' kind of host); the amx kernels' hosts (Intel)
-  // and the avx2 ones' keep every prefetch until measured there.
+  // auto where the hardware prefetchers were measured to do as well for
+  // the one-group f32 kernels (a Zen 4, the avx512 kernels' kind of host;
+  // CpuDecodeBuilder::prefetches); the amx kernels' hosts (Intel) and the
+  // avx2 ones' keep every prefetch until measured there.
   let onCpuPath = OnCpuPaths<"\"all\"", "\"auto\"", "\"auto\"", "\"all\"">;
   let choices = ["auto", "all", "none"];
 }
@@ -234,9 +259,13 @@ def CpuNarrowBlockQ : CpuKnob<"narrowBlockQ", "narrow-block-q", "int64_t",
     "grouped rows, whose mask tile the CPU kernels do not take); 0: block-q "
     "everywhere"> {
   let pipelineDefault = "128";
-  // The avx2 kernels: block-q's rows for every op (a 128-row block of d = 64
-  // holds twice the L1 of the Zen 3 measured; docs/benchmarks.md, round
-  // ten).
+  // The avx2 kernels: block-q's rows (64 by default) for every op. A
+  // 128-row block of d = 64 holds a 32 KiB transposed query tile and a 32
+  // KiB score tile, twice the L1 of the AVX2-only host measured (Zen 3: 32
+  // KiB). There, one thread, CPU time per call, 128 -> 64 rows
+  // (bench/ab-aot.py, best of 20 calls a side): f32 L4096 d64 0.959x the
+  // time, bf16 0.992x, f16 0.988x, BERT-base 0.978x (docs/benchmarks.md,
+  // round ten).
   let onCpuPath = OnCpuPaths<avx2 = "0">;
   let defaultNote = "0 where block-q is given";
   let min = 0;
@@ -261,8 +290,11 @@ def CpuRegBlock : CpuKnob<"regBlock", "reg-block", "int64_t", "6",
 
 def CpuRowVectors : CpuKnob<"rowVectors", "row-vectors", "int64_t", "4",
     "Row vectors per register block (fewer if the tile has fewer)"> {
-  // The avx2 kernels' 16 vector registers: 12 accumulators, 2 row vectors,
-  // a broadcast (docs/benchmarks.md, round eight).
+  // The avx2 kernels' 16 vector registers: 12 accumulators (reg-block 6), 2
+  // row vectors, a broadcast. Against reg-block 4 (8 accumulators), on a
+  // Zen 3, 7 alternating rounds of attn-run --bench 5 --peak, median % of
+  // peak, 1 thread: f32 L4096 d64 61.6 -> 70.6, bf16 56.0 -> 67.6, Lq=1000
+  // Lk=3001 d80 52.6 -> 65.8 (5 rounds) (docs/benchmarks.md, round eight).
   let onCpuPath = OnCpuPaths<avx2 = "2">;
   let min = 1;
 }
@@ -276,8 +308,11 @@ def CpuPrefetchSpread : CpuKnob<"prefetchSpread", "prefetch-spread",
     "reach every line of the next tile, and prefetches one line per stream "
     "in the first step of each group (a causal diagonal block, which skips "
     "work, leaves some lines out)"> {
-  // The avx2 kernels: one prefetch per 8 reduction steps (on a Zen 3, 0.89-
-  // 0.94x the time; docs/benchmarks.md, round seventeen).
+  // The avx2 kernels: one prefetch per 8 reduction steps instead of one per
+  // step (most of which repeated the clamped last line): on a Zen 3, paired
+  // CPU time against spread 1, L4096 d64 0.89-0.94, d128 0.93, BERT-base
+  // 0.91, causal L512 0.92, bf16 (widened) 0.93, outputs bit for bit the
+  // same; spread 4 and 8 alike (docs/benchmarks.md, round seventeen).
   let onCpuPath = OnCpuPaths<avx2 = "8">;
   let min = 1;
   let powerOfTwo = 1;
@@ -410,9 +445,12 @@ def CpuDecodePhased : Knob<"decodePhased", "decode-phased", "bool", "false",
     "K rows two blocks ahead), then its softmax and P.V loops (which "
     "prefetch only V), instead of P.V loops that also take the next block's "
     "dot products"> {
-  // On a Zen 3 (avx2, 8 lanes) f32 0.85-0.90x the time; not on the 16-lane
-  // paths: 1.084x on a Zen 4 (docs/benchmarks.md, rounds sixteen and
-  // twenty-two).
+  // The avx2 kernels at their 8 lanes: on a Zen 3, one thread, paired CPU
+  // time against the overlapped blocks, Lk=32k d=128: hq=32 hkv=8 0.85x,
+  // two threads 0.86x (wall), hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K
+  // and V keep the overlap (CpuDecodeBuilder.h; docs/benchmarks.md, round
+  // sixteen). Not on the 16-lane paths: on a Zen 4 (avx512-bf16 kernels, L2
+  // prefetches) f32 hq=32 hkv=8 took 1.084x the time (round twenty-two).
   let onCpuPath = OnCpuPaths<avx2 = "true">;
   let onCpuPathAtItsWidth = 1;
 }
@@ -422,7 +460,10 @@ def CpuNarrowLowpMaxD : Knob<"narrowLowpMaxD", "narrow-lowp-max-d", "int64_t",
     "The largest D and Dv of an op with bf16 or f16 values that "
     "narrow-block-q applies to (64 for f32): on the AMX kernels the larger "
     "blocks pay at D = 128 and 256 too"> {
-  // bf16 d=128 0.913x, d=256 0.973x, f16 d=128 0.920x the time of 64 rows
+  // The amx kernels' bf16 and f16 ops take 128-row blocks up to D = 256:
+  // hq=8 L=4096, one thread, paired CPU time against 64 rows
+  // (bench/ab-paired.py, --block-q=128): bf16 d=128 0.913x, d=256 (hq=4
+  // L=2048) 0.973x, f16 d=128 0.920x; f32 at d=128 1.016x, so it keeps 64
   // (docs/benchmarks.md, round twelve). With microkernels only.
   let onCpuPath = OnCpuPaths<amx = "256">;
   let onCpuPathAtItsWidth = 1;
@@ -433,12 +474,99 @@ def CpuWideBlockKV : Knob<"wideBlockKV", "wide-block-kv", "int64_t", "0",
     "or Dv above 64 that takes narrow-block-q: on the AMX kernels a P.V tile "
     "product then runs twice the keys between loading and storing its "
     "accumulator tiles; 0: block-kv everywhere"> {
-  // d=128 L=4096 0.877x the time of 64 keys, d=256 0.904x (docs/benchmarks
-  // .md, round thirteen). With microkernels, where block-kv is not given and
-  // narrow blocks are on.
+  // Each P.V accumulator tile is loaded and stored once per 128 keys rather
+  // than 64. One thread, paired CPU time against block-kv's 64 on an
+  // Emerald Rapids Xeon (bench/ab-paired.py): d=128 L=4096 0.877x, L=2048
+  // 0.954x, d=256 0.904x; d=64 lost (1.070x) and f16 (split into bf16
+  // parts) gained nothing (0.987x) (docs/benchmarks.md, round thirteen).
+  // With microkernels, where block-kv is not given and narrow blocks are
+  // on.
   let onCpuPath = OnCpuPaths<amx = "128">;
   let onCpuPathAtItsWidth = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Set by attn-lower-cpu from the other knobs: pass options, not options of
+// the pipeline
+//===----------------------------------------------------------------------===//
+
+// attn-tile-online-softmax. The microkernels' vector-width.
+def CpuRowMultiple : Knob<"rowMultiple", "row-multiple", "int64_t", "1",
+    "Round a short static query block up to a multiple of this (padding rows "
+    "are computed and dropped)">;
+
+// attn-tile-online-softmax. The decode kernel's decode-width.
+def CpuDecodeDimMultiple : Knob<"decodeDimMultiple", "decode-dim-multiple",
+    "int64_t", "1",
+    "Decode groups only for ops whose D and Dv are multiples of this (the "
+    "target's decode kernel runs whole vectors along them)">;
+
+// attn-tile-online-softmax. The amx kernels, with microkernels.
+def CpuTransposeValues : Knob<"transposeValues", "transpose-values", "bool",
+    "false",
+    "For bf16 values with Dv and the key blocks multiples of 16 (not a "
+    "decode group): V is transposed once per call, before the query blocks, "
+    "into a [B, Hkv, Dv, Lk rounded up to block-kv] copy (zero past Lk; one "
+    "`transpose_values` tile op per key block, in an scf.forall of its own), "
+    "and `pv` reads its [Dv, block-kv] tiles from there: what the AMX "
+    "kernels' P.V needs as its A operand, made once rather than in every "
+    "query block">;
+
+// attn-tile-online-softmax. bf16-dot, with microkernels.
+def CpuPairValues : Knob<"pairValues", "pair-values", "bool", "false",
+    "For bf16 values with Dv a multiple of 16 and even key blocks (not a "
+    "decode group, nor where V is transposed): V is packed once per call, "
+    "before the query blocks, into key pairs, a [B, Hkv, Lk rounded up to "
+    "block-kv / 2, 2 Dv] copy with Vp[t, 2e + p] = V[2t + p, e] (zero past "
+    "Lk; one `pair_values` tile op per key block, in an scf.forall of its "
+    "own), and `pv` reads its [block-kv / 2, 2 Dv] tiles from there: what "
+    "bf16 dot products (vdpbf16ps) take as the broadcast operand of P.V, "
+    "made once rather than in every query block; only where that pays: "
+    "static shapes, no grouped rows, at least 4 query blocks reading each V "
+    "tile, a copy of at most 2 MiB per such block and 32 MiB in all">;
+
+// attn-tile-online-softmax. amx-fp16, with microkernels.
+def CpuF16Tiles : Knob<"f16Tiles", "f16-tiles", "bool", "false",
+    "The target's tile products take f16 as it is (AMX-FP16): "
+    "transpose-values transposes f16 values too (not split)">;
+
+// attn-tile-online-softmax. The amx kernels without amx-fp16, with
+// microkernels.
+def CpuSplitF16 : Knob<"splitF16", "split-f16", "bool", "false",
+    "For f16 K and V with D, Dv and the key blocks multiples of 16 (not a "
+    "decode group): each made once per call, before the query blocks, into "
+    "two bf16 parts, hi = bf16(x) and lo = bf16(x - hi), whose sum is x "
+    "exactly (`bf16_keys` tile ops for K into [B, Hkv, Lk rounded up, 2 D]; "
+    "V with transpose-values into [B, Hkv, Dv, 2 Lk rounded up], its "
+    "`transpose_values` ops giving both parts); `scores` and `pv` read both "
+    "parts (three inputs, K or V = hi + lo): for bf16 tile products (the AMX "
+    "kernels) that give f16 inputs f32-accurate products">;
+
+// attn-cpu-decode. The microkernels' vector-width.
+def CpuDecodeWidth : Knob<"decodeWidth", "decode-width", "int64_t", "16",
+    "f32 lanes per vector of the decode kernel (a power of 2)">;
+
+// attn-cpu-decode. bf16-dot.
+def CpuDecodeBf16Dot : Knob<"decodeBf16Dot", "decode-bf16-dot", "bool",
+    "false",
+    "Decode kernel with bf16 Q and K (D a multiple of 2 x decode-width, "
+    "decode-width 16): the dot products Q.K on AVX512-BF16's vdpbf16ps "
+    "(x86vector.avx512.dot) on the bf16 values as given, the score scale "
+    "applied to the sums; needs a CPU with avx512_bf16">;
+
+// attn-cpu-decode. bf16-dot.
+def CpuDecodeBf16ValueDot : Knob<"decodeBf16ValueDot",
+    "decode-bf16-value-dot", "bool", "false",
+    "Decode kernel with bf16 V (Dv a multiple of 2 x decode-width, "
+    "decode-width 16): P.V on vdpbf16ps, the V rows of two keys interleaved "
+    "in registers and each row's two probabilities rounded to bf16 (as the "
+    "prefill's bf16 dot products and FlashAttention round P; the sums of P "
+    "stay f32); needs a CPU with avx512_bf16">;
+
+// attn-omp-schedule. The runtime's default.
+def CpuOmpChunk : Knob<"chunk", "chunk", "int64_t", "0",
+    "Iterations per chunk (the minimum for guided); 0: the runtime's "
+    "default">;
 
 //===----------------------------------------------------------------------===//
 // The GPU pipelines

@@ -67,52 +67,14 @@ def AttnCpuDecode : Pass<"attn-cpu-decode"> {
     `decode-dim-multiple`); an op whose are not is an error.
   }];
   let options = [
-    Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector of the decode kernel (a power of 2)">,
-    Option<"decodeBf16Dot", "decode-bf16-dot", "bool", /*default=*/"false",
-           "Decode kernel with bf16 Q and K (D a multiple of 2 x "
-           "decode-width, decode-width 16): the dot products Q.K on "
-           "AVX512-BF16's vdpbf16ps (x86vector.avx512.dot) on the bf16 "
-           "values as given, the score scale applied to the sums; needs a "
-           "CPU with avx512_bf16">,
-    Option<"decodeBf16ValueDot", "decode-bf16-value-dot", "bool",
-           /*default=*/"false",
-           "Decode kernel with bf16 V (Dv a multiple of 2 x decode-width, "
-           "decode-width 16): P.V on vdpbf16ps, the V rows of two keys "
-           "interleaved in registers and each row's two probabilities "
-           "rounded to bf16 (as the prefill's bf16 dot products and "
-           "FlashAttention round P; the sums of P stay f32); needs a CPU "
-           "with avx512_bf16">,
-    Option<"decodePrefetchLocality", "decode-prefetch-locality", "int64_t",
-           /*default=*/"2",
-           "Decode kernel: the locality of its software prefetches of the K "
-           "and V rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on "
-           "x86; 2 into L2, prefetcht1; 1 prefetcht2; 0 non-temporal, "
-           "prefetchnta)">,
-    Option<"decodePageTouch", "decode-page-touch", "int64_t",
-           /*default=*/"8192",
-           "Decode kernel with 16-bit K and V: each block of keys also loads "
-           "one element of K and one of V this many bytes past the rows its "
-           "prefetches reach (clamped to the last block; 0: none), so that "
-           "on 4 KiB pages the translation of the page the prefetches reach "
-           "next is walked by a load, not by a prefetch that stalls the "
-           "core while it walks">,
-    Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
-           "Decode kernel with f32 K and V, at least 4 query rows, rows "
-           "times D at least 512 and, above 8 rows, D at least 128: each "
-           "block of keys in two phases, its "
-           "scores first (a loop over its keys that also prefetches the K "
-           "rows two blocks ahead), then its softmax and P.V loops (which "
-           "prefetch only V), instead of P.V loops that also take the next "
-           "block's dot products">,
-    Option<"decodePrefetch", "decode-prefetch", "std::string",
-           /*default=*/"\"auto\"",
-           "Decode kernel: which kernels prefetch their K and V rows ahead "
-           "(at decode-prefetch-locality): all, none, or auto (default): "
-           "all but those with f32 K and V whose P.V takes one group of "
-           "accumulators (query rows times Dv at most 16 vectors at 16 "
-           "lanes, 8 at 8), which read each K and V row whole, once, in "
-           "order, and leave the streams to the hardware prefetchers">,
+    // Tuning.td's knobs, one a line.
+    CpuDecodeWidth,
+    CpuDecodeBf16Dot,
+    CpuDecodeBf16ValueDot,
+    CpuDecodePrefetchLocality,
+    CpuDecodePageTouch,
+    CpuDecodePhased,
+    CpuDecodePrefetch,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -262,44 +224,18 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     ```
   }];
   let options = [
+    // Tuning.td's knobs, one a line.
     CpuVectorWidth,
     CpuRegBlock,
     CpuRowVectors,
-    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
-           "bf16 scores and P.V on AVX512-BF16 dot products "
-           "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16; V packed "
-           "into key pairs per key block, or read from pair-values' copy, "
-           "whose `pair_values` tile ops this pass vectorizes); needs "
-           "vector-width=16 and a CPU with avx512_bf16">,
-    Option<"amx", "amx", "bool", /*default=*/"false",
-           "bf16 scores and P.V on AMX tiles (amx.tile_mulf, tdpbf16ps) "
-           "where the tiles are multiples of 16 (D, Dv, the key and query "
-           "blocks): the query tile packed into dim pairs once per query "
-           "block, K read in place, V transposed and P rounded to bf16 and "
-           "packed into key pairs per key block; needs a CPU with amx_tile "
-           "and amx_bf16 and the OS's permission for the AMX state "
-           "(attn's runtimes ask for it); ops it does not take keep "
-           "bf16-dot's kernels or the widening ones">,
+    CpuBf16Dot,
+    CpuAmx,
     CpuAmxFp16,
-    Option<"avx512Exp", "avx512-exp", "bool", /*default=*/"false",
-           "exp2 as x - floor(x) by vreduceps, a polynomial and "
-           "2^floor(x) by vscalefps (x86vector.avx512.mask.scalef) instead "
-           "of a clamp, a rounding and exponent bits built in the integer "
-           "unit; needs vector-width=16 and a CPU with avx512f and avx512dq">,
+    CpuAvx512Exp,
     CpuBlendStores,
     CpuPrefetchSpread,
-    Option<"bf16RoundInIntegers", "bf16-round-in-integers", "bool",
-           /*default=*/"true",
-           "bf16 is rounded in integer code later (attn-expand-bf16-truncf, "
-           "arith-expand): the output kernel transposes f32 and applies its "
-           "body (the truncf) after; false: the body first, the truncf for "
-           "the target to lower (AVX512-BF16's vcvtneps2bf16; attn-lower-cpu "
-           "sets false exactly where it skips the integer rounding)">,
-    Option<"targetFeatures", "target-features", "std::string",
-           /*default=*/"\"\"",
-           "LLVM target features to compile the function with, set as its "
-           "`target_features` (comma-separated, e.g. -avx512f for the AVX2 "
-           "kernels); empty: the target machine's">,
+    CpuBf16RoundInIntegers,
+    CpuTargetFeatures,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -372,6 +308,7 @@ def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
     ```
   }];
   let options = [
+    // Tuning.td's knobs, one a line.
     GradBlockQ,
     GradBlockKV,
     CpuVectorWidth,
@@ -475,10 +412,9 @@ def AttnOmpSchedule : Pass<"attn-omp-schedule", "func::FuncOp"> {
     ```
   }];
   let options = [
+    // Tuning.td's knobs, one a line.
     CpuOmpSchedule,
-    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
-           "Iterations per chunk (the minimum for guided); 0: the "
-           "runtime's default">,
+    CpuOmpChunk,
   ];
   let dependentDialects = ["omp::OpenMPDialect", "arith::ArithDialect"];
 }
