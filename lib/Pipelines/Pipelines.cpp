@@ -216,19 +216,21 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
-  tiling.narrowBlockQ = narrowBlockQFor(options);
+  // What the kernels want of the tiling, op by op (attn-cpu-plan-tiling).
+  AttnCpuPlanTilingOptions plan;
+  plan.narrowBlockQ = narrowBlockQFor(options);
   // The AMX kernels' P.V reads V transposed: made once per call.
-  tiling.transposeValues = options.microkernels && kernels.amx;
+  plan.transposeValues = options.microkernels && kernels.amx;
   // The bf16 dot products' P.V broadcasts V in key pairs: packed once per
   // call rather than once per key block in every query block.
-  tiling.pairValues = options.microkernels && kernels.bf16Dot;
+  plan.pairValues = options.microkernels && kernels.bf16Dot;
   // f16 on the same tiles: as it is on AMX-FP16, else as bf16 hi + lo
   // parts.
-  tiling.f16Tiles = options.microkernels && kernels.amxFp16;
-  tiling.splitF16 = options.microkernels && kernels.amx && !kernels.amxFp16;
+  plan.f16Tiles = options.microkernels && kernels.amxFp16;
+  plan.splitF16 = options.microkernels && kernels.amx && !kernels.amxFp16;
   if (options.microkernels)
-    tiling.narrowLowpMaxD = onPath.narrowLowpMaxD;
-  tiling.wideBlockKV = wideBlockKVFor(options);
+    plan.narrowLowpMaxD = onPath.narrowLowpMaxD;
+  plan.wideBlockKV = wideBlockKVFor(options);
   tiling.kvSplits = options.kvSplits;
   // Query rows run along the microkernels' vectors: fill whole vectors. A
   // width that is not positive is left to attn-cpu-microkernels to reject,
@@ -253,6 +255,7 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     decode.decodePhased = onPath.decodePhased;
   }
   pm.addPass(createAttnExpandVarlen());
+  pm.addPass(createAttnCpuPlanTiling(plan));
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   pm.addPass(createAttnCpuDecode(decode));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.

@@ -501,7 +501,7 @@ def CpuDecodeDimMultiple : Knob<"decodeDimMultiple", "decode-dim-multiple",
     "Decode groups only for ops whose D and Dv are multiples of this (the "
     "target's decode kernel runs whole vectors along them)">;
 
-// attn-tile-online-softmax. The amx kernels, with microkernels.
+// attn-cpu-plan-tiling. The amx kernels, with microkernels.
 def CpuTransposeValues : Knob<"transposeValues", "transpose-values", "bool",
     "false",
     "For bf16 values with Dv and the key blocks multiples of 16 (not a "
@@ -512,7 +512,7 @@ def CpuTransposeValues : Knob<"transposeValues", "transpose-values", "bool",
     "kernels' P.V needs as its A operand, made once rather than in every "
     "query block">;
 
-// attn-tile-online-softmax. bf16-dot, with microkernels.
+// attn-cpu-plan-tiling. bf16-dot, with microkernels.
 def CpuPairValues : Knob<"pairValues", "pair-values", "bool", "false",
     "For bf16 values with Dv a multiple of 16 and even key blocks (not a "
     "decode group, nor where V is transposed): V is packed once per call, "
@@ -525,12 +525,12 @@ def CpuPairValues : Knob<"pairValues", "pair-values", "bool", "false",
     "static shapes, no grouped rows, at least 4 query blocks reading each V "
     "tile, a copy of at most 2 MiB per such block and 32 MiB in all">;
 
-// attn-tile-online-softmax. amx-fp16, with microkernels.
+// attn-cpu-plan-tiling. amx-fp16, with microkernels.
 def CpuF16Tiles : Knob<"f16Tiles", "f16-tiles", "bool", "false",
     "The target's tile products take f16 as it is (AMX-FP16): "
     "transpose-values transposes f16 values too (not split)">;
 
-// attn-tile-online-softmax. The amx kernels without amx-fp16, with
+// attn-cpu-plan-tiling. The amx kernels without amx-fp16, with
 // microkernels.
 def CpuSplitF16 : Knob<"splitF16", "split-f16", "bool", "false",
     "For f16 K and V with D, Dv and the key blocks multiples of 16 (not a "

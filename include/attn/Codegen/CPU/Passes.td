@@ -10,6 +10,44 @@
 include "attn/Tuning/Tuning.td"
 include "mlir/Pass/PassBase.td"
 
+def AttnCpuPlanTiling : Pass<"attn-cpu-plan-tiling"> {
+  let summary = "Plan each attn.sdpa's tiling for the CPU kernels (block "
+                "sizes by shape, the K/V layouts they read) as attn.tiling";
+  let description = [{
+    Runs before `attn-tile-online-softmax` and sets, on every `attn.sdpa`
+    where the CPU kernels want something other than the tiling's own
+    options, the discardable attribute `attn.tiling` that the tiling reads
+    (docs/passes.md, attn-tile-online-softmax): `block_q` and `block_kv`
+    for ops of narrow heads (`narrow-block-q`, `narrow-lowp-max-d`,
+    `wide-block-kv`), and the K/V layouts the kernels chosen read
+    (`transpose-values` and `split-f16` or `f16-tiles` for the AMX kernels,
+    `pair-values` for bf16 dot products). The tiling decides where a layout
+    applies (it knows the blocks and decode groups); this pass says which
+    the kernels take. `attn-lower-cpu` sets the options from its kernels.
+
+    Before and after (`narrow-block-q=128 transpose-values=true`, an op of
+    D = 64):
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v
+        : tensor<1x8x4096x64xbf16>, ... -> tensor<1x8x4096x64xbf16>
+    %o = attn.sdpa %q, %k, %v {attn.tiling = {block_q = 128 : i64,
+                                              transpose_values}}
+        : tensor<1x8x4096x64xbf16>, ... -> tensor<1x8x4096x64xbf16>
+    ```
+  }];
+  let options = [
+    // Tuning.td's knobs, one a line.
+    CpuNarrowBlockQ,
+    CpuNarrowLowpMaxD,
+    CpuWideBlockKV,
+    CpuTransposeValues,
+    CpuPairValues,
+    CpuF16Tiles,
+    CpuSplitF16,
+  ];
+}
+
 def AttnCpuDecode : Pass<"attn-cpu-decode"> {
   let summary = "Replace each attn.decode_keys with the CPU decode kernel "
                 "(vectors along D, K and V streamed once)";

@@ -65,9 +65,46 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     (the query tile's transpose and scale) and `output` (the normalize and
     transpose into the result); fills
     `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
-    `init_acc`; with `transpose-values`, `transpose_values` once per key
-    block and call; with `pair-values`, `pair_values` likewise), so that a
-    target pass can swap in its own kernel for it.
+    `init_acc`; with a plan's `transpose_values`, a `transpose_values` op
+    once per key block and call; with `pair_values`, `pair_values`
+    likewise; with `split_f16`, `bf16_keys`), so that a target pass can swap
+    in its own kernel for it.
+
+    A target plans an op's tiling before this pass with the discardable
+    attribute `attn.tiling` on the `attn.sdpa` (for the CPU,
+    `attn-cpu-plan-tiling`): a dictionary whose `block_q` and `block_kv`
+    replace the pass's block sizes for that op, and whose unit entries ask
+    for the K/V layouts its kernels read (`transpose_values`: V as
+    [Dv, keys], once per call; `pair_values`: V in key pairs; `split_f16`:
+    f16 K and V as bf16 hi + lo parts; `f16_tiles`: the target's tile
+    products take f16 as it is, so that f16 V is transposed too, not
+    split). Each layout is made only where the op's shapes allow it (the
+    layouts' conditions below); without the attribute an op is tiled with
+    the pass's options and no layout:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v {attn.tiling = {block_q = 128 : i64,
+                                              transpose_values}}
+        : tensor<1x8x4096x64xbf16>, ... -> tensor<1x8x4096x64xbf16>
+    ```
+
+    The layouts' conditions: `transpose_values` for bf16 values (or f16
+    with `f16_tiles` or `split_f16`) with Dv and the key blocks multiples
+    of 16, not in a decode group (V transposed once per call, before the
+    query blocks, into a [B, Hkv, Dv, Lk rounded up to block-kv] copy, zero
+    past Lk, one `transpose_values` tile op per key block in an scf.forall
+    of its own; `pv` reads its [Dv, block-kv] tile); `pair_values` for bf16
+    values with Dv a multiple of 16 and even key blocks, not in a decode
+    group nor where V is transposed, and only where that pays (static
+    shapes, no grouped rows, at least 4 query blocks reading each V tile, a
+    copy of at most 2 MiB per such block and 32 MiB in all): V packed into
+    a [B, Hkv, Lk rounded up to block-kv / 2, 2 Dv] copy with
+    Vp[t, 2e + p] = V[2t + p, e], one `pair_values` tile op per key block;
+    `split_f16` for f16 K and V with D, Dv and the key blocks multiples of
+    16, not in a decode group nor with `f16_tiles`: K into [B, Hkv, Lk
+    rounded up, 2 D] (`bf16_keys` tile ops), V with the transpose (one
+    `transpose_values` op giving both parts); `scores` and `pv` then read
+    both parts (K or V = hi + lo).
 
     Decode groups (`decode-rows`): where a query block has few rows (a
     decode step: Lq, or Lq times the group size with grouped-query
@@ -120,13 +157,6 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     CpuKvSplits,
     CpuDecodeRows,
     CpuDecodeDimMultiple,
-    CpuNarrowBlockQ,
-    CpuNarrowLowpMaxD,
-    CpuWideBlockKV,
-    CpuTransposeValues,
-    CpuPairValues,
-    CpuF16Tiles,
-    CpuSplitF16,
   ];
   let dependentDialects = [
     "::mlir::attn::AttnDialect",
