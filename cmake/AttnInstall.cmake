@@ -13,6 +13,7 @@ set(ATTN_EXPORTED_LIBRARIES
   AttnConversion
   AttnCpuCodegen
   AttnGpuCodegen
+  AttnTuning
   AttnPipelines
   AttnInit
   )

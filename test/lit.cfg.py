@@ -14,6 +14,11 @@ config.excludes = ["CMakeLists.txt", "README.txt", "lit.cfg.py", "lit.site.cfg.p
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src", config.attn_src_root))
+# The tuning knobs as scripts/tuning-gen.py wrote them (Tuning.td).
+config.substitutions.append(
+    ("%attn_tuning_json",
+     os.path.join(config.attn_obj_root, "include", "attn", "Tuning",
+                  "knobs.json")))
 config.substitutions.append(("%shlibext", config.shlibext))
 config.substitutions.append(
     (

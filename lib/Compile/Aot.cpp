@@ -62,31 +62,34 @@ using exec::makeError;
 // Lowering.
 //===----------------------------------------------------------------------===//
 
-void mlir::attn::compile::buildCudaPipelineFor(
-    OpPassManager &pm, const CudaPipelineOptions &options) {
+/// `pipeline`'s knobs of `values` set on `options` (its own parser, as
+/// attn-opt would read them).
+static llvm::Error setKnobs(mlir::detail::PassOptions &options,
+                            tuning::Pipeline pipeline,
+                            const tuning::KnobValues &values) {
+  std::string text = values.pipelineOptions(pipeline), errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (failed(options.parseFromString(text, errorStream)))
+    return makeError("bad pipeline options '" + text +
+                     "': " + StringRef(errors).trim());
+  return llvm::Error::success();
+}
+
+llvm::Error
+mlir::attn::compile::buildCudaPipelineFor(OpPassManager &pm,
+                                          const CudaPipelineOptions &options) {
   GpuPipelineOptions gpu;
   gpu.chip = options.chip;
   gpu.toolkit = options.toolkit;
   if (options.lowering == Lowering::Naive) {
     buildNaiveGpuPipeline(pm, gpu);
-    return;
+    return llvm::Error::success();
   }
-  // The options given; the pipeline's defaults for the others.
-  auto set = [](auto &option, const std::optional<int64_t> &value) {
-    if (value)
-      option = *value;
-  };
-  set(gpu.blockQ, options.blockQ);
-  set(gpu.blockKV, options.blockKV);
-  const CudaKernelOptions &kernels = options.kernels;
-  set(gpu.decodeRows, kernels.decodeRows);
-  set(gpu.kvSplits, kernels.kvSplits);
-  set(gpu.decodeStages, kernels.decodeStages);
-  set(gpu.decodeUnroll, kernels.decodeUnroll);
-  set(gpu.sharedMemory, kernels.sharedMemory);
-  gpu.foldScale = kernels.foldScale;
-  gpu.lazyRescale = kernels.lazyRescale;
+  // The knobs given; the pipeline's defaults for the others.
+  if (llvm::Error e = setKnobs(gpu, tuning::Pipeline::Gpu, options.tuning))
+    return e;
   buildGpuPipeline(pm, gpu);
+  return llvm::Error::success();
 }
 
 static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
@@ -94,10 +97,15 @@ static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
   cuda.chip = options.chip;
   cuda.toolkit = options.cudaToolkit;
   cuda.lowering = options.lowering;
-  cuda.blockQ = options.blockQ;
-  cuda.blockKV = options.blockKV;
-  cuda.kernels = options.cudaKernels;
+  cuda.tuning = options.tuning;
   return cuda;
+}
+
+bool AotOptions::openmp() const {
+  return target == Target::Cpu &&
+         tuning.withLibraryDefaults(tuning::Pipeline::Cpu)
+             .getBool(tuning::KnobId::CpuOpenmp)
+             .value_or(true);
 }
 
 /// Makes @`impl` a destination-passing wrapper (results written into the
@@ -122,12 +130,12 @@ static llvm::Error wrapInDestinationPassingEntry(ModuleOp module,
 /// --cpu.
 static llvm::Expected<CpuKernels>
 cpuKernelsFor(const AotOptions &options, bool &blendStores, bool &amxFp16) {
-  std::optional<CpuKernels> kernels = parseCpuKernels(options.kernels);
-  if (!kernels)
-    return makeError(
-        "--kernels must be auto, amx, avx512-bf16, avx512 or avx2, "
-        "got '" +
-        options.kernels + "'");
+  using tuning::KnobId;
+  // Checked against Tuning.td's paths (the kernels knob's choices).
+  CpuKernels kernels = CpuKernels::Auto;
+  if (std::optional<StringRef> given =
+          options.tuning.lookup(KnobId::CpuKernels))
+    kernels = *parseCpuKernels(*given);
   llvm::StringMap<bool> hostFeatures;
   std::unique_ptr<llvm::MCSubtargetInfo> info;
   if (options.cpu == "native") {
@@ -145,21 +153,22 @@ cpuKernelsFor(const AotOptions &options, bool &blendStores, bool &amxFp16) {
       return hostFeatures.lookup(name);
     return info->checkFeatures(("+" + name).str());
   };
-  const CpuKernelOptions &given = options.cpuKernels;
-  CpuKernels resolved = resolveCpuKernels(*kernels, hasFeature);
-  bool emulated = given.emulateAmx.value_or(false);
+  CpuKernels resolved = resolveCpuKernels(kernels, hasFeature);
+  bool emulated = options.tuning.getBool(KnobId::CpuEmulateAmx).value_or(false);
   if (emulated && resolved != CpuKernels::Amx)
     return makeError("--emulate-amx goes with --kernels amx (the other "
                      "kernels have no tiles to emulate)");
   // Emulated, the amx kernels need no more than the avx512-bf16 ones.
-  if (!canRunCpuKernels(emulated ? CpuKernels::Avx512Bf16 : *kernels,
+  if (!canRunCpuKernels(emulated ? CpuKernels::Avx512Bf16 : kernels,
                         hasFeature))
-    return makeError(
-        "--kernels " + options.kernels + (emulated ? " --emulate-amx" : "") +
-        " needs CPU features that --cpu " + options.cpu + " does not have");
+    return makeError("--kernels " + stringifyCpuKernels(kernels) +
+                     (emulated ? " --emulate-amx" : "") +
+                     " needs CPU features that --cpu " + options.cpu +
+                     " does not have");
   blendStores = blendStoresByDefault(resolved, hasFeature);
-  amxFp16 = resolved == CpuKernels::Amx &&
-            given.amxFp16.value_or(hasFeature("amx-fp16"));
+  amxFp16 =
+      resolved == CpuKernels::Amx && options.tuning.getBool(KnobId::CpuAmxFp16)
+                                         .value_or(hasFeature("amx-fp16"));
   if (amxFp16 && !emulated && !hasFeature("amx-fp16"))
     return makeError("--amx-fp16 needs AMX-FP16, which --cpu " + options.cpu +
                      " does not have (or --emulate-amx)");
@@ -207,37 +216,20 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
       buildNaiveCpuPipeline(pm);
     } else {
       CpuPipelineOptions cpu;
+      tuning::KnobValues knobs =
+          options.tuning.withLibraryDefaults(tuning::Pipeline::Cpu);
+      if (llvm::Error e = setKnobs(cpu, tuning::Pipeline::Cpu, knobs))
+        return std::move(e);
       bool blendStores = false, amxFp16 = false;
       llvm::Expected<CpuKernels> kernels =
           cpuKernelsFor(options, blendStores, amxFp16);
       if (!kernels)
         return kernels.takeError();
       cpu.kernels = *kernels;
-      const CpuKernelOptions &given = options.cpuKernels;
-      // --cpu's default, not the host's, unless given.
-      cpu.blendStores = given.blendStores.value_or(blendStores);
+      // --cpu's defaults, not the host's, unless given.
+      cpu.blendStores =
+          knobs.getBool(tuning::KnobId::CpuBlendStores).value_or(blendStores);
       cpu.amxFp16 = amxFp16;
-      cpu.emulateAmx = given.emulateAmx.value_or(false);
-      cpu.openmp = options.openmp;
-      if (!options.ompSchedule.empty())
-        cpu.ompSchedule = options.ompSchedule;
-      if (options.blockQ)
-        cpu.blockQ = *options.blockQ;
-      if (options.blockKV)
-        cpu.blockKV = *options.blockKV;
-      for (auto [value, field] :
-           {std::pair{&given.narrowBlockQ, &cpu.narrowBlockQ},
-            std::pair{&given.kvSplits, &cpu.kvSplits},
-            std::pair{&given.decodeRows, &cpu.decodeRows},
-            std::pair{&given.regBlock, &cpu.regBlock},
-            std::pair{&given.rowVectors, &cpu.rowVectors},
-            std::pair{&given.prefetchSpread, &cpu.prefetchSpread},
-            std::pair{&given.decodePrefetchLocality,
-                      &cpu.decodePrefetchLocality}})
-        if (*value)
-          *field = **value;
-      if (given.decodePrefetch)
-        cpu.decodePrefetch = *given.decodePrefetch;
       buildCpuPipeline(pm, cpu);
     }
   } else if (overTensors) {
@@ -248,7 +240,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
     // a memref.copy into a linalg.copy kernel).
     if (llvm::Error e = wrapInDestinationPassingEntry(*module, entry, impl, pm))
       return std::move(e);
-    buildCudaPipelineFor(pm, cudaPipelineOptions(options));
+    if (llvm::Error e = buildCudaPipelineFor(pm, cudaPipelineOptions(options)))
+      return std::move(e);
   } else {
     if (!type.getResults().empty() ||
         !llvm::all_of(type.getInputs(), llvm::IsaPred<MemRefType>))
@@ -261,7 +254,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
     for (auto f : module->getOps<func::FuncOp>())
       if (f != entry && !f.isDeclaration())
         f.setPrivate();
-    buildCudaPipelineFor(pm, cudaPipelineOptions(options));
+    if (llvm::Error e = buildCudaPipelineFor(pm, cudaPipelineOptions(options)))
+      return std::move(e);
   }
   if (failed(pm.run(*module)))
     return makeError("lowering @" + function.entry +
@@ -494,7 +488,7 @@ llvm::Error mlir::attn::compile::compileLibrary(
                      "(no cuda.h when attn was configured)");
 #endif
   }
-  if (options.openmp) {
+  if (options.openmp()) {
     linkArgs.push_back(ATTN_OMP_LIBRARY);
     linkArgs.push_back(
         ("-Wl,-rpath," + llvm::sys::path::parent_path(ATTN_OMP_LIBRARY)).str());

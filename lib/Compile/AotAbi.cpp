@@ -184,51 +184,24 @@ mlir::attn::compile::describeLibrary(const std::vector<FunctionAbi> &functions,
                          {"target", targetName(options.target)},
                          {"lowering", loweringName(options.lowering)},
                          {"functions", std::move(fns)}};
-  // The fused lowering's tuning options that were given (none: the
-  // pipeline's defaults throughout).
-  llvm::json::Object tuning;
-  auto record = [&](const char *key, auto value) {
-    if (value)
-      tuning[key] = *value;
-  };
-  record("block_q", options.blockQ);
-  record("block_kv", options.blockKV);
-  if (options.target == Target::Cuda) {
-    const CudaKernelOptions &given = options.cudaKernels;
-    record("decode_rows", given.decodeRows);
-    record("kv_splits", given.kvSplits);
-    record("decode_stages", given.decodeStages);
-    record("decode_unroll", given.decodeUnroll);
-    record("shared_memory", given.sharedMemory);
-    if (!given.foldScale)
-      tuning["fold_scale"] = false;
-    if (given.lazyRescale)
-      tuning["lazy_rescale"] = true;
-  } else {
-    const CpuKernelOptions &given = options.cpuKernels;
-    record("narrow_block_q", given.narrowBlockQ);
-    record("kv_splits", given.kvSplits);
-    record("decode_rows", given.decodeRows);
-    record("reg_block", given.regBlock);
-    record("row_vectors", given.rowVectors);
-    record("prefetch_spread", given.prefetchSpread);
-    record("decode_prefetch_locality", given.decodePrefetchLocality);
-    record("decode_prefetch", given.decodePrefetch);
-    record("blend_stores", given.blendStores);
-    record("emulate_amx", given.emulateAmx);
-    record("amx_fp16", given.amxFp16);
-  }
+  // The fused lowering's tuning knobs that were given (none: the pipeline's
+  // defaults throughout), by their names in Tuning.td.
+  tuning::Pipeline pipeline = options.target == Target::Cuda
+                                  ? tuning::Pipeline::Gpu
+                                  : tuning::Pipeline::Cpu;
+  llvm::json::Object tuning = options.tuning.libraryTuning(pipeline);
   if (options.lowering == Lowering::Fused && !tuning.empty())
     lib["tuning"] = std::move(tuning);
   if (options.target == Target::Cuda) {
     lib["chip"] = options.chip;
   } else {
     lib["cpu"] = options.cpu;
-    lib["openmp"] = options.openmp;
-    if (options.openmp)
-      lib["omp_schedule"] = options.ompSchedule.empty()
-                                ? AttnOmpScheduleOptions{}.kind
-                                : options.ompSchedule;
+    lib["openmp"] = options.openmp();
+    if (options.openmp())
+      lib["omp_schedule"] =
+          options.tuning.lookup(tuning::KnobId::CpuOmpSchedule)
+              .value_or(AttnOmpScheduleOptions{}.kind)
+              .str();
   }
   return lib;
 }

@@ -168,7 +168,8 @@ CudaKernel::~CudaKernel() = default;
 
 llvm::Expected<std::unique_ptr<CudaKernel>>
 CudaKernel::compile(ModuleOp module, llvm::StringRef entry, bool naive,
-                    llvm::StringRef chip) {
+                    llvm::StringRef chip,
+                    const tuning::KnobValues &fusedKnobs) {
   std::unique_ptr<CudaKernel> kernel(new CudaKernel());
   kernel->impl = std::make_unique<Impl>();
   Impl &impl = *kernel->impl;
@@ -193,6 +194,8 @@ CudaKernel::compile(ModuleOp module, llvm::StringRef entry, bool naive,
   options.lowering =
       naive ? compile::Lowering::Naive : compile::Lowering::Fused;
   options.chip = chip.str();
+  if (!naive)
+    options.tuning = fusedKnobs;
   if (llvm::StringRef toolkit = getDefaultCudaToolkitDir(); !toolkit.empty())
     options.cudaToolkit = toolkit.str();
   std::string library = (impl.dir + "/lib" + function.name + ".so").str();

@@ -358,8 +358,8 @@ static llvm::Expected<Kernel> compileKernel(const RunOptions &options,
                                             const CpuPipelineOptions &cpu) {
   Kernel kernel;
   if (options.cuda) {
-    auto compiled =
-        CudaKernel::compile(module, report.entry, naive, report.chip);
+    auto compiled = CudaKernel::compile(module, report.entry, naive,
+                                        report.chip, options.cudaKnobs);
     if (!compiled)
       return compiled.takeError();
     kernel.cuda = std::move(*compiled);

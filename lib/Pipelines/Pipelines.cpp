@@ -10,6 +10,7 @@
 #include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Tuning/CpuPathDefaults.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -29,22 +30,13 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-/// The chips the GPU pipelines target (Ampere, Ada, Hopper) and the PTX ISA
-/// each needs at least.
-struct GpuChip {
-  llvm::StringLiteral name;
-  llvm::StringLiteral ptxFeatures;
-};
-constexpr GpuChip kGpuChips[] = {{"sm_80", "+ptx70"},
-                                 {"sm_86", "+ptx71"},
-                                 {"sm_89", "+ptx78"},
-                                 {"sm_90", "+ptx80"},
-                                 {"sm_90a", "+ptx80"}};
 constexpr llvm::StringLiteral kGpuFormats[] = {"fatbin", "bin", "isa"};
 /// Query rows per CTA of the naive GPU lowering (one warp).
 constexpr int64_t kNaiveGpuRowsPerBlock = 32;
@@ -144,51 +136,42 @@ void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
 
 AttnCpuMicrokernelsOptions
 mlir::attn::microkernelOptionsFor(const CpuPipelineOptions &options) {
+  // The path's defaults (Tuning.td says why each differs), where the
+  // options do not give the knob.
   CpuKernels path = resolveCpuKernelsForHost(options.kernels);
+  tuning::CpuPathDefaults onPath = tuning::cpuPathDefaults(path);
   AttnCpuMicrokernelsOptions kernels;
-  if (path == CpuKernels::Avx2) {
-    // 16 vector registers: 12 accumulators, 2 row vectors, a broadcast.
-    // Against reg-block 4 (8 accumulators), on a Zen 3, 7 alternating
-    // rounds of attn-run --bench 5 --peak, median % of peak, 1 thread: f32
-    // L4096 d64 61.6 -> 70.6, bf16 56.0 -> 67.6, Lq=1000 Lk=3001 d80 52.6
-    // -> 65.8 (5 rounds); docs/benchmarks.md, round eight.
-    kernels.vectorWidth = 8;
-    kernels.regBlock = 6;
-    kernels.rowVectors = 2;
-    // One prefetch per 8 reduction steps instead of one per step (most of
-    // which repeated the clamped last line): on a Zen 3, paired CPU time
-    // against spread 1, L4096 d64 0.89-0.94, d128 0.93, BERT-base 0.91,
-    // causal L512 0.92, bf16 (widened) 0.93, outputs bit for bit the same;
-    // spread 4 and 8 alike (docs/benchmarks.md, round seventeen).
-    kernels.prefetchSpread = 8;
-  }
-  if (options.vectorWidth.hasValue())
-    kernels.vectorWidth = options.vectorWidth;
-  if (options.regBlock.hasValue())
-    kernels.regBlock = options.regBlock;
-  if (options.rowVectors.hasValue())
-    kernels.rowVectors = options.rowVectors;
-  if (options.prefetchSpread.hasValue())
-    kernels.prefetchSpread = options.prefetchSpread;
-  bool wide = kernels.vectorWidth == 16;
-  kernels.bf16Dot =
-      (path == CpuKernels::Avx512Bf16 || path == CpuKernels::Amx) && wide;
-  kernels.amx = path == CpuKernels::Amx && wide;
+  kernels.vectorWidth =
+      options.vectorWidth.hasValue() ? options.vectorWidth : onPath.vectorWidth;
+  kernels.regBlock = options.regBlock;
+  kernels.rowVectors =
+      options.rowVectors.hasValue() ? options.rowVectors : onPath.rowVectors;
+  kernels.prefetchSpread = options.prefetchSpread.hasValue()
+                               ? options.prefetchSpread
+                               : onPath.prefetchSpread;
+  // Those that hold at the path's own vector-width only.
+  tuning::CpuPathDefaults atWidth =
+      tuning::cpuPathDefaults(path, kernels.vectorWidth);
+  kernels.bf16Dot = atWidth.bf16Dot;
+  kernels.amx = atWidth.amx;
   // The host's default (attn-compile sets the option from --cpu's).
   kernels.amxFp16 =
       kernels.amx &&
       (options.amxFp16.hasValue() ? bool(options.amxFp16) : hostHasAmxFp16());
-  kernels.avx512Exp = path != CpuKernels::Avx2 && wide;
+  kernels.avx512Exp = atWidth.avx512Exp;
   // As addBf16RoundingInIntegers: integer code where the path has no
   // vcvtneps2bf16.
-  kernels.bf16RoundInIntegers =
-      path != CpuKernels::Avx512Bf16 && path != CpuKernels::Amx;
-  kernels.targetFeatures = disabledTargetFeatures(path).str();
-  // The host's default (attn-compile sets the option from --cpu's).
-  kernels.blendStores =
-      options.blendStores.hasValue()
-          ? options.blendStores
-          : kernels.vectorWidth == 8 && hostBlendsStores(path);
+  kernels.bf16RoundInIntegers = onPath.bf16RoundInIntegers;
+  // Only x86 knows the features (the 8-lane kernels also serve other hosts).
+  kernels.targetFeatures =
+      llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86()
+          ? onPath.targetFeatures.str()
+          : std::string();
+  // Only on an x86 host with AVX (attn-compile sets the option from
+  // --cpu's).
+  kernels.blendStores = options.blendStores.hasValue()
+                            ? bool(options.blendStores)
+                            : atWidth.blendStores && hostBlendsStores(path);
   return kernels;
 }
 
@@ -197,16 +180,8 @@ int64_t mlir::attn::narrowBlockQFor(const CpuPipelineOptions &options) {
     return options.narrowBlockQ;
   if (options.blockQ.hasValue())
     return 0;
-  // The avx2 kernels: off, so every op runs block-q's rows (64 by default).
-  // A 128-row block of d = 64 holds a 32 KiB transposed query tile and a
-  // 32 KiB score tile, twice the L1 of the AVX2-only host measured (Zen 3:
-  // 32 KiB). There, one thread, CPU time per call, 128 -> 64 rows
-  // (bench/ab-aot.py, best of 20 calls a side): f32 L4096 d64 0.959x the
-  // time, bf16 0.992x, f16 0.988x, BERT-base 0.978x (docs/benchmarks.md,
-  // round ten).
-  if (resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2)
-    return 0;
-  return options.narrowBlockQ;
+  return tuning::cpuPathDefaults(resolveCpuKernelsForHost(options.kernels))
+      .narrowBlockQ;
 }
 
 int64_t mlir::attn::decodeRowsFor(const CpuPipelineOptions &options) {
@@ -217,29 +192,9 @@ int64_t mlir::attn::decodeRowsFor(const CpuPipelineOptions &options) {
     return 0;
   if (options.decodeRows.hasValue())
     return options.decodeRows;
-  // The avx2 kernels: the decode kernel only where a block's rows do not
-  // fill one of their 8-lane vectors. From 8 rows on, the tile ops (rows
-  // along the vectors, no horizontal sums) are faster. On a Zen 3, one
-  // thread, paired CPU time of decode-rows 0 against 16 (bench/ab-paired.py,
-  // d=128, Lk=2048 unless said): hq=8 hkv=1 0.847x the time, Lk=32k 0.894x
-  // (two threads, split-K, wall 0.925x), bf16 Lk=32k 0.684x, hq=12 hkv=1
-  // 0.665x, hq=16 hkv=1 0.493x (f16, Lk=4096, 0.367x), hq=4 hkv=1 Lq=2
-  // 0.817x, hq=2 Lq=8 0.744x; but with fewer rows than a vector the decode
-  // kernel wins: hq=6 hkv=1 1.358x, hq=32 hkv=8 (4 rows) 1.071x with the
-  // tile ops (docs/benchmarks.md, round twenty-one).
-  bool avx2 = resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;
-  if (avx2 && width == 8)
-    return 7;
-  // The 16-lane kernels (avx512, avx512-bf16, amx): the decode kernel up to
-  // 8 rows. On a Zen 4, one thread, paired time of the tile ops against it
-  // (decode-rows 7 to 15, d=128 unless said): 16 rows (hq=16 hkv=1) Lk=2048
-  // 0.332x, Lk=32k 0.598x, bf16 0.283x; hq=4 hkv=1 Lq=4 0.376x; hq=32 hkv=2
-  // d=64 0.382x; 12 rows 0.654x (bf16 Lk=32k 0.465x); 10 rows 0.548x; but 8
-  // rows (hq=8 hkv=1) 1.303x at Lk=32k, 1.023x at 2048 (bf16 0.844x) and 6
-  // rows 1.531x (docs/benchmarks.md, round twenty-two).
-  if (!avx2 && width == 16)
-    return 8;
-  return options.decodeRows;
+  return tuning::cpuPathDefaults(resolveCpuKernelsForHost(options.kernels),
+                                 width)
+      .decodeRows;
 }
 
 int64_t mlir::attn::wideBlockKVFor(const CpuPipelineOptions &options) {
@@ -247,40 +202,35 @@ int64_t mlir::attn::wideBlockKVFor(const CpuPipelineOptions &options) {
   if (!options.microkernels || options.blockKV.hasValue() ||
       narrowBlockQFor(options) == 0)
     return 0;
-  return microkernelOptionsFor(options).amx ? 128 : 0;
+  return tuning::cpuPathDefaults(resolveCpuKernelsForHost(options.kernels),
+                                 microkernelOptionsFor(options).vectorWidth)
+      .wideBlockKV;
 }
 
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
+  // The path's defaults at the kernels' vector-width (Tuning.td).
+  tuning::CpuPathDefaults onPath = tuning::cpuPathDefaults(
+      resolveCpuKernelsForHost(options.kernels), kernels.vectorWidth);
   AttnTileOnlineSoftmaxOptions tiling;
   tiling.blockQ = options.blockQ;
   tiling.blockKV = options.blockKV;
-  tiling.narrowBlockQ = narrowBlockQFor(options);
-  // The AMX kernels' P.V reads V transposed: made once per call. Their
-  // bf16 and f16 ops take 128-row blocks up to D = 256: hq=8 L=4096, one
-  // thread, paired CPU time against 64 rows (bench/ab-paired.py,
-  // --block-q=128): bf16 d=128 0.913x, d=256 (hq=4 L=2048) 0.973x, f16
-  // d=128 0.920x; f32 at d=128 1.016x, so it keeps 64 (docs/benchmarks.md,
-  // round twelve).
-  tiling.transposeValues = options.microkernels && kernels.amx;
+  // What the kernels want of the tiling, op by op (attn-cpu-plan-tiling).
+  AttnCpuPlanTilingOptions plan;
+  plan.narrowBlockQ = narrowBlockQFor(options);
+  // The AMX kernels' P.V reads V transposed: made once per call.
+  plan.transposeValues = options.microkernels && kernels.amx;
   // The bf16 dot products' P.V broadcasts V in key pairs: packed once per
   // call rather than once per key block in every query block.
-  tiling.pairValues = options.microkernels && kernels.bf16Dot;
+  plan.pairValues = options.microkernels && kernels.bf16Dot;
   // f16 on the same tiles: as it is on AMX-FP16, else as bf16 hi + lo
   // parts.
-  tiling.f16Tiles = options.microkernels && kernels.amxFp16;
-  tiling.splitF16 = options.microkernels && kernels.amx && !kernels.amxFp16;
-  if (options.microkernels && kernels.amx)
-    tiling.narrowLowpMaxD = 256;
-  // And 128-key blocks for bf16 ops with D or Dv above 64 (unless block-kv
-  // is given): each P.V accumulator tile is loaded and stored once per 128
-  // keys rather than 64. One thread, paired CPU time against block-kv's 64
-  // on an Emerald Rapids Xeon (bench/ab-paired.py): d=128 L=4096 0.877x,
-  // L=2048 0.954x, d=256 0.904x; d=64 lost (1.070x) and f16 (split into
-  // bf16 parts) gained nothing (0.987x) (docs/benchmarks.md, round
-  // thirteen).
-  tiling.wideBlockKV = wideBlockKVFor(options);
+  plan.f16Tiles = options.microkernels && kernels.amxFp16;
+  plan.splitF16 = options.microkernels && kernels.amx && !kernels.amxFp16;
+  if (options.microkernels)
+    plan.narrowLowpMaxD = onPath.narrowLowpMaxD;
+  plan.wideBlockKV = wideBlockKVFor(options);
   tiling.kvSplits = options.kvSplits;
   // Query rows run along the microkernels' vectors: fill whole vectors. A
   // width that is not positive is left to attn-cpu-microkernels to reject,
@@ -297,40 +247,15 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     decode.decodeWidth = kernels.vectorWidth;
     decode.decodeBf16Dot = kernels.bf16Dot;
     decode.decodeBf16ValueDot = kernels.bf16Dot;
-    // K and V prefetched into L2 (prefetcht1) by default, on every host:
-    // hq=32 hkv=8 Lk=32k d=128, paired time against L1 (bench/ab-paired.py)
-    // on a Zen 4 (avx512-bf16 kernels): f32 one thread 0.497x (CPU time),
-    // two 0.574x (wall), hq=8 hkv=1 (split-K) 0.677x, d=64 0.902x, bf16
-    // 0.633x, hq=hkv=32 0.998x; on an Emerald Rapids (amx): f32 0.914x, two
-    // threads 0.956x, hq=8 hkv=1 0.929x, bf16 1.014x; on a Zen 3 (avx2)
-    // 0.981-0.997x; a Zen 5 measured it no better for f32
-    // (docs/benchmarks.md: rounds ten, fourteen and twenty-two).
     decode.decodePrefetchLocality = options.decodePrefetchLocality;
-    // The one-group f32 kernels leave K and V to the hardware prefetchers
-    // where that was measured (a Zen 4, CpuDecodeBuilder::prefetches): on the
-    // avx512 kernels; the amx kernels' hosts (Intel) and the avx2 ones'
-    // keep every prefetch until measured there.
-    if (!options.decodePrefetch.empty()) {
-      decode.decodePrefetch = options.decodePrefetch;
-    } else {
-      CpuKernels path = resolveCpuKernelsForHost(options.kernels);
-      decode.decodePrefetch =
-          path == CpuKernels::Avx512 || path == CpuKernels::Avx512Bf16 ? "auto"
-                                                                       : "all";
-    }
+    decode.decodePrefetch = options.decodePrefetch.hasValue()
+                                ? options.decodePrefetch.getValue()
+                                : onPath.decodePrefetch.str();
     decode.decodePageTouch = options.decodePageTouch;
-    // The blocks of f32 decode in two phases on the avx2 kernels at their 8
-    // lanes: on a Zen 3, one thread, paired CPU time against the overlapped
-    // blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads 0.86x (wall),
-    // hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K and V keep the overlap
-    // (CpuDecodeBuilder.h; docs/benchmarks.md, round sixteen). Not on the
-    // 16-lane paths: on a Zen 4 (avx512-bf16 kernels, L2 prefetches) f32
-    // hq=32 hkv=8 took 1.084x the time (round twenty-two).
-    decode.decodePhased =
-        kernels.vectorWidth == 8 &&
-        resolveCpuKernelsForHost(options.kernels) == CpuKernels::Avx2;
+    decode.decodePhased = onPath.decodePhased;
   }
   pm.addPass(createAttnExpandVarlen());
+  pm.addPass(createAttnCpuPlanTiling(plan));
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
   pm.addPass(createAttnCpuDecode(decode));
   // The backward pass (attn.sdpa_grad), fused; its blocks are its own.
@@ -373,18 +298,16 @@ llvm::StringRef mlir::attn::getDefaultCudaToolkitDir() {
 }
 
 llvm::StringRef mlir::attn::getDefaultPtxFeatures(llvm::StringRef chip) {
-  for (const GpuChip &known : kGpuChips)
-    if (known.name == chip)
-      return known.ptxFeatures;
-  return "";
+  const tuning::GpuChipInfo *known = tuning::lookupGpuChip(chip);
+  return known ? llvm::StringRef(known->ptxFeatures) : llvm::StringRef();
 }
 
 llvm::Error
 mlir::attn::verifyGpuPipelineOptions(const GpuPipelineOptions &options) {
   SmallVector<llvm::StringRef> chips;
-  for (const GpuChip &known : kGpuChips)
+  for (const tuning::GpuChipInfo &known : tuning::kGpuChips)
     chips.push_back(known.name);
-  if (!llvm::is_contained(chips, options.chip))
+  if (!tuning::lookupGpuChip(options.chip))
     return llvm::createStringError("chip '" + options.chip +
                                    "' is not supported (expected one of " +
                                    llvm::join(chips, ", ") + ")");

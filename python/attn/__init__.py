@@ -18,30 +18,29 @@ from . import reference
 from ._sdpa import default_threads, sdpa
 from ._varlen import sdpa_varlen
 from . import _kernel
+from ._knobs import knobs
 
 
-def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
-            cpu="native", block_q=None, block_kv=None, chip=None,
-            cuda_toolkit=None, omp_schedule=None, tuning=None):
+def compile(source, target="cpu", *, name=None, entry=None, cpu="native",
+            chip=None, cuda_toolkit=None, tuning=None, **options):
     """Compiles one attention into a callable attn.Kernel (cached).
 
     source: a spec string as attn-run's --sdpa takes it
         (``"b=2,hq=8,hkv=2,lq=128,d=64,causal=top_left,lse=1"``; see
         docs/attn-run.md), a dict of the same keys, or the text of a .mlir
         file (``entry`` picks its function).
-    target: "cpu" or "cuda". Options: openmp, cpu, block_q, block_kv (cpu);
-        omp_schedule ("guided", attn-compile's default, "dynamic" or
-        "static"; with openmp only); chip, cuda_toolkit (cuda); name: the
-        exported symbol; tuning: a dict of the fused lowering's other
-        options by the names of the library JSON's "tuning" (cpu:
-        narrow_block_q, kv_splits, decode_rows, reg_block, row_vectors,
-        prefetch_spread, decode_prefetch_locality, decode_prefetch (a
-        str: "auto", "all" or "none"), blend_stores; cuda:
-        kv_splits, decode_rows, decode_stages, decode_unroll,
-        shared_memory, fold_scale, lazy_rescale; docs/c-abi.md), e.g.
-        {"decode_rows": 0}; the kernel's
-        .tuning gives back those that were given. A value attn-compile
-        refuses raises ValueError.
+    target: "cpu" or "cuda"; cpu: the CPU to compile for ("native", or an
+        LLVM CPU name); chip, cuda_toolkit (cuda); name: the exported symbol.
+    options: the fused lowering's tuning knobs (include/attn/Tuning/
+        Tuning.td, docs/tuning.md; attn.knobs() lists them), each named as
+        attn-compile's flag with _ for -: block_q=32, decode_rows=0,
+        openmp=True, omp_schedule="static", kernels="avx2",
+        lazy_rescale=True (cuda), ... An unknown name or a value of the wrong
+        type raises TypeError; a knob of the other target, or a value
+        attn-compile refuses (out of range, a word it does not take),
+        ValueError. tuning: a dict of the same knobs (the kernel's .tuning
+        gives back those it was compiled with: attn.compile(spec,
+        **kernel.tuning)).
     The kernel is cached in memory and on disk (attn.cache_info()).
     """
     if isinstance(source, dict):
@@ -49,12 +48,16 @@ def compile(source, target="cpu", *, name=None, entry=None, openmp=False,
     if not isinstance(source, str):
         raise TypeError("attn.compile: expected a spec string, a dict or .mlir "
                         f"text, got {type(source).__name__}")
-    flags = _kernel.compile_options(target, openmp=openmp, cpu=cpu,
-                                    block_q=block_q, block_kv=block_kv,
-                                    chip=chip, cuda_toolkit=cuda_toolkit,
-                                    omp_schedule=omp_schedule, tuning=tuning)
+    if tuning:
+        twice = sorted(set(tuning) & set(options))
+        if twice:
+            raise TypeError(f"attn.compile: {twice[0]} given twice, as a "
+                            "keyword and in tuning=")
+        options = {**tuning, **options}
+    flags = _kernel.compile_options(target, cpu=cpu, chip=chip,
+                                    cuda_toolkit=cuda_toolkit, **options)
     return _kernel.get_kernel(source, flags, name=name, entry=entry)
 
 
-__all__ = ["sdpa", "sdpa_varlen", "compile", "cache_info", "cache_clear", "Kernel",
-           "AttnError", "default_threads"]
+__all__ = ["sdpa", "sdpa_varlen", "compile", "knobs", "cache_info",
+           "cache_clear", "Kernel", "AttnError", "default_threads"]

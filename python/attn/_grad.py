@@ -71,7 +71,7 @@ def sdpa_backward(query, key, value, out, lse, d_out, attn_mask=None,
     text = _module(tuple(query.shape), tuple(key.shape), tuple(value.shape),
                    dt, mask_type, c, scale)
     kernel = _kernel.get_kernel(
-        text, _kernel.compile_options("cpu", openmp=openmp),
+        text, _kernel.compile_options("cpu", openmp=openmp or None),
         entry="sdpa_grad", key=("sdpa_grad", text, openmp))
     # The library's argument order is the function's: the mask comes last.
     return kernel(*[t.contiguous() for t in tensors], threads=int(threads))

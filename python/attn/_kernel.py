@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from . import _build, _loader
+from . import _build, _knobs, _loader
 from ._loader import ABI_VERSION, AttnError
 
 try:
@@ -97,11 +97,10 @@ class Kernel:
         self.openmp = bool(library.desc.get("openmp", False))
         # The query-block loops' OpenMP schedule; None without OpenMP.
         self.omp_schedule = library.desc.get("omp_schedule")
-        # The tuning options given when it was compiled, as attn.compile's
-        # tuning= takes them (options left at their defaults are absent;
-        # block_q and block_kv are attn.compile's own arguments).
-        self.tuning = {k: v for k, v in library.desc.get("tuning", {}).items()
-                       if k not in ("block_q", "block_kv")}
+        # The tuning knobs given when it was compiled, as attn.compile's
+        # keywords take them (attn.compile(spec, **kernel.tuning); knobs left
+        # at their defaults are absent, openmp and omp_schedule are above).
+        self.tuning = dict(library.desc.get("tuning", {}))
         self.name = entry.name
         self.spec = entry.desc.get("spec")
         # attn-compile writes "i1" (the mask) and "i32" (the key lengths):
@@ -168,81 +167,21 @@ class Kernel:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-# attn.compile's tuning keys per target: the names of the library JSON's
-# "tuning" (docs/c-abi.md), each attn-compile's flag with - for _; the bools
-# are flags that take =true/=false, the strings take a word; attn-compile
-# checks the ranges and the words.
-_TUNING_INTS = {
-    "cpu": ("narrow_block_q", "kv_splits", "decode_rows", "reg_block",
-            "row_vectors", "prefetch_spread", "decode_prefetch_locality"),
-    "cuda": ("kv_splits", "decode_rows", "decode_stages", "decode_unroll",
-             "shared_memory"),
-}
-_TUNING_BOOLS = {"cpu": ("blend_stores",),
-                 "cuda": ("fold_scale", "lazy_rescale")}
-_TUNING_STRS = {"cpu": ("decode_prefetch",), "cuda": ()}
-
-
-def _tuning_flags(target, tuning):
-    ints, bools = _TUNING_INTS[target], _TUNING_BOOLS[target]
-    strs = _TUNING_STRS[target]
-    flags = []
-    for key in sorted(tuning):
-        value = tuning[key]
-        flag = "--" + key.replace("_", "-")
-        if key in bools:
-            if not isinstance(value, bool):
-                raise TypeError(f"attn: tuning[{key!r}] must be a bool, got "
-                                f"{type(value).__name__}")
-            flags.append(f"{flag}={'true' if value else 'false'}")
-        elif key in ints:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"attn: tuning[{key!r}] must be an int, got "
-                                f"{type(value).__name__}")
-            flags += [flag, str(value)]
-        elif key in strs:
-            if not isinstance(value, str):
-                raise TypeError(f"attn: tuning[{key!r}] must be a str, got "
-                                f"{type(value).__name__}")
-            flags.append(f"{flag}={value}")
-        else:
-            raise ValueError(f"attn: tuning key {key!r} is not one of "
-                             f"target={target!r}'s: "
-                             + ", ".join(sorted(ints + bools + strs)))
-    return flags
-
-
-def compile_options(target="cpu", openmp=False, cpu="native", block_q=None,
-                    block_kv=None, chip=None, cuda_toolkit=None,
-                    omp_schedule=None, tuning=None):
-    """attn-compile's flags for these options (validated), as a tuple."""
+def compile_options(target="cpu", cpu="native", chip=None, cuda_toolkit=None,
+                    **options):
+    """attn-compile's flags, as a tuple, for a target and attn.compile's
+    keyword arguments `options`: the tuning knobs by name (_knobs.flags,
+    from attn-compile's own table), checked there; cpu (cpu), chip and
+    cuda_toolkit (cuda) are the target's."""
     if target not in ("cpu", "cuda"):
         raise ValueError(f"attn: target must be 'cpu' or 'cuda', got {target!r}")
-    flags = ["--target", target]
-    if tuning:
-        flags += _tuning_flags(target, tuning)
+    flags = ["--target", target] + _knobs.flags(target, options)
     if target == "cpu":
         if cpu != "native":
             flags += ["--cpu", str(cpu)]
-        if openmp:
-            flags.append("--openmp")
-        if omp_schedule is not None:
-            if not openmp:
-                raise ValueError("attn: omp_schedule goes with openmp=True")
-            if omp_schedule not in ("static", "dynamic", "guided"):
-                raise ValueError("attn: omp_schedule must be 'static', "
-                                 f"'dynamic' or 'guided', got {omp_schedule!r}")
-            flags += ["--omp-schedule", omp_schedule]
-        for flag, v in (("--block-q", block_q), ("--block-kv", block_kv)):
-            if v is not None:
-                if int(v) <= 0:
-                    raise ValueError(f"attn: {flag[2:]} must be positive, got {v}")
-                flags += [flag, str(int(v))]
     else:
-        if openmp or block_q or block_kv or cpu != "native" or omp_schedule:
-            raise ValueError("attn: openmp, omp_schedule, cpu, block_q and "
-                             "block_kv are for "
-                             "target='cpu'")
+        if cpu != "native":
+            raise ValueError("attn.compile: cpu is an option of target='cpu'")
         if chip:
             flags += ["--chip", chip]
         if cuda_toolkit:

@@ -154,9 +154,10 @@ def cached_kernel(ckey, spec, target, openmp, chip):
     if kernel is not None:
         _kernel._stats["hits"] += 1
         return kernel
+    # openmp is a knob of the CPU pipeline only; False is attn-compile's own.
     return _kernel.get_kernel(
         spec(), _kernel.compile_options(
-            target, openmp=openmp, chip=chip,
+            target, openmp=openmp or None, chip=chip,
             cuda_toolkit=os.environ.get("ATTN_CUDA_TOOLKIT")), key=ckey)
 
 

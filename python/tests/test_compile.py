@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import attn
+from attn import _kernel
 from conftest import check, randn
 
 
@@ -124,11 +125,17 @@ def test_cuda_target_compiles():
 
 
 def test_cuda_target_rejects_cpu_options():
-    with pytest.raises(ValueError, match="are for target='cpu'"):
+    # Knobs of the CPU pipeline only (Tuning.td), and --cpu, are refused
+    # before attn-compile runs.
+    with pytest.raises(ValueError, match="openmp is an option of target='cpu', "
+                       "not target='cuda'"):
         attn.compile("b=1,hq=2,lq=8,d=16", target="cuda", openmp=True)
-    with pytest.raises(ValueError, match="are for target='cpu'"):
+    with pytest.raises(ValueError, match="omp_schedule is an option of "
+                       "target='cpu'"):
         attn.compile("b=1,hq=2,lq=8,d=16", target="cuda",
                      omp_schedule="static")
+    with pytest.raises(ValueError, match="cpu is an option of target='cpu'"):
+        attn.compile("b=1,hq=2,lq=8,d=16", target="cuda", cpu="znver4")
 
 
 def test_omp_schedule():
@@ -142,41 +149,81 @@ def test_omp_schedule():
     q = np.random.default_rng(0).standard_normal((1, 2, 64, 16)).astype(np.float32)
     ref = attn.compile(spec)(q, q, q)
     np.testing.assert_array_equal(k(q, q, q), ref)
-    with pytest.raises(ValueError, match="goes with openmp=True"):
+    with pytest.raises(ValueError, match="--omp-schedule is an option of --openmp"):
         attn.compile(spec, omp_schedule="static")
-    with pytest.raises(ValueError, match="must be 'static', 'dynamic' or 'guided'"):
+    with pytest.raises(ValueError, match="--omp-schedule must be static, "
+                       "dynamic or guided, got 'auto'"):
         attn.compile(spec, openmp=True, omp_schedule="auto")
 
 
 def test_tuning():
-    # The fused lowering's other options (docs/attn-compile.md): attn-compile's
-    # flags, recorded in the library's JSON and on the kernel; the results
-    # still meet the numerics rule.
+    # The fused lowering's tuning knobs (docs/tuning.md), attn.compile's
+    # keywords: attn-compile's flags, recorded in the library's JSON and on
+    # the kernel; the results still meet the numerics rule.
     spec = "b=1,hq=8,hkv=1,lq=1,lk=300,d=64,lse=1"
     assert attn.compile(spec).tuning == {}
-    # block_q and block_kv are attn.compile's own arguments, not tuning's.
-    assert attn.compile(spec, block_q=16).tuning == {}
+    assert attn.compile(spec, block_q=16).tuning == {"block_q": 16}
     tuning = {"decode_rows": 16, "kv_splits": 2, "reg_block": 3,
               "decode_prefetch_locality": 3, "decode_prefetch": "none",
               "blend_stores": False}
-    k = attn.compile(spec, tuning=tuning)
+    k = attn.compile(spec, **tuning)
     assert k.tuning == tuning
+    # tuning= takes the same, and the kernel's gives them back.
+    assert attn.compile(spec, tuning=tuning) is k
+    assert attn.compile(spec, **k.tuning) is k
     q, kk, v = (randn(s, seed=i) for i, s in
                 enumerate(((1, 8, 1, 64), (1, 1, 300, 64), (1, 1, 300, 64))))
     out, lse = k(q, kk, v)
     check(out, q, np.repeat(kk, 8, axis=1), np.repeat(v, 8, axis=1), lse=lse)
-    with pytest.raises(ValueError, match="'block_size' is not one of target='cpu'"):
-        attn.compile(spec, tuning={"block_size": 2})
-    with pytest.raises(ValueError, match="not one of target='cuda'.*decode_stages"):
-        attn.compile(spec, target="cuda", tuning={"reg_block": 2})
-    with pytest.raises(TypeError, match="must be an int"):
-        attn.compile(spec, tuning={"reg_block": 2.5})
-    with pytest.raises(TypeError, match="must be a bool"):
-        attn.compile(spec, tuning={"blend_stores": 1})
-    with pytest.raises(TypeError, match="must be a str"):
-        attn.compile(spec, tuning={"decode_prefetch": 0})
-    with pytest.raises(ValueError, match="--decode-prefetch must be auto, all or none"):
-        attn.compile(spec, tuning={"decode_prefetch": "some"})
-    # Ranges are attn-compile's, and a bad value is the caller's.
+    with pytest.raises(ValueError, match="reg_block is an option of "
+                       "target='cpu', not target='cuda'"):
+        attn.compile(spec, target="cuda", reg_block=2)
+    with pytest.raises(TypeError, match="given twice"):
+        attn.compile(spec, reg_block=2, tuning={"reg_block": 3})
+    # Ranges and words are attn-compile's, and a bad value is the caller's.
+    with pytest.raises(ValueError, match="--decode-prefetch must be auto, all "
+                       "or none"):
+        attn.compile(spec, decode_prefetch="some")
     with pytest.raises(ValueError, match="--prefetch-spread must be a power of two"):
-        attn.compile(spec, tuning={"prefetch_spread": 3})
+        attn.compile(spec, prefetch_spread=3)
+
+
+def test_keywords_are_the_knobs():
+    # attn.compile's keywords are the tools' knobs of Tuning.td, as the
+    # attn-compile the package runs prints them: each turns into its flag.
+    cpu, cuda = attn.knobs("cpu"), attn.knobs("cuda")
+    assert {"block_q", "decode_rows", "openmp", "kernels"} <= set(cpu)
+    assert {"block_q", "decode_rows", "lazy_rescale", "fold_scale"} <= set(cuda)
+    assert "lazy_rescale" not in cpu and "reg_block" not in cuda
+    assert cpu["decode_rows"]["flag"] == "--decode-rows"
+    assert "avx2" in cpu["vector_width"]["targets"]["cpu"]["defaults"]
+    samples = {"int": 1, "bool": True, "str": None}
+    for target, known in (("cpu", cpu), ("cuda", cuda)):
+        for name, knob in known.items():
+            value = samples[knob["type"]]
+            if value is None:  # a word: the first one the table allows
+                value = {"kernels": "auto", "decode_prefetch": "auto",
+                         "omp_schedule": "guided"}[name]
+            flags = _kernel.compile_options(target, **{name: value})
+            assert flags[2].startswith(knob["flag"] + "="), (name, flags)
+
+
+def test_unknown_or_mistyped_keyword():
+    # One line that names the keyword, before anything is compiled.
+    spec = "b=1,hq=2,lq=8,d=16"
+    with pytest.raises(TypeError) as e:
+        attn.compile(spec, decode_row=4)
+    assert str(e.value) == ("attn.compile() got an unexpected keyword "
+                            "argument 'decode_row' (did you mean "
+                            "'decode_rows'?)")
+    with pytest.raises(TypeError) as e:
+        attn.compile(spec, block_q="16")
+    assert str(e.value) == "attn.compile: block_q must be an int, got str"
+    with pytest.raises(TypeError, match="reg_block must be an int, got float"):
+        attn.compile(spec, reg_block=2.5)
+    with pytest.raises(TypeError, match="blend_stores must be a bool, got int"):
+        attn.compile(spec, blend_stores=1)
+    with pytest.raises(TypeError, match="decode_prefetch must be a str, got int"):
+        attn.compile(spec, decode_prefetch=0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tile'"):
+        attn.compile(spec, tuning={"tile": 2})

@@ -13,6 +13,7 @@
 #include "attn/Execution/GuardedBuffer.h"
 #include "attn/Execution/Jit.h"
 #include "attn/Execution/Report.h"
+#include "attn/Tuning/ToolFlags.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
@@ -22,6 +23,7 @@
 #include <new>
 #include <unistd.h>
 
+using namespace mlir::attn;
 using namespace mlir::attn::exec;
 namespace cl = llvm::cl;
 
@@ -73,26 +75,6 @@ static auto refLimit = opt<double>(
 static auto naiveLimit = opt<double>(
     "naive-limit-gib",
     "Skip the naive lowering when its score table exceeds this many GiB", 4.0);
-// Options of the fused pipeline (attn-lower-cpu), passed through as given:
-// their defaults and parsing are the pipeline's own.
-static auto blockQ = opt<std::string>("block-q", "Query rows per block", "");
-static auto blockKV = opt<std::string>("block-kv", "Keys per block", "");
-static auto narrowBlockQ = opt<std::string>(
-    "narrow-block-q",
-    "Query rows per block where D and Dv are at most 64, without a causal or "
-    "window band (0: block-q)",
-    "");
-static auto ompSchedule = opt<std::string>(
-    "omp-schedule",
-    "The query-block loops' OpenMP schedule: guided (default), dynamic or "
-    "static",
-    "");
-static auto gradBlockQ = opt<std::string>(
-    "grad-block-q", "Query rows per tile of the fused backward (--grad)", "");
-static auto gradBlockKV = opt<std::string>(
-    "grad-block-kv", "Keys per block of the fused backward (--grad)", "");
-static auto regBlock = opt<std::string>(
-    "reg-block", "Keys or value columns per register block", "");
 static auto guardPages = opt<bool>(
     "guard-pages",
     "Run each lowering twice with every input and output against PROT_NONE "
@@ -105,50 +87,6 @@ static auto hugePages = opt<bool>(
     "MiB and more on 2 MiB transparent huge pages (madvise, as NumPy "
     "allocates), the read probe's buffer too",
     false);
-static auto rowVectors =
-    opt<std::string>("row-vectors", "Row vectors per register block", "");
-static auto prefetchSpread = opt<std::string>(
-    "prefetch-spread",
-    "Most reduction steps per prefetch in the f32 products (a power of two)",
-    "");
-static auto kvSplits = opt<std::string>(
-    "kv-splits", "Split-K chunks of the keys (0: auto, 1: never)", "");
-static auto decodeRows = opt<std::string>(
-    "decode-rows",
-    "Query rows up to which a block uses the decode kernel (0: never)", "");
-static auto decodePrefetchLocality = opt<std::string>(
-    "decode-prefetch-locality",
-    "The decode kernel's prefetches of K and V ahead: 3 into L1, 2 into L2 "
-    "(default), 1 prefetcht2, 0 prefetchnta",
-    "");
-static auto decodePrefetch = opt<std::string>(
-    "decode-prefetch",
-    "Which decode kernels prefetch K and V ahead: auto (all but the f32 ones "
-    "whose P.V takes one group of accumulators; default on the avx512 "
-    "kernels), all (default on the amx and avx2 kernels) or none",
-    "");
-static auto blendStores = opt<std::string>(
-    "blend-stores",
-    "true|false: masked score tiles stored through an empty inline asm "
-    "rather than as masked stores (default: true on the avx2 kernels on a host "
-    "with AVX)",
-    "");
-static auto emulateAmx = opt<std::string>(
-    "emulate-amx",
-    "true|false: with --kernels amx, the AMX tile ops as vector code, so "
-    "that the amx kernels run (slowly) and are checked on a CPU without AMX "
-    "but with AVX512-BF16",
-    "");
-static auto amxFp16 = opt<std::string>(
-    "amx-fp16",
-    "true|false: on the amx kernels, f16 products on AMX-FP16 tiles rather "
-    "than as bf16 parts (default: whether this CPU has AMX-FP16)",
-    "");
-static auto kernels = opt<std::string>(
-    "kernels",
-    "CPU kernels: auto (the best this CPU has), amx, avx512-bf16, avx512, "
-    "avx2",
-    "");
 
 static int badInput(const llvm::Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";
@@ -175,6 +113,8 @@ int main(int argc, char **argv) {
   if (auto it = registered.find("threads"); it != registered.end())
     it->second->removeArgument();
   static auto threads = opt<int>("threads", "OpenMP threads (default: all)", 0);
+  // The tuning knobs' flags (Tuning.td), for the fused lowering.
+  tuning::ToolFlags tuningFlags(category, tuning::ToolDefaults::Pipeline);
   cl::HideUnrelatedOptions(category);
   if (!cl::ParseCommandLineOptions(argc, argv,
                                    "attn-run: run attn.sdpa through the fused "
@@ -223,14 +163,16 @@ int main(int argc, char **argv) {
   // check: status 1, not 2 (the input was fine).
   if (guardPages)
     installGuardFaultHandler("attn-run: error: ", 1);
-  for (cl::opt<std::string> *flag :
-       {&blockQ, &blockKV, &regBlock, &rowVectors, &prefetchSpread, &gradBlockQ,
-        &gradBlockKV, &kernels, &kvSplits, &decodeRows, &narrowBlockQ,
-        &decodePrefetchLocality, &decodePrefetch, &blendStores, &ompSchedule,
-        &emulateAmx, &amxFp16})
-    if (flag->getNumOccurrences())
-      options.pipelineOptions +=
-          flag->ArgStr.str() + "=" + flag->getValue() + " ";
+  // The tuning knobs given, for the fused lowering of the target.
+  llvm::Expected<tuning::KnobValues> knobs = tuningFlags.given(
+      options.cuda ? tuning::Pipeline::Gpu : tuning::Pipeline::Cpu,
+      /*fused=*/true);
+  if (!knobs)
+    return badInput(toString(knobs.takeError()));
+  if (options.cuda)
+    options.cudaKnobs = std::move(*knobs);
+  else
+    options.pipelineOptions = knobs->pipelineOptions(tuning::Pipeline::Cpu);
 
   std::unique_ptr<mlir::MLIRContext> context = createEngineContext();
   llvm::Expected<RunReport> report = runAttn(*context, options);

@@ -15,6 +15,7 @@
 
 #include "attn/Spec/HostTensor.h"
 #include "attn/Spec/SdpaSpec.h"
+#include "attn/Tuning/Tuning.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -84,35 +85,6 @@ struct FunctionAbi {
 llvm::Expected<FunctionAbi> analyzeAbi(func::FuncOp entry,
                                        llvm::StringRef exportName);
 
-/// convert-attn-to-gpu's options beyond the tile sizes (cuda, fused):
-/// the split-K decode kernels (decode-rows, kv-splits, decode-stages,
-/// decode-unroll), the
-/// shared memory per CTA and the tensor-core kernel's fold-scale and
-/// lazy-rescale; unset: the pass's defaults (fold-scale on, lazy-rescale
-/// off).
-struct CudaKernelOptions {
-  std::optional<int64_t> decodeRows, kvSplits, decodeStages, decodeUnroll,
-      sharedMemory;
-  bool foldScale = true, lazyRescale = false;
-};
-
-/// The fused cpu lowering's options beyond the tile sizes and the kernels
-/// (attn-lower-cpu's narrow-block-q, kv-splits, decode-rows, reg-block,
-/// row-vectors, prefetch-spread, decode-prefetch-locality, decode-prefetch
-/// and blend-stores, as attn-run passes them); unset: the pipeline's
-/// defaults for the kernels and --cpu.
-struct CpuKernelOptions {
-  std::optional<int64_t> narrowBlockQ, kvSplits, decodeRows, regBlock,
-      rowVectors, prefetchSpread, decodePrefetchLocality;
-  /// auto, all or none.
-  std::optional<std::string> decodePrefetch;
-  std::optional<bool> blendStores;
-  /// With the amx kernels: their tiles emulated by vector code
-  /// (attn-lower-cpu's emulate-amx), and f16 on AMX-FP16 tiles or not
-  /// (amx-fp16; default: whether --cpu has AMX-FP16).
-  std::optional<bool> emulateAmx, amxFp16;
-};
-
 /// One function to put in the library.
 struct AotFunction {
   /// The exported symbol: a C identifier, unique in the library.
@@ -133,27 +105,22 @@ struct AotOptions {
   /// cpu: "native" (this machine's CPU and features), "generic", or an LLVM
   /// CPU name (x86-64-v3, x86-64-v4, skylake-avx512, ...).
   std::string cpu = "native";
-  /// cpu, fused: the kernels (attn-lower-cpu's `kernels`): auto picks the
-  /// best `cpu` has; a forced path must be one `cpu` can run.
-  std::string kernels = "auto";
-  /// cpu: run the query blocks on OpenMP threads (the library then needs
-  /// libomp.so).
-  bool openmp = false;
-  /// cpu, with openmp: the query-block loops' schedule (attn-omp-schedule's
-  /// kind: static, dynamic or guided); empty: attn-lower-cpu's default.
-  std::string ompSchedule;
-  /// Tile sizes of the fused lowering (cpu: attn-tile-online-softmax; cuda:
-  /// convert-attn-to-gpu's block-q/block-kv); unset: the pass's defaults.
-  std::optional<int64_t> blockQ, blockKV;
-  /// cuda, fused: the kernels' options beyond the tile sizes.
-  CudaKernelOptions cudaKernels;
-  /// cpu, fused: the kernels' options beyond the tile sizes.
-  CpuKernelOptions cpuKernels;
+  /// The fused lowering's tuning knobs that were given (Tuning.td;
+  /// attn-compile's flags), checked: attn-lower-cpu's for the cpu target,
+  /// attn-lower-gpu's for cuda. The others keep the library's defaults
+  /// (KnobValues::withLibraryDefaults: no OpenMP), else --cpu's where they
+  /// depend on the CPU (kernels=auto, blend-stores, amx-fp16), else the
+  /// pipeline's.
+  tuning::KnobValues tuning;
   /// The C compiler that links the library; empty: $CC, else the one CMake
   /// found when attn was configured.
   std::string cCompiler;
   /// The CUDA toolkit (ptxas, fatbinary, libdevice).
   std::string cudaToolkit = "/usr/local/cuda";
+
+  /// cpu: whether the library runs its query blocks on OpenMP threads (the
+  /// library then needs libomp.so).
+  bool openmp() const;
 };
 
 /// The options of the cuda lowering that buildCudaPipelineFor() builds.
@@ -161,9 +128,9 @@ struct CudaPipelineOptions {
   std::string chip = "sm_80";
   std::string toolkit = "/usr/local/cuda";
   Lowering lowering = Lowering::Fused;
-  /// The fused lowering's tile sizes; unset: convert-attn-to-gpu's.
-  std::optional<int64_t> blockQ, blockKV;
-  CudaKernelOptions kernels;
+  /// The fused lowering's knobs that were given (attn-lower-gpu's); the
+  /// others keep convert-attn-to-gpu's defaults.
+  tuning::KnobValues tuning;
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in
@@ -175,8 +142,8 @@ struct CudaPipelineOptions {
 /// A module whose device code is already gpu.launch over memrefs goes
 /// through the same pipeline (nothing for its attn passes to do).
 /// Call verifyGpuPipelineOptions (compileLibrary() does) for the chip first.
-void buildCudaPipelineFor(OpPassManager &pm,
-                          const CudaPipelineOptions &options);
+llvm::Error buildCudaPipelineFor(OpPassManager &pm,
+                                 const CudaPipelineOptions &options);
 
 /// Compiles `functions` into the shared library `outputPath` and writes its
 /// JSON description next to it (describeLibrary()). Errors are one line;

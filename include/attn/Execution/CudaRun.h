@@ -15,6 +15,7 @@
 
 #include "attn/Spec/HostTensor.h"
 #include "attn/Execution/Jit.h"
+#include "attn/Tuning/Tuning.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
@@ -39,11 +40,12 @@ class CudaKernel {
 public:
   ~CudaKernel();
   /// Compiles function `entry` of `module` (over tensors) with the fused
-  /// (attn-lower-gpu) or naive (attn-lower-naive-gpu) pipeline for `chip`
-  /// into a library in a temporary directory and loads it.
+  /// (attn-lower-gpu, with the knobs `fusedKnobs`) or naive
+  /// (attn-lower-naive-gpu) pipeline for `chip` into a library in a
+  /// temporary directory and loads it.
   static llvm::Expected<std::unique_ptr<CudaKernel>>
   compile(ModuleOp module, llvm::StringRef entry, bool naive,
-          llvm::StringRef chip);
+          llvm::StringRef chip, const tuning::KnobValues &fusedKnobs);
   /// Copies `inputs` to the device, runs the entry into device buffers,
   /// waits and copies the results back into `outputs` (whose shapes and
   /// dtypes the caller sets).

@@ -22,6 +22,7 @@
 #include "attn/Spec/Problem.h"
 #include "attn/Spec/Reference.h"
 #include "attn/Spec/SdpaSpec.h"
+#include "attn/Tuning/Tuning.h"
 
 #include "llvm/Support/Error.h"
 
@@ -71,6 +72,9 @@ struct RunOptions {
   /// Run on the GPU (attn-run --target cuda): both lowerings are compiled
   /// ahead of time for `chip` and run on device 0 (CudaRun.h).
   bool cuda = false;
+  /// cuda: the knobs of the fused GPU lowering that were given (Tuning.td;
+  /// attn-lower-gpu's options), checked.
+  tuning::KnobValues cudaKnobs;
   /// cuda: the SM to compile for; "" takes device 0's.
   std::string chip;
   /// Above this many GFLOP the f64 reference checks a sample of query rows.

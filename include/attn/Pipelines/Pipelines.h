@@ -15,6 +15,7 @@
 #include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Tuning/Tuning.h"
 
 #include "mlir/Pass/PassOptions.h"
 
@@ -32,166 +33,37 @@ void buildLowerToLLVMPipeline(OpPassManager &pm);
 /// loops, LLVM. The reference (oracle) lowering for the CPU.
 void buildNaiveCpuPipeline(OpPassManager &pm);
 
-/// Options of the fused CPU pipeline. The defaults of the options it hands
-/// to a pass are that pass's own (its generated Attn...Options struct), so
-/// that each default is written once, in Passes.td.
+/// Options of the fused CPU pipeline: Tuning.td's knobs of attn-lower-cpu,
+/// with their defaults (per kernel path: tuning::CpuPathDefaults, taken where
+/// an option is not given) in their help.
 struct CpuPipelineOptions : public PassPipelineOptions<CpuPipelineOptions> {
-  PassOptions::Option<int64_t> blockQ{
-      *this, "block-q",
-      llvm::cl::desc("Query rows per block of the online-softmax tiling"),
-      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockQ)};
-  PassOptions::Option<int64_t> blockKV{
-      *this, "block-kv",
-      llvm::cl::desc("Keys per block of the online-softmax loop"),
-      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.blockKV)};
-  PassOptions::Option<int64_t> kvSplits{
-      *this, "kv-splits",
-      llvm::cl::desc("Split-K chunks of the keys (0: auto, 1: never)"),
-      llvm::cl::init(AttnTileOnlineSoftmaxOptions{}.kvSplits)};
-  PassOptions::Option<int64_t> decodeRows{
-      *this, "decode-rows",
-      llvm::cl::desc("Query blocks of at most this many rows (Lq, times the "
-                     "group size with grouped-query attention) use the decode "
-                     "kernel (vectors along D) when the op allows it; 0: "
-                     "never. Only with microkernels. Default 8 on the 16-lane "
-                     "kernels, 7 on the avx2 kernels' 8 lanes, else 16"),
-      llvm::cl::init(16)};
-  PassOptions::Option<int64_t> decodePrefetchLocality{
-      *this, "decode-prefetch-locality",
-      llvm::cl::desc("The decode kernel's prefetches of the K and V rows "
-                     "ahead: 3 into L1 (prefetcht0), 2 into L2 (prefetcht1), "
-                     "1 prefetcht2, 0 prefetchnta"),
-      llvm::cl::init(AttnCpuDecodeOptions{}.decodePrefetchLocality)};
-  PassOptions::Option<std::string> decodePrefetch{
-      *this, "decode-prefetch",
-      llvm::cl::desc("Which decode kernels prefetch their K and V rows "
-                     "ahead: auto (all but the f32 ones whose P.V takes one "
-                     "group of accumulators), all or none. Default auto on "
-                     "the avx512 and avx512-bf16 kernels, all on the amx and "
-                     "avx2 kernels"),
-      llvm::cl::init("")};
-  PassOptions::Option<int64_t> decodePageTouch{
-      *this, "decode-page-touch",
-      llvm::cl::desc("The decode kernel with 16-bit K and V: one element of "
-                     "K and of V loaded per block this many bytes past the "
-                     "rows its prefetches reach (page walks by a load on "
-                     "4 KiB pages); 0: none"),
-      llvm::cl::init(AttnCpuDecodeOptions{}.decodePageTouch)};
-  PassOptions::Option<int64_t> narrowBlockQ{
-      *this, "narrow-block-q",
-      llvm::cl::desc("Query rows per block for ops whose D and Dv are at most "
-                     "64, without a causal or window band; 0: block-q. "
-                     "Default 128 (0 with the avx2 kernels), or 0 where "
-                     "block-q is given"),
-      llvm::cl::init(128)};
-  PassOptions::Option<bool> microkernels{
-      *this, "microkernels",
-      llvm::cl::desc("Replace the tile ops with vector microkernels "
-                     "(attn-cpu-microkernels)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> vectorWidth{
-      *this, "vector-width",
-      llvm::cl::desc("f32 lanes per vector in the microkernels"),
-      llvm::cl::init(AttnCpuMicrokernelsOptions{}.vectorWidth)};
-  PassOptions::Option<int64_t> regBlock{
-      *this, "reg-block",
-      llvm::cl::desc("Keys or value columns per register block"),
-      llvm::cl::init(AttnCpuMicrokernelsOptions{}.regBlock)};
-  PassOptions::Option<int64_t> rowVectors{
-      *this, "row-vectors",
-      llvm::cl::desc("Row vectors per register block in the microkernels"),
-      llvm::cl::init(AttnCpuMicrokernelsOptions{}.rowVectors)};
-  PassOptions::Option<int64_t> prefetchSpread{
-      *this, "prefetch-spread",
-      llvm::cl::desc("Most reduction steps per prefetch in the f32 products "
-                     "(attn-cpu-microkernels' prefetch-spread; default 8 on "
-                     "the avx2 kernels, 1 on the others)"),
-      llvm::cl::init(AttnCpuMicrokernelsOptions{}.prefetchSpread)};
-  PassOptions::Option<bool> amxFp16{
-      *this, "amx-fp16",
-      llvm::cl::desc("On the amx kernels: f16 products on AMX-FP16 tiles "
-                     "(attn-cpu-microkernels' amx-fp16) rather than as "
-                     "split-f16's bf16 parts; default: whether the target "
-                     "has amx-fp16 (the JIT: the host; attn-compile: --cpu)"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> emulateAmx{
-      *this, "emulate-amx",
-      llvm::cl::desc("On the amx kernels: their tile ops as vector code "
-                     "(attn-emulate-amx), so that they run and are checked "
-                     "on a CPU without AMX (AVX-512 with AVX512-BF16 is "
-                     "enough); slow, for tests"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> blendStores{
-      *this, "blend-stores",
-      llvm::cl::desc("attn-cpu-microkernels' blend-stores (masked tiles "
-                     "stored through an empty inline asm, never as masked "
-                     "stores); default: on for the avx2 kernels at vector "
-                     "width 8 on an x86 host with AVX, else off"),
-      llvm::cl::init(false)};
-  PassOptions::Option<int64_t> gradBlockQ{
-      *this, "grad-block-q",
-      llvm::cl::desc("Query rows per tile of the fused backward "
-                     "(attn-cpu-sdpa-grad)"),
-      llvm::cl::init(AttnCpuSdpaGradOptions{}.blockQ)};
-  PassOptions::Option<int64_t> gradBlockKV{
-      *this, "grad-block-kv",
-      llvm::cl::desc("Keys per block of the fused backward "
-                     "(attn-cpu-sdpa-grad)"),
-      llvm::cl::init(AttnCpuSdpaGradOptions{}.blockKV)};
-  PassOptions::Option<bool> openmp{
-      *this, "openmp", llvm::cl::desc("Run the query blocks on OpenMP threads"),
-      llvm::cl::init(true)};
-  PassOptions::Option<std::string> ompSchedule{
-      *this, "omp-schedule",
-      llvm::cl::desc("With openmp: the query-block loops' schedule "
-                     "(attn-omp-schedule): static, dynamic or guided"),
-      llvm::cl::init(AttnOmpScheduleOptions{}.kind)};
-  PassOptions::Option<CpuKernels> kernels{
-      *this, "kernels",
-      llvm::cl::desc(
-          "Which CPU kernels (README, Passes and pipelines): auto picks the "
-          "best this machine has; vector-width, reg-block and "
-          "row-vectors, when given, override the kernels' own"),
-      llvm::cl::init(CpuKernels::Auto),
-      llvm::cl::values(
-          clEnumValN(CpuKernels::Auto, "auto",
-                     "amx, avx512-bf16, avx512 or avx2, by the host's "
-                     "features"),
-          clEnumValN(CpuKernels::Amx, "amx",
-                     "avx512-bf16, with the bf16 products on AMX tiles"),
-          clEnumValN(CpuKernels::Avx512Bf16, "avx512-bf16",
-                     "AVX-512, bf16 products on vdpbf16ps"),
-          clEnumValN(CpuKernels::Avx512, "avx512",
-                     "AVX-512, bf16/f16 widened to f32"),
-          clEnumValN(CpuKernels::Avx2, "avx2",
-                     "AVX2 + FMA, 8 lanes, no AVX-512 instructions"))};
+#define ATTN_TUNING_CPU_PIPELINE_OPTIONS
+#include "attn/Tuning/Knobs.h.inc"
 };
 
 /// The attn-cpu-microkernels options of the pipeline: those of its
-/// `kernels` path (resolved against this machine's CPU for auto), with the
-/// vector-width, reg-block and row-vectors the options give explicitly.
+/// `kernels` path (resolved against this machine's CPU for auto;
+/// tuning::CpuPathDefaults), with the options given explicitly.
 AttnCpuMicrokernelsOptions
 microkernelOptionsFor(const CpuPipelineOptions &options);
 
-/// narrow-block-q as attn-lower-cpu applies it: 0 where block-q is given and
-/// narrow-block-q is not (an explicit block-q is taken as asked for); where
-/// neither is given, 0 on the avx2 kernels path (`kernels`, resolved for
-/// this host: block-q's rows for every op) and the option's 128 on the
-/// others.
+/// narrow-block-q as attn-lower-cpu applies it: as given; else 0 where
+/// block-q is given (an explicit block-q is taken as asked for); else the
+/// default of its `kernels` path (resolved for this host; Tuning.td: 0 on
+/// avx2, block-q's rows for every op, else 128).
 int64_t narrowBlockQFor(const CpuPipelineOptions &options);
 
 /// decode-rows as attn-lower-cpu applies it: 0 without microkernels or with
 /// a vector width that is not a power of two (the decode kernel's vectors
-/// run along D); as given; else 7 on the avx2
-/// kernels path at its 8 lanes (`kernels`, resolved for this host: the
-/// decode kernel only for blocks whose rows do not fill one vector), 8 on
-/// the other paths at 16 lanes (from 10 rows on their tile ops are faster)
-/// and the option's 16 otherwise.
+/// run along D); as given; else the default of its `kernels` path
+/// (resolved for this host) at the kernels' vector-width (Tuning.td: 7 on
+/// avx2 at its 8 lanes, 8 on the other paths at 16, else 16).
 int64_t decodeRowsFor(const CpuPipelineOptions &options);
 
-/// wide-block-kv as attn-lower-cpu applies it: 128 on the amx kernels path
-/// (`kernels`, resolved for this host) with microkernels, unless block-kv is
-/// given or narrow blocks are off (narrowBlockQFor is 0); else 0.
+/// wide-block-kv as attn-lower-cpu applies it: 0 without microkernels,
+/// where block-kv is given or narrow blocks are off (narrowBlockQFor is 0);
+/// else the default of its `kernels` path (resolved for this host) at the
+/// kernels' vector-width (Tuning.td: 128 on amx, else 0).
 int64_t wideBlockKVFor(const CpuPipelineOptions &options);
 
 /// `attn-lower-cpu`: attn-tile-online-softmax, attn-cpu-decode,
@@ -201,7 +73,8 @@ void buildCpuPipeline(OpPassManager &pm, const CpuPipelineOptions &options);
 /// The CUDA toolkit CMake found (ATTN_CUDA_TOOLKIT_DIR), or "" if none.
 llvm::StringRef getDefaultCudaToolkitDir();
 
-/// The PTX features used for `chip` when the options give none.
+/// The PTX features used for `chip` when the options give none (Tuning.td's
+/// GpuChip records), or "" for a chip the pipelines do not take.
 llvm::StringRef getDefaultPtxFeatures(llvm::StringRef chip);
 
 /// Options of the GPU pipelines (NVIDIA, through NVVM and PTX). The chip and
@@ -209,16 +82,10 @@ llvm::StringRef getDefaultPtxFeatures(llvm::StringRef chip);
 /// reject bad values with its message; callers of the build functions check
 /// first.
 struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip",
-      llvm::cl::desc("Target GPU: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
-      llvm::cl::init("sm_80")};
-  PassOptions::Option<std::string> features{
-      *this, "features",
-      llvm::cl::desc("PTX features; empty: the chip's (+ptx70 for sm_80, "
-                     "+ptx71 for sm_86, +ptx78 for sm_89, +ptx80 for sm_90 "
-                     "and sm_90a)"),
-      llvm::cl::init("")};
+  // Tuning.td's knobs of the GPU pipelines: chip, features, and the fused
+  // lowering's (convert-attn-to-gpu; the naive pipeline does not read them).
+#define ATTN_TUNING_GPU_PIPELINE_OPTIONS
+#include "attn/Tuning/Knobs.h.inc"
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit (bin/ptxas, nvvm/libdevice) for "
@@ -233,50 +100,6 @@ struct GpuPipelineOptions : public PassPipelineOptions<GpuPipelineOptions> {
       *this, "opt-level",
       llvm::cl::desc("LLVM optimization level of the device code (0-3)"),
       llvm::cl::init(3)};
-  // For the fused GPU lowering (convert-attn-to-gpu); the naive pipeline
-  // does not read them.
-  PassOptions::Option<int64_t> blockQ{
-      *this, "block-q", llvm::cl::desc("Query rows per CTA (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.blockQ)};
-  PassOptions::Option<int64_t> blockKV{
-      *this, "block-kv",
-      llvm::cl::desc("Keys per shared-memory tile, at most (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.blockKV)};
-  PassOptions::Option<int64_t> decodeRows{
-      *this, "decode-rows",
-      llvm::cl::desc("Split-K decode kernels for a static Lq with Lq * "
-                     "(Hq / Hkv) <= decode-rows; 0: never (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeRows)};
-  PassOptions::Option<int64_t> kvSplits{
-      *this, "kv-splits",
-      llvm::cl::desc("Key splits of the decode kernels; 0: chosen at run time "
-                     "(fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.kvSplits)};
-  PassOptions::Option<int64_t> decodeStages{
-      *this, "decode-stages",
-      llvm::cl::desc("Shared-memory stages of the split-K decode kernel: 1 "
-                     "or 2 (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeStages)};
-  PassOptions::Option<int64_t> decodeUnroll{
-      *this, "decode-unroll",
-      llvm::cl::desc("Keys per iteration of the one-stage split-K decode "
-                     "kernel's P.V loop: 1, 2, 4 or 8 (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.decodeUnroll)};
-  PassOptions::Option<int64_t> sharedMemory{
-      *this, "shared-memory",
-      llvm::cl::desc("Dynamic shared memory per CTA in bytes; 0: 48 KiB, no "
-                     "opt-in (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.sharedMemory)};
-  PassOptions::Option<bool> foldScale{
-      *this, "fold-scale",
-      llvm::cl::desc("The score scale folded into exp2's argument in the "
-                     "tensor-core kernel (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.foldScale)};
-  PassOptions::Option<bool> lazyRescale{
-      *this, "lazy-rescale",
-      llvm::cl::desc("The tensor-core kernel's accumulators rescaled only "
-                     "where a row max grew (fused lowering)"),
-      llvm::cl::init(ConvertAttnToGpuOptions{}.lazyRescale)};
 };
 
 /// Fails, naming the option and the values accepted, for a chip, format or

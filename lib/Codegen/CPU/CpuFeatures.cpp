@@ -138,11 +138,3 @@ bool mlir::attn::hostBlendsStores(CpuKernels kernels) {
   return blendStoresByDefault(
       kernels, [&](llvm::StringRef name) { return features.lookup(name); });
 }
-
-llvm::StringRef mlir::attn::disabledTargetFeatures(CpuKernels kernels) {
-  // Only x86 knows the feature (the 8-lane kernels also serve other hosts).
-  if (kernels != CpuKernels::Avx2 ||
-      !llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86())
-    return "";
-  return "-avx512f";
-}

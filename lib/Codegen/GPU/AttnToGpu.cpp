@@ -15,6 +15,7 @@
 #include "attn/Codegen/GPU/Passes.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
+#include "attn/Tuning/Tuning.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -331,9 +332,12 @@ KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
   config.kvSplits = options.kvSplits;
   config.stages = options.decodeStages;
   config.valueUnroll = options.decodeUnroll;
+  // sm-count 0: the chip's (Tuning.td's GpuChip records; a chip they do not
+  // list counts as sm_80).
+  const tuning::GpuChipInfo *chip = tuning::lookupGpuChip(options.chip);
   config.smCount = options.smCount > 0 ? options.smCount
-                   : StringRef(options.chip).starts_with("sm_90") ? 132
-                                                                  : 108;
+                   : chip              ? chip->smCount
+                                       : tuning::kGpuChips[0].smCount;
   // One stage: 32 keys less until it fits; two: half (down to 8 keys).
   while (decodeSharedBytes(sizes, config) > sharedLimit(options) &&
          config.keysPerChunk > (config.stages == 2 ? 8 : 32))

@@ -1,4 +1,4 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16 transpose-values=true" -canonicalize -cse \
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="transpose-values=true" --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16" -canonicalize -cse \
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefixes=CHECK,VT
@@ -7,12 +7,12 @@
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefixes=CHECK,INBLOCK
 
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16 transpose-values=true split-f16=true" -canonicalize -cse \
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="transpose-values=true split-f16=true" --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16" -canonicalize -cse \
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefix=SPLIT
 
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16 transpose-values=true f16-tiles=true split-f16=true" -canonicalize -cse \
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="transpose-values=true f16-tiles=true split-f16=true" --attn-tile-online-softmax="block-q=32 block-kv=32 row-multiple=16" -canonicalize -cse \
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="bf16-dot=true amx=true amx-fp16=true avx512-exp=true" -canonicalize -cse | FileCheck %s --check-prefix=FP16

@@ -1,8 +1,8 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=16 pair-values=true" -canonicalize -cse \
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="pair-values=true" --attn-tile-online-softmax="block-q=32 block-kv=16" -canonicalize -cse \
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="reg-block=8 row-vectors=2 bf16-dot=true" -canonicalize -cse | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=16 pair-values=true" -canonicalize -cse \
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="pair-values=true" --attn-tile-online-softmax="block-q=32 block-kv=16" -canonicalize -cse \
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
 // RUN:   --attn-cpu-microkernels="reg-block=8 row-vectors=2" -canonicalize -cse | FileCheck %s --check-prefix=WIDEN

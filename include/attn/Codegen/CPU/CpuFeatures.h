@@ -79,11 +79,6 @@ bool blendStoresByDefault(CpuKernels kernels,
 /// blendStoresByDefault for this machine's CPU.
 bool hostBlendsStores(CpuKernels kernels);
 
-/// The LLVM target features a function compiled for `kernels` must not use
-/// ("-avx512f" for Avx2 on x86: LLVM then drops every AVX-512 extension),
-/// or "".
-llvm::StringRef disabledTargetFeatures(CpuKernels kernels);
-
 } // namespace mlir::attn
 
 #endif // ATTN_PIPELINES_CPUFEATURES_H

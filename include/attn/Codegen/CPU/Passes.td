@@ -7,7 +7,46 @@
 #ifndef ATTN_CODEGEN_CPU_PASSES_TD
 #define ATTN_CODEGEN_CPU_PASSES_TD
 
+include "attn/Tuning/Tuning.td"
 include "mlir/Pass/PassBase.td"
+
+def AttnCpuPlanTiling : Pass<"attn-cpu-plan-tiling"> {
+  let summary = "Plan each attn.sdpa's tiling for the CPU kernels (block "
+                "sizes by shape, the K/V layouts they read) as attn.tiling";
+  let description = [{
+    Runs before `attn-tile-online-softmax` and sets, on every `attn.sdpa`
+    where the CPU kernels want something other than the tiling's own
+    options, the discardable attribute `attn.tiling` that the tiling reads
+    (docs/passes.md, attn-tile-online-softmax): `block_q` and `block_kv`
+    for ops of narrow heads (`narrow-block-q`, `narrow-lowp-max-d`,
+    `wide-block-kv`), and the K/V layouts the kernels chosen read
+    (`transpose-values` and `split-f16` or `f16-tiles` for the AMX kernels,
+    `pair-values` for bf16 dot products). The tiling decides where a layout
+    applies (it knows the blocks and decode groups); this pass says which
+    the kernels take. `attn-lower-cpu` sets the options from its kernels.
+
+    Before and after (`narrow-block-q=128 transpose-values=true`, an op of
+    D = 64):
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v
+        : tensor<1x8x4096x64xbf16>, ... -> tensor<1x8x4096x64xbf16>
+    %o = attn.sdpa %q, %k, %v {attn.tiling = {block_q = 128 : i64,
+                                              transpose_values}}
+        : tensor<1x8x4096x64xbf16>, ... -> tensor<1x8x4096x64xbf16>
+    ```
+  }];
+  let options = [
+    // Tuning.td's knobs, one a line.
+    CpuNarrowBlockQ,
+    CpuNarrowLowpMaxD,
+    CpuWideBlockKV,
+    CpuTransposeValues,
+    CpuPairValues,
+    CpuF16Tiles,
+    CpuSplitF16,
+  ];
+}
 
 def AttnCpuDecode : Pass<"attn-cpu-decode"> {
   let summary = "Replace each attn.decode_keys with the CPU decode kernel "
@@ -66,52 +105,14 @@ def AttnCpuDecode : Pass<"attn-cpu-decode"> {
     `decode-dim-multiple`); an op whose are not is an error.
   }];
   let options = [
-    Option<"decodeWidth", "decode-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector of the decode kernel (a power of 2)">,
-    Option<"decodeBf16Dot", "decode-bf16-dot", "bool", /*default=*/"false",
-           "Decode kernel with bf16 Q and K (D a multiple of 2 x "
-           "decode-width, decode-width 16): the dot products Q.K on "
-           "AVX512-BF16's vdpbf16ps (x86vector.avx512.dot) on the bf16 "
-           "values as given, the score scale applied to the sums; needs a "
-           "CPU with avx512_bf16">,
-    Option<"decodeBf16ValueDot", "decode-bf16-value-dot", "bool",
-           /*default=*/"false",
-           "Decode kernel with bf16 V (Dv a multiple of 2 x decode-width, "
-           "decode-width 16): P.V on vdpbf16ps, the V rows of two keys "
-           "interleaved in registers and each row's two probabilities "
-           "rounded to bf16 (as the prefill's bf16 dot products and "
-           "FlashAttention round P; the sums of P stay f32); needs a CPU "
-           "with avx512_bf16">,
-    Option<"decodePrefetchLocality", "decode-prefetch-locality", "int64_t",
-           /*default=*/"2",
-           "Decode kernel: the locality of its software prefetches of the K "
-           "and V rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on "
-           "x86; 2 into L2, prefetcht1; 1 prefetcht2; 0 non-temporal, "
-           "prefetchnta)">,
-    Option<"decodePageTouch", "decode-page-touch", "int64_t",
-           /*default=*/"8192",
-           "Decode kernel with 16-bit K and V: each block of keys also loads "
-           "one element of K and one of V this many bytes past the rows its "
-           "prefetches reach (clamped to the last block; 0: none), so that "
-           "on 4 KiB pages the translation of the page the prefetches reach "
-           "next is walked by a load, not by a prefetch that stalls the "
-           "core while it walks">,
-    Option<"decodePhased", "decode-phased", "bool", /*default=*/"false",
-           "Decode kernel with f32 K and V, at least 4 query rows, rows "
-           "times D at least 512 and, above 8 rows, D at least 128: each "
-           "block of keys in two phases, its "
-           "scores first (a loop over its keys that also prefetches the K "
-           "rows two blocks ahead), then its softmax and P.V loops (which "
-           "prefetch only V), instead of P.V loops that also take the next "
-           "block's dot products">,
-    Option<"decodePrefetch", "decode-prefetch", "std::string",
-           /*default=*/"\"auto\"",
-           "Decode kernel: which kernels prefetch their K and V rows ahead "
-           "(at decode-prefetch-locality): all, none, or auto (default): "
-           "all but those with f32 K and V whose P.V takes one group of "
-           "accumulators (query rows times Dv at most 16 vectors at 16 "
-           "lanes, 8 at 8), which read each K and V row whole, once, in "
-           "order, and leave the streams to the hardware prefetchers">,
+    // Tuning.td's knobs, one a line.
+    CpuDecodeWidth,
+    CpuDecodeBf16Dot,
+    CpuDecodeBf16ValueDot,
+    CpuDecodePrefetchLocality,
+    CpuDecodePageTouch,
+    CpuDecodePhased,
+    CpuDecodePrefetch,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -261,70 +262,18 @@ def AttnCpuMicrokernels : Pass<"attn-cpu-microkernels", "func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
-    Option<"regBlock", "reg-block", "int64_t", /*default=*/"6",
-           "Keys (scores) or value columns (pv) per register block (scaled "
-           "up when a tile has fewer row vectors, up to 24 accumulators; "
-           "products on a band's edge take one row vector and 16 on 16 "
-           "lanes)">,
-    Option<"rowVectors", "row-vectors", "int64_t", /*default=*/"4",
-           "Row vectors per register block (fewer if the tile has fewer)">,
-    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
-           "bf16 scores and P.V on AVX512-BF16 dot products "
-           "(x86vector.avx512.dot, vdpbf16ps; P rounded to bf16; V packed "
-           "into key pairs per key block, or read from pair-values' copy, "
-           "whose `pair_values` tile ops this pass vectorizes); needs "
-           "vector-width=16 and a CPU with avx512_bf16">,
-    Option<"amx", "amx", "bool", /*default=*/"false",
-           "bf16 scores and P.V on AMX tiles (amx.tile_mulf, tdpbf16ps) "
-           "where the tiles are multiples of 16 (D, Dv, the key and query "
-           "blocks): the query tile packed into dim pairs once per query "
-           "block, K read in place, V transposed and P rounded to bf16 and "
-           "packed into key pairs per key block; needs a CPU with amx_tile "
-           "and amx_bf16 and the OS's permission for the AMX state "
-           "(attn's runtimes ask for it); ops it does not take keep "
-           "bf16-dot's kernels or the widening ones">,
-    Option<"amxFp16", "amx-fp16", "bool", /*default=*/"false",
-           "With amx: f16 scores and P.V on AMX-FP16 tiles (tdpfp16ps) as "
-           "they are, the query packed and P rounded to f16 (a CPU with "
-           "amx_fp16); without it f16 goes through split-f16's bf16 parts "
-           "or the widening kernels">,
-    Option<"avx512Exp", "avx512-exp", "bool", /*default=*/"false",
-           "exp2 as x - floor(x) by vreduceps, a polynomial and "
-           "2^floor(x) by vscalefps (x86vector.avx512.mask.scalef) instead "
-           "of a clamp, a rounding and exponent bits built in the integer "
-           "unit; needs vector-width=16 and a CPU with avx512f and avx512dq">,
-    Option<"blendStores", "blend-stores", "bool", /*default=*/"false",
-           "store the tiles that a mask or a max selects lanes of "
-           "(user_mask, element_mask and the elementwise tile ops, "
-           "max_update, the scores kernel's row max) through an empty "
-           "inline asm, so that LLVM keeps a blend and a plain store "
-           "instead of forming a masked store (AVX2's vmaskmovps, "
-           "microcoded and many times slower on AMD Zen cores); x86 only, "
-           "and the target needs vector registers of vector-width f32 "
-           "(AVX at 8, AVX-512 at 16), else LLVM fails to compile the asm">,
-    Option<"prefetchSpread", "prefetch-spread", "int64_t", /*default=*/"1",
-           "Most reduction steps per prefetch in the f32 scores and P.V "
-           "kernels (a power of two; 1: one line per step, the clamped "
-           "last line repeated once the tile is covered): each kernel takes "
-           "the largest power of two up to this that divides its reduction "
-           "and whose groups, all taken, still reach every line of the next "
-           "tile, and prefetches one line per stream in the first step of "
-           "each group (a causal diagonal block, which skips work, leaves "
-           "some lines out)">,
-    Option<"bf16RoundInIntegers", "bf16-round-in-integers", "bool",
-           /*default=*/"true",
-           "bf16 is rounded in integer code later (attn-expand-bf16-truncf, "
-           "arith-expand): the output kernel transposes f32 and applies its "
-           "body (the truncf) after; false: the body first, the truncf for "
-           "the target to lower (AVX512-BF16's vcvtneps2bf16; attn-lower-cpu "
-           "sets false exactly where it skips the integer rounding)">,
-    Option<"targetFeatures", "target-features", "std::string",
-           /*default=*/"\"\"",
-           "LLVM target features to compile the function with, set as its "
-           "`target_features` (comma-separated, e.g. -avx512f for the AVX2 "
-           "kernels); empty: the target machine's">,
+    // Tuning.td's knobs, one a line.
+    CpuVectorWidth,
+    CpuRegBlock,
+    CpuRowVectors,
+    CpuBf16Dot,
+    CpuAmx,
+    CpuAmxFp16,
+    CpuAvx512Exp,
+    CpuBlendStores,
+    CpuPrefetchSpread,
+    CpuBf16RoundInIntegers,
+    CpuTargetFeatures,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -397,13 +346,10 @@ def AttnCpuSdpaGrad : Pass<"attn-cpu-sdpa-grad"> {
     ```
   }];
   let options = [
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
-           "Query rows per tile (a multiple of vector-width)">,
-    Option<"blockKV", "block-kv", "int64_t", /*default=*/"128",
-           "Keys per key block (128: the dK/dV tiles of a block amortize "
-           "more query tiles than with 64; measured faster at d=64 and 128)">,
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector (16 for AVX-512, 8 for AVX2)">,
+    // Tuning.td's knobs, one a line.
+    GradBlockQ,
+    GradBlockKV,
+    CpuVectorWidth,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -504,11 +450,9 @@ def AttnOmpSchedule : Pass<"attn-omp-schedule", "func::FuncOp"> {
     ```
   }];
   let options = [
-    Option<"kind", "kind", "std::string", /*default=*/"\"guided\"",
-           "static, dynamic or guided">,
-    Option<"chunk", "chunk", "int64_t", /*default=*/"0",
-           "Iterations per chunk (the minimum for guided); 0: the "
-           "runtime's default">,
+    // Tuning.td's knobs, one a line.
+    CpuOmpSchedule,
+    CpuOmpChunk,
   ];
   let dependentDialects = ["omp::OpenMPDialect", "arith::ArithDialect"];
 }

@@ -7,6 +7,7 @@
 #ifndef ATTN_CODEGEN_GPU_PASSES_TD
 #define ATTN_CODEGEN_GPU_PASSES_TD
 
+include "attn/Tuning/Tuning.td"
 include "mlir/Pass/PassBase.td"
 
 def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
@@ -112,50 +113,10 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     ```
   }];
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
-           "target chip, sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async)">,
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
-           "query rows per CTA: a multiple of 16 in [16, 128] (16 per warp)">,
-    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
-           "keys per shared-memory tile (at most; a multiple of 16 in "
-           "[16, 128])">,
-    Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"32",
-           "the split-K decode kernels for a static Lq with Lq * (Hq / Hkv) "
-           "<= decode-rows (at most 4 rows per CTA); 0: never">,
-    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
-           "key splits of the decode kernels: 0 chooses at run time from "
-           "B * Hkv and sm-count (32 CTAs per SM, at least 512 keys per "
-           "split); N > 0 cuts the keys into N">,
-    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
-           "SMs the automatic kv-splits aims to fill; 0: 132 for sm_90 and "
-           "sm_90a, 108 for other chips">,
-    Option<"decodeStages", "decode-stages", "int64_t", /*default=*/"1",
-           "the split kernel's shared-memory stages: 1 stages a K chunk and "
-           "reads V from global memory; 2 double-buffers K and V chunks "
-           "(cp.async of the next chunk while one is computed), several "
-           "threads per key (passed the device check on an H200, but no "
-           "faster than 1 there)">,
-    Option<"decodeUnroll", "decode-unroll", "int64_t", /*default=*/"2",
-           "keys per iteration of the one-stage split kernel's P.V loop: 1, "
-           "2, 4 or 8 (each thread issues that many V loads from global "
-           "memory before their FMAs; the chunk's last keys go one by one; "
-           "on an H200 2 ran 1.17-1.34x faster than 1, 4 and 8 no faster)">,
-    Option<"sharedMemory", "shared-memory", "int64_t", /*default=*/"0",
-           "dynamic shared memory per CTA the kernels may use, in bytes: 0 "
-           "keeps to the 48 KiB a launch gets without opt-in; more (up to "
-           "the chip's limit: 163 KiB on sm_80, 227 KiB on sm_90) lets the "
-           "tiles grow, and attn's CUDA runtime raises the kernel's limit "
-           "(cuFuncSetAttribute) at launch">,
-    Option<"foldScale", "fold-scale", "bool", /*default=*/"true",
-           "tensor-core kernel: the score scale folded into exp2's argument "
-           "(P = exp2(fma(s, c, -m c)), the row max unscaled): one FMA per "
-           "score instead of a multiply, a subtraction and a -inf test; "
-           "where no softcap, ALiBi or float mask needs the scaled score and "
-           "the scale is positive (1.02-1.07x on an H200)">,
-    Option<"lazyRescale", "lazy-rescale", "bool", /*default=*/"false",
-           "tensor-core kernel: the accumulators are rescaled only in the "
-           "tiles where one of a thread's two row maxima grew (a branch; "
-           "exact, as the factor is 1 otherwise; no faster on an H200)">
+    // Tuning.td's knobs, in the order of ConvertAttnToGpuOptions' members.
+    GpuTargetChip, GpuBlockQ, GpuBlockKV, GpuDecodeRows, GpuKvSplits,
+    GpuSmCount, GpuDecodeStages, GpuDecodeUnroll, GpuSharedMemory,
+    GpuFoldScale, GpuLazyRescale
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -19,6 +19,7 @@
 #include "KeyBlocks.h"
 #include "SplitKeys.h"
 #include "TileOps.h"
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/AttnTileOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
@@ -385,31 +386,17 @@ struct OpTiling {
        f16Tiles = false;
 };
 
-/// The tiling of `op`: narrow-block-q, where it applies, in place of
-/// block-q. Not with a user mask and grouped-query heads: larger blocks
-/// would group more of their rows, whose mask tile the CPU kernels do not
-/// take (a scalar loop instead). Where it applies to an op with bf16 values
-/// and D or Dv above 64, wide-block-kv in place of block-kv.
+/// The tiling of `op`: the pass's block sizes, or those of the target's
+/// plan (`attn.tiling`), and the K/V layouts the plan asks for.
 static OpTiling tilingOf(SdpaOp op,
                          const AttnTileOnlineSoftmaxOptions &options) {
-  OpTiling tiling{options.blockQ, options.blockKV};
-  int64_t d = op.getQueryType().getDimSize(3);
-  int64_t dv = op.getValueType().getDimSize(3);
-  Type valueElt = op.getValueType().getElementType();
-  int64_t maxD = valueElt.isBF16() || valueElt.isF16()
-                     ? std::max<int64_t>(64, options.narrowLowpMaxD)
-                     : 64;
-  if (options.narrowBlockQ > 0 && !ShapedType::isDynamic(d) &&
-      !ShapedType::isDynamic(dv) && d <= maxD && dv <= maxD &&
-      !getVisibleBand(op) && !(op.getMask() && op.getGroupSize() > 1)) {
-    tiling.blockQ = options.narrowBlockQ;
-    if (options.wideBlockKV > 0 && valueElt.isBF16() && (d > 64 || dv > 64))
-      tiling.blockKV = options.wideBlockKV;
-  }
-  tiling.transposeValues = options.transposeValues;
-  tiling.pairValues = options.pairValues;
-  tiling.splitF16 = options.splitF16;
-  tiling.f16Tiles = options.f16Tiles;
+  TilingPlan plan = getTilingPlan(op);
+  OpTiling tiling{plan.blockQ.value_or(options.blockQ),
+                  plan.blockKV.value_or(options.blockKV)};
+  tiling.transposeValues = plan.transposeValues;
+  tiling.pairValues = plan.pairValues;
+  tiling.splitF16 = plan.splitF16;
+  tiling.f16Tiles = plan.f16Tiles;
   return tiling;
 }
 
@@ -565,18 +552,16 @@ struct AttnTileOnlineSoftmaxPass
   void runOnOperation() override {
     if (failed(verifyPositiveOptions(
             getOperation(), getArgument(),
-            {{"block-q", blockQ},
-             {"block-kv", blockKV},
-             {"row-multiple", rowMultiple},
-             {"decode-dim-multiple", decodeDimMultiple}})))
+            {{blockQ.ArgStr, blockQ},
+             {blockKV.ArgStr, blockKV},
+             {rowMultiple.ArgStr, rowMultiple},
+             {decodeDimMultiple.ArgStr, decodeDimMultiple}})))
       return signalPassFailure();
     // At the op's location, without the op attached (verifyPositiveOptions):
     // it is the options that are wrong, not the IR.
     for (auto [name, value] :
-         {std::pair<StringRef, int64_t>{"kv-splits", kvSplits},
-          {"decode-rows", decodeRows},
-          {"narrow-block-q", narrowBlockQ},
-          {"wide-block-kv", wideBlockKV}})
+         {std::pair<StringRef, int64_t>{kvSplits.ArgStr, kvSplits},
+          {decodeRows.ArgStr, decodeRows}})
       if (value < 0) {
         mlir::emitError(getOperation()->getLoc())
             << getArgument() << ": " << name << " (" << value
@@ -584,10 +569,9 @@ struct AttnTileOnlineSoftmaxPass
         return signalPassFailure();
       }
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(
-        patterns, {blockQ, blockKV, rowMultiple, kvSplits, decodeRows,
-                   decodeDimMultiple, narrowBlockQ, narrowLowpMaxD, wideBlockKV,
-                   transposeValues, pairValues, f16Tiles, splitF16});
+    populateTileOnlineSoftmaxPatterns(patterns,
+                                      {blockQ, blockKV, rowMultiple, kvSplits,
+                                       decodeRows, decodeDimMultiple});
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });

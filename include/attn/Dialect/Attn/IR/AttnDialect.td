@@ -21,13 +21,20 @@ def Attn_Dialect : Dialect {
     reads) or fused into online-softmax tile loops.
   }];
   let useDefaultAttributePrinterParser = 1;
-  // `attn.tile` on any op must hold a TileRoleAttr.
+  // `attn.tile` on any op must hold a TileRoleAttr, `attn.tiling` a plan
+  // (TilingPlan).
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// The discardable attribute that names a tile op's role
     /// (a TileRoleAttr), set by attn-tile-online-softmax.
     static constexpr ::llvm::StringLiteral getTileRoleAttrName() {
       return ::llvm::StringLiteral("attn.tile");
+    }
+    /// The discardable attribute of an attn.sdpa that plans its tiling for
+    /// a target (a TilingPlan as a dictionary), read by
+    /// attn-tile-online-softmax.
+    static constexpr ::llvm::StringLiteral getTilingAttrName() {
+      return ::llvm::StringLiteral("attn.tiling");
     }
   }];
   let hasCanonicalizer = 0;

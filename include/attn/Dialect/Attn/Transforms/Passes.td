@@ -7,6 +7,7 @@
 #ifndef ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
 #define ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD
 
+include "attn/Tuning/Tuning.td"
 include "mlir/Pass/PassBase.td"
 
 def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
@@ -64,9 +65,46 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     (the query tile's transpose and scale) and `output` (the normalize and
     transpose into the result); fills
     `init_query`, `init_scores`, `init_row_max`, `init_max`, `init_sum`,
-    `init_acc`; with `transpose-values`, `transpose_values` once per key
-    block and call; with `pair-values`, `pair_values` likewise), so that a
-    target pass can swap in its own kernel for it.
+    `init_acc`; with a plan's `transpose_values`, a `transpose_values` op
+    once per key block and call; with `pair_values`, `pair_values`
+    likewise; with `split_f16`, `bf16_keys`), so that a target pass can swap
+    in its own kernel for it.
+
+    A target plans an op's tiling before this pass with the discardable
+    attribute `attn.tiling` on the `attn.sdpa` (for the CPU,
+    `attn-cpu-plan-tiling`): a dictionary whose `block_q` and `block_kv`
+    replace the pass's block sizes for that op, and whose unit entries ask
+    for the K/V layouts its kernels read (`transpose_values`: V as
+    [Dv, keys], once per call; `pair_values`: V in key pairs; `split_f16`:
+    f16 K and V as bf16 hi + lo parts; `f16_tiles`: the target's tile
+    products take f16 as it is, so that f16 V is transposed too, not
+    split). Each layout is made only where the op's shapes allow it (the
+    layouts' conditions below); without the attribute an op is tiled with
+    the pass's options and no layout:
+
+    ```mlir
+    %o = attn.sdpa %q, %k, %v {attn.tiling = {block_q = 128 : i64,
+                                              transpose_values}}
+        : tensor<1x8x4096x64xbf16>, ... -> tensor<1x8x4096x64xbf16>
+    ```
+
+    The layouts' conditions: `transpose_values` for bf16 values (or f16
+    with `f16_tiles` or `split_f16`) with Dv and the key blocks multiples
+    of 16, not in a decode group (V transposed once per call, before the
+    query blocks, into a [B, Hkv, Dv, Lk rounded up to block-kv] copy, zero
+    past Lk, one `transpose_values` tile op per key block in an scf.forall
+    of its own; `pv` reads its [Dv, block-kv] tile); `pair_values` for bf16
+    values with Dv a multiple of 16 and even key blocks, not in a decode
+    group nor where V is transposed, and only where that pays (static
+    shapes, no grouped rows, at least 4 query blocks reading each V tile, a
+    copy of at most 2 MiB per such block and 32 MiB in all): V packed into
+    a [B, Hkv, Lk rounded up to block-kv / 2, 2 Dv] copy with
+    Vp[t, 2e + p] = V[2t + p, e], one `pair_values` tile op per key block;
+    `split_f16` for f16 K and V with D, Dv and the key blocks multiples of
+    16, not in a decode group nor with `f16_tiles`: K into [B, Hkv, Lk
+    rounded up, 2 D] (`bf16_keys` tile ops), V with the transpose (one
+    `transpose_values` op giving both parts); `scores` and `pv` then read
+    both parts (K or V = hi + lo).
 
     Decode groups (`decode-rows`): where a query block has few rows (a
     decode step: Lq, or Lq times the group size with grouped-query
@@ -112,80 +150,13 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
     ```
   }];
   let options = [
-    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
-           "Query rows per block (a tile of the scf.forall)">,
-    Option<"blockKV", "block-kv", "int64_t", /*default=*/"64",
-           "Keys per block of the sequential online-softmax loop">,
-    Option<"rowMultiple", "row-multiple", "int64_t", /*default=*/"1",
-           "Round a short static query block up to a multiple of this "
-           "(padding rows are computed and dropped)">,
-    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
-           "Split-K: cut the keys into this many chunks, one forall "
-           "iteration each, merged by their lse (static B and Lk, one query "
-           "block per head or group); 0: auto (when there are fewer than 16 "
-           "query blocks and at least 2048 keys), 1: never">,
-    Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"0",
-           "Decode groups: a query block of at most this many rows (Lq, or "
-           "Lq times the group size with grouped-query attention) becomes "
-           "one attn.decode_keys over its keys instead of the tile ops, "
-           "where the op allows it (no user mask, softcap or ALiBi; a band "
-           "only with Lq = 1; D and Dv multiples of decode-dim-multiple); "
-           "0: never">,
-    Option<"decodeDimMultiple", "decode-dim-multiple", "int64_t",
-           /*default=*/"1",
-           "Decode groups only for ops whose D and Dv are multiples of this "
-           "(the target's decode kernel runs whole vectors along them)">,
-    Option<"narrowBlockQ", "narrow-block-q", "int64_t", /*default=*/"0",
-           "Query rows per block, in place of block-q, for an op whose D and "
-           "Dv are at most 64 (narrow-lowp-max-d with bf16 or f16 values), "
-           "that has no causal or window band (larger blocks would compute "
-           "more of what the band skips) and not both "
-           "a user mask and grouped-query heads (more grouped rows, whose "
-           "mask tile the CPU kernels do not take); 0: block-q everywhere">,
-    Option<"narrowLowpMaxD", "narrow-lowp-max-d", "int64_t",
-           /*default=*/"64",
-           "The largest D and Dv of an op with bf16 or f16 values that "
-           "narrow-block-q applies to (64 for f32): on the AMX kernels the "
-           "larger blocks pay at D = 128 and 256 too">,
-    Option<"wideBlockKV", "wide-block-kv", "int64_t", /*default=*/"0",
-           "Keys per block, in place of block-kv, for an op with bf16 "
-           "values and D or Dv above 64 that takes narrow-block-q: on the "
-           "AMX kernels a P.V tile product then runs twice the keys "
-           "between loading and storing its accumulator tiles; 0: "
-           "block-kv everywhere">,
-    Option<"transposeValues", "transpose-values", "bool", /*default=*/"false",
-           "For bf16 values with Dv and the key blocks multiples of 16 (not "
-           "a decode group): V is transposed once per call, before the "
-           "query blocks, into a [B, Hkv, Dv, Lk rounded up to block-kv] "
-           "copy (zero past Lk; one `transpose_values` tile op per key "
-           "block, in an scf.forall of its own), and `pv` reads its [Dv, "
-           "block-kv] tiles from there: what the AMX kernels' P.V needs as "
-           "its A operand, made once rather than in every query block">,
-    Option<"pairValues", "pair-values", "bool", /*default=*/"false",
-           "For bf16 values with Dv a multiple of 16 and even key blocks "
-           "(not a decode group, nor where V is transposed): V is packed "
-           "once per call, before the query blocks, into key pairs, a [B, "
-           "Hkv, Lk rounded up to block-kv / 2, 2 Dv] copy with Vp[t, 2e + "
-           "p] = V[2t + p, e] (zero past Lk; one `pair_values` tile op per "
-           "key block, in an scf.forall of its own), and `pv` reads its "
-           "[block-kv / 2, 2 Dv] tiles from there: what bf16 dot products "
-           "(vdpbf16ps) take as the broadcast operand of P.V, made once "
-           "rather than in every query block; only where that pays: static "
-           "shapes, no grouped rows, at least 4 query blocks reading each V "
-           "tile, a copy of at most 2 MiB per such block and 32 MiB in all">,
-    Option<"f16Tiles", "f16-tiles", "bool", /*default=*/"false",
-           "The target's tile products take f16 as it is (AMX-FP16): "
-           "transpose-values transposes f16 values too (not split)">,
-    Option<"splitF16", "split-f16", "bool", /*default=*/"false",
-           "For f16 K and V with D, Dv and the key blocks multiples of 16 "
-           "(not a decode group): each made once per call, before the "
-           "query blocks, into two bf16 parts, hi = bf16(x) and lo = "
-           "bf16(x - hi), whose sum is x exactly (`bf16_keys` tile ops for "
-           "K into [B, Hkv, Lk rounded up, 2 D]; V with transpose-values "
-           "into [B, Hkv, Dv, 2 Lk rounded up], its `transpose_values` ops "
-           "giving both parts); `scores` and `pv` read both parts (three "
-           "inputs, K or V = hi + lo): for bf16 tile products (the AMX "
-           "kernels) that give f16 inputs f32-accurate products">,
+    // Tuning.td's knobs, one a line.
+    CpuBlockQ,
+    CpuBlockKV,
+    CpuRowMultiple,
+    CpuKvSplits,
+    CpuDecodeRows,
+    CpuDecodeDimMultiple,
   ];
   let dependentDialects = [
     "::mlir::attn::AttnDialect",

@@ -1,5 +1,5 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 pair-values=true" | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 pair-values=true transpose-values=true" | FileCheck %s --check-prefix=TRANSPOSED
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="pair-values=true" --attn-tile-online-softmax="block-q=32 block-kv=32" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="pair-values=true transpose-values=true" --attn-tile-online-softmax="block-q=32 block-kv=32" | FileCheck %s --check-prefix=TRANSPOSED
 
 // pair-values: V [B, Hkv, Lk, Dv] packed once into key pairs, [B, Hkv,
 // ceil(Lk / 32) * 32 / 2, 2 Dv] with Vp[t, 2e + p] = V[2t + p, e], before

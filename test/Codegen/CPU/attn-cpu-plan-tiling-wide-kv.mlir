@@ -1,15 +1,15 @@
 // wide-block-kv: an op with bf16 values and D or Dv above 64 that takes
 // narrow-block-q gets key blocks of this many keys instead of block-kv (the
 // score tile is [keys, rows]); everything else keeps block-kv.
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128 narrow-lowp-max-d=256 wide-block-kv=128" | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128 narrow-lowp-max-d=256" | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="narrow-block-q=128 narrow-lowp-max-d=256 wide-block-kv=128" --attn-tile-online-softmax="row-multiple=16" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="narrow-block-q=128 narrow-lowp-max-d=256" --attn-tile-online-softmax="row-multiple=16" | FileCheck %s --check-prefix=OFF
 // The CPU pipeline sets it on the amx kernels, unless block-kv is given.
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=amx" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=NOAMX
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=amx block-kv=64" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=NOAMX
-// RUN: not attn-opt %s -split-input-file --attn-tile-online-softmax="wide-block-kv=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not attn-opt %s -split-input-file --attn-cpu-plan-tiling="wide-block-kv=-1" --attn-tile-online-softmax 2>&1 | FileCheck %s --check-prefix=NEG
 
-// NEG: error: attn-tile-online-softmax: wide-block-kv (-1) must not be negative
+// NEG: error: attn-cpu-plan-tiling: wide-block-kv (-1) must not be negative
 
 // bf16, d = 128: 128 keys a block.
 // CHECK-LABEL: func.func @bf16_d128

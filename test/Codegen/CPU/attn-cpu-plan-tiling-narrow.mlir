@@ -1,7 +1,7 @@
 // narrow-block-q: ops whose D and Dv are at most 64 and that have no causal
 // or window band get query blocks of this many rows instead of block-q; a
 // short static sequence is cut down to one block as with block-q.
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128" -canonicalize | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="narrow-block-q=128" --attn-tile-online-softmax="row-multiple=16" -canonicalize | FileCheck %s
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16" -canonicalize | FileCheck %s --check-prefix=OFF
 // The CPU pipeline sets narrow-block-q=128 unless block-q is given, or the
 // kernels are avx2: off there, block-q's 64 rows for every op (CPU-BQ).
@@ -10,9 +10,9 @@
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=avx2 narrow-block-q=128" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="block-q=64" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU-BQ
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="block-q=64 narrow-block-q=128" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
-// RUN: not attn-opt %s -split-input-file --attn-tile-online-softmax="narrow-block-q=-1" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not attn-opt %s -split-input-file --attn-cpu-plan-tiling="narrow-block-q=-1" --attn-tile-online-softmax 2>&1 | FileCheck %s --check-prefix=NEG
 
-// NEG: error: attn-tile-online-softmax: narrow-block-q (-1) must not be negative
+// NEG: error: attn-cpu-plan-tiling: narrow-block-q (-1) must not be negative
 
 // BERT-base: 128 rows of d=64, one block of 128 (the transposed query tile
 // has 128 columns); off: two blocks of 64.

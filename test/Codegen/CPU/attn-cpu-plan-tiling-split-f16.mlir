@@ -1,4 +1,4 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 transpose-values=true split-f16=true" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="transpose-values=true split-f16=true" --attn-tile-online-softmax="block-q=32 block-kv=32" | FileCheck %s
 
 // split-f16: f16 K and V made once per call into bf16 hi and lo parts. K
 // into [B, Hkv, Lk rounded up, 2 D] (a key block's row: D hi, then D lo),

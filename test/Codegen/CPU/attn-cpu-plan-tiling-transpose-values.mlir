@@ -1,4 +1,4 @@
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=32 block-kv=32 transpose-values=true" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="transpose-values=true" --attn-tile-online-softmax="block-q=32 block-kv=32" | FileCheck %s
 
 // transpose-values: V [B, Hkv, Lk, Dv] transposed once into [B, Hkv, Dv,
 // ceil(Lk / 32) * 32], before the query blocks: one forall over (batch,

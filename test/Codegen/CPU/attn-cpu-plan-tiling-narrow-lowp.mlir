@@ -1,8 +1,8 @@
 // narrow-lowp-max-d: narrow-block-q reaches ops with bf16 or f16 values up
 // to that D and Dv (the amx kernels' path sets 256); f32 keeps 64. The
 // query tile's [D, block-q] shape shows the block.
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128 narrow-lowp-max-d=256" | FileCheck %s
-// RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="row-multiple=16 narrow-block-q=128" | FileCheck %s --check-prefix=DEFAULT
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="narrow-block-q=128 narrow-lowp-max-d=256" --attn-tile-online-softmax="row-multiple=16" | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-cpu-plan-tiling="narrow-block-q=128" --attn-tile-online-softmax="row-multiple=16" | FileCheck %s --check-prefix=DEFAULT
 // The CPU pipeline on the amx kernels sets it.
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=amx" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=AMX
 
