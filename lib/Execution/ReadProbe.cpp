@@ -94,7 +94,7 @@ double ReadProbe::passOf(Pattern pattern) {
 double ReadProbe::measureBest() {
   // A roofline is the best a core can read, and one sequential stream is not
   // it: on a Zen 5, 30-33 GB/s from one thread against 38-40 GB/s with 4
-  // streams and prefetching (docs/benchmarks.md, round six). The best of
+  // streams and prefetching (journal/round-06.md). The best of
   // three passes of each pattern.
   const Pattern patterns[] = {{1, 0},    {2, 0},    {4, 0},   {8, 0},
                               {2, 2048}, {4, 2048}, {8, 2048}};

@@ -1,11 +1,10 @@
-// decode-rows' default depends on the kernels (attn-lower-cpu's README
-// entry): 7 on the avx2 kernels, whose tile ops (query rows along 8-lane
-// vectors) are faster from 8 rows on (docs/benchmarks.md, round
-// twenty-one); 8 on the 16-lane paths, whose tile ops are faster from 10
-// rows on (round twenty-two). A decode step with 4 query heads per
-// key/value head (blocks of 4 rows) takes the decode kernel on both; one
-// with 8 (blocks of 8 rows) only on the 16-lane paths, one with 12 on
-// neither, unless decode-rows is given.
+// decode-rows' default depends on the kernels (docs/pipelines.md): 7 on the
+// avx2 kernels, whose tile ops (query rows along 8-lane vectors) are faster
+// from 8 rows on (journal/round-21.md); 8 on the 16-lane paths, whose tile
+// ops are faster from 10 rows on (journal/round-22.md). A decode step with 4
+// query heads per key/value head (blocks of 4 rows) takes the decode kernel
+// on both; one with 8 (blocks of 8 rows) only on the 16-lane paths, one with
+// 12 on neither, unless decode-rows is given.
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx2" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=AVX2
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx512" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=WIDE
 // RUN: attn-opt %s --attn-lower-cpu="kernels=avx2 decode-rows=16" --mlir-print-ir-after=attn-cpu-decode 2>&1 >/dev/null | FileCheck %s --check-prefix=GIVEN

@@ -7,7 +7,7 @@
 // its arrays of 4 MiB and more (madvise(MADV_HUGEPAGE)); a C or C++ caller's
 // malloc gives 4 KiB pages where the kernel's THP setting is `madvise`. The
 // decode kernels read K and V at a different rate on the two
-// (docs/benchmarks.md, round twenty-six).
+// (journal/round-26.md).
 //
 //===----------------------------------------------------------------------===//
 

@@ -188,20 +188,20 @@ def CpuDecodeRows : CpuKnob<"decodeRows", "decode-rows", "int64_t", "0",
   // The avx2 kernels: the decode kernel only where a block's rows do not
   // fill one of their 8-lane vectors. From 8 rows on, the tile ops (rows
   // along the vectors, no horizontal sums) are faster. On a Zen 3, one
-  // thread, paired CPU time of decode-rows 0 against 16 (bench/ab-paired.py,
+  // thread, paired CPU time of decode-rows 0 against 16 (bench/ab.py,
   // d=128, Lk=2048 unless said): hq=8 hkv=1 0.847x the time, Lk=32k 0.894x
   // (two threads, split-K, wall 0.925x), bf16 Lk=32k 0.684x, hq=12 hkv=1
   // 0.665x, hq=16 hkv=1 0.493x (f16, Lk=4096, 0.367x), hq=4 hkv=1 Lq=2
   // 0.817x, hq=2 Lq=8 0.744x; but with fewer rows than a vector the decode
   // kernel wins: hq=6 hkv=1 1.358x, hq=32 hkv=8 (4 rows) 1.071x with the
-  // tile ops (docs/benchmarks.md, round twenty-one).
+  // tile ops (journal/round-21.md).
   // The 16-lane kernels (avx512, avx512-bf16, amx): the decode kernel up to
   // 8 rows. On a Zen 4, one thread, paired time of the tile ops against it
   // (decode-rows 7 to 15, d=128 unless said): 16 rows (hq=16 hkv=1) Lk=2048
   // 0.332x, Lk=32k 0.598x, bf16 0.283x; hq=4 hkv=1 Lq=4 0.376x; hq=32 hkv=2
   // d=64 0.382x; 12 rows 0.654x (bf16 Lk=32k 0.465x); 10 rows 0.548x; but 8
   // rows (hq=8 hkv=1) 1.303x at Lk=32k, 1.023x at 2048 (bf16 0.844x) and 6
-  // rows 1.531x (docs/benchmarks.md, round twenty-two).
+  // rows 1.531x (journal/round-22.md).
   let onCpuPath = OnCpuPaths<"8", "8", "8", "7">;
   let onCpuPathAtItsWidth = 1;
   let min = 0;
@@ -213,13 +213,13 @@ def CpuDecodePrefetchLocality : CpuKnob<"decodePrefetchLocality",
     "rows ahead (llvm.prefetch's: 3 into L1, prefetcht0 on x86; 2 into L2, "
     "prefetcht1; 1 prefetcht2; 0 non-temporal, prefetchnta)"> {
   // Into L2 (prefetcht1) on every host: hq=32 hkv=8 Lk=32k d=128, paired
-  // time against L1 (bench/ab-paired.py) on a Zen 4 (avx512-bf16 kernels):
+  // time against L1 (bench/ab.py) on a Zen 4 (avx512-bf16 kernels):
   // f32 one thread 0.497x (CPU time), two 0.574x (wall), hq=8 hkv=1
   // (split-K) 0.677x, d=64 0.902x, bf16 0.633x, hq=hkv=32 0.998x; on an
   // Emerald Rapids (amx): f32 0.914x, two threads 0.956x, hq=8 hkv=1
   // 0.929x, bf16 1.014x; on a Zen 3 (avx2) 0.981-0.997x; a Zen 5 measured
-  // it no better for f32 (docs/benchmarks.md: rounds ten, fourteen and
-  // twenty-two).
+  // it no better for f32 (journal/round-10.md, journal/round-14.md and
+  // journal/round-22.md).
   let min = 0;
   let max = 3;
 }
@@ -263,9 +263,8 @@ def CpuNarrowBlockQ : CpuKnob<"narrowBlockQ", "narrow-block-q", "int64_t",
   // 128-row block of d = 64 holds a 32 KiB transposed query tile and a 32
   // KiB score tile, twice the L1 of the AVX2-only host measured (Zen 3: 32
   // KiB). There, one thread, CPU time per call, 128 -> 64 rows
-  // (bench/ab-aot.py, best of 20 calls a side): f32 L4096 d64 0.959x the
-  // time, bf16 0.992x, f16 0.988x, BERT-base 0.978x (docs/benchmarks.md,
-  // round ten).
+  // (bench/ab.py, best of 20 calls a side): f32 L4096 d64 0.959x the
+  // time, bf16 0.992x, f16 0.988x, BERT-base 0.978x (journal/round-10.md).
   let onCpuPath = OnCpuPaths<avx2 = "0">;
   let defaultNote = "0 where block-q is given";
   let min = 0;
@@ -294,7 +293,7 @@ def CpuRowVectors : CpuKnob<"rowVectors", "row-vectors", "int64_t", "4",
   // row vectors, a broadcast. Against reg-block 4 (8 accumulators), on a
   // Zen 3, 7 alternating rounds of attn-run --bench 5 --peak, median % of
   // peak, 1 thread: f32 L4096 d64 61.6 -> 70.6, bf16 56.0 -> 67.6, Lq=1000
-  // Lk=3001 d80 52.6 -> 65.8 (5 rounds) (docs/benchmarks.md, round eight).
+  // Lk=3001 d80 52.6 -> 65.8 (5 rounds) (journal/round-08.md).
   let onCpuPath = OnCpuPaths<avx2 = "2">;
   let min = 1;
 }
@@ -312,7 +311,7 @@ def CpuPrefetchSpread : CpuKnob<"prefetchSpread", "prefetch-spread",
   // step (most of which repeated the clamped last line): on a Zen 3, paired
   // CPU time against spread 1, L4096 d64 0.89-0.94, d128 0.93, BERT-base
   // 0.91, causal L512 0.92, bf16 (widened) 0.93, outputs bit for bit the
-  // same; spread 4 and 8 alike (docs/benchmarks.md, round seventeen).
+  // same; spread 4 and 8 alike (journal/round-17.md).
   let onCpuPath = OnCpuPaths<avx2 = "8">;
   let min = 1;
   let powerOfTwo = 1;
@@ -340,8 +339,8 @@ def CpuBlendStores : CpuKnob<"blendStores", "blend-stores", "bool", "false",
     "vmaskmovps, microcoded and many times slower on AMD Zen cores); x86 "
     "only, and the target needs vector registers of vector-width f32 (AVX "
     "at 8, AVX-512 at 16), else LLVM fails to compile the asm"> {
-  // AVX2's masked stores are microcoded on AMD Zen cores (docs/benchmarks.md,
-  // round nine); AVX-512's k-masked stores are left to LLVM.
+  // AVX2's masked stores are microcoded on AMD Zen cores (journal/round-09.md);
+  // AVX-512's k-masked stores are left to LLVM.
   let onCpuPath = OnCpuPaths<avx2 = "true">;
   let onCpuPathAtItsWidth = 1;
   let defaultNote = "the avx2 path's only on an x86 target with AVX";
@@ -445,12 +444,12 @@ def CpuDecodePhased : Knob<"decodePhased", "decode-phased", "bool", "false",
     "K rows two blocks ahead), then its softmax and P.V loops (which "
     "prefetch only V), instead of P.V loops that also take the next block's "
     "dot products"> {
-  // The avx2 kernels at their 8 lanes: on a Zen 3, one thread, paired CPU
-  // time against the overlapped blocks, Lk=32k d=128: hq=32 hkv=8 0.85x,
-  // two threads 0.86x (wall), hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K
-  // and V keep the overlap (CpuDecodeBuilder.h; docs/benchmarks.md, round
-  // sixteen). Not on the 16-lane paths: on a Zen 4 (avx512-bf16 kernels, L2
-  // prefetches) f32 hq=32 hkv=8 took 1.084x the time (round twenty-two).
+  // The avx2 kernels at their 8 lanes: on a Zen 3, one thread, paired CPU time
+  // against the overlapped blocks, Lk=32k d=128: hq=32 hkv=8 0.85x, two threads
+  // 0.86x (wall), hq=32 hkv=4 0.90x; bf16 1.12x, so 16-bit K and V keep the
+  // overlap (CpuDecodeBuilder.h; journal/round-16.md). Not on the 16-lane
+  // paths: on a Zen 4 (avx512-bf16 kernels, L2 prefetches) f32 hq=32 hkv=8 took
+  // 1.084x the time (journal/round-22.md).
   let onCpuPath = OnCpuPaths<avx2 = "true">;
   let onCpuPathAtItsWidth = 1;
 }
@@ -462,9 +461,9 @@ def CpuNarrowLowpMaxD : Knob<"narrowLowpMaxD", "narrow-lowp-max-d", "int64_t",
     "blocks pay at D = 128 and 256 too"> {
   // The amx kernels' bf16 and f16 ops take 128-row blocks up to D = 256:
   // hq=8 L=4096, one thread, paired CPU time against 64 rows
-  // (bench/ab-paired.py, --block-q=128): bf16 d=128 0.913x, d=256 (hq=4
+  // (bench/ab.py, --block-q=128): bf16 d=128 0.913x, d=256 (hq=4
   // L=2048) 0.973x, f16 d=128 0.920x; f32 at d=128 1.016x, so it keeps 64
-  // (docs/benchmarks.md, round twelve). With microkernels only.
+  // (journal/round-12.md). With microkernels only.
   let onCpuPath = OnCpuPaths<amx = "256">;
   let onCpuPathAtItsWidth = 1;
 }
@@ -476,9 +475,9 @@ def CpuWideBlockKV : Knob<"wideBlockKV", "wide-block-kv", "int64_t", "0",
     "accumulator tiles; 0: block-kv everywhere"> {
   // Each P.V accumulator tile is loaded and stored once per 128 keys rather
   // than 64. One thread, paired CPU time against block-kv's 64 on an
-  // Emerald Rapids Xeon (bench/ab-paired.py): d=128 L=4096 0.877x, L=2048
+  // Emerald Rapids Xeon (bench/ab.py): d=128 L=4096 0.877x, L=2048
   // 0.954x, d=256 0.904x; d=64 lost (1.070x) and f16 (split into bf16
-  // parts) gained nothing (0.987x) (docs/benchmarks.md, round thirteen).
+  // parts) gained nothing (0.987x) (journal/round-13.md).
   // With microkernels, where block-kv is not given and narrow blocks are
   // on.
   let onCpuPath = OnCpuPaths<amx = "128">;

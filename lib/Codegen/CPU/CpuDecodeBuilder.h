@@ -30,7 +30,7 @@ namespace mlir::attn::detail {
 /// On a Zen 3 (AVX2), hq=32 hkv=8 Lk=32k d=128, 16 accumulators of 8 lanes
 /// -> 8: 1569 -> 1258 stack references in the f32 library, 1733 -> 1317 in
 /// the bf16 one; the time did not change beyond the noise (f32 is
-/// memory-bound; docs/benchmarks.md, round eight).
+/// memory-bound; journal/round-08.md).
 inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 
 /// Of a block's `groups` P.V loops (groups of value columns), how many also
@@ -40,17 +40,17 @@ inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 /// (AVX2) the loops are bound by the FP load/store pipes, not the FMAs
 /// (llvm-mca znver3: 21 memory operations for 16 FMAs per key): half the
 /// groups (at least one), each with a larger share. On a Zen 3, 1 thread,
-/// CPU time per call against all groups (bench/ab-aot.py, best of 50
+/// CPU time per call against all groups (bench/ab.py, best of 50
 /// calls), hq=32 hkv=8 Lk=32k d=128: f32 0.894 of the time, bf16 0.939;
 /// hq=8 hkv=8: 0.852 and 0.909; a quarter of the groups: f32 1.031
-/// (docs/benchmarks.md, round ten). On 16 lanes the same where each group
+/// (journal/round-10.md). On 16 lanes the same where each group
 /// then takes at most 4 chunks, else all of them: on a Zen 4 (8 rows in
 /// cache spent their time on the buffer's loads and stores and on query
 /// chunks spilled to the stack), 1 thread, paired against all groups,
 /// Lk=32k d=128: hq=8 hkv=1 f32 0.959, bf16 0.813, f16 0.896; hq=12 hkv=2
 /// f32 0.874, bf16 0.793; hq=32 hkv=8 bf16 0.926-0.933; but with 8 chunks
 /// each, hq=8 hkv=2 d=256 f32 1.194 and hq=32 hkv=8 d=128 f32 1.006
-/// (docs/benchmarks.md, round twenty-three). With 8 rows on 16 lanes and K
+/// (journal/round-23.md). With 8 rows on 16 lanes and K
 /// read as it is (f32, or bf16 on vdpbf16ps), one group takes every chunk:
 /// each share's sums of the 8 rows are folded into one vector per key (7
 /// folds, DecodeScores.cpp) and added to the buffer, so a share costs more
@@ -59,14 +59,14 @@ inline int64_t maxAccumulators(int64_t width) { return width >= 16 ? 16 : 8; }
 /// 0.974, hq=64 hkv=8 Lk=8192 0.948; f32 Lk=4096 d=128 0.968-0.988, d=256
 /// 0.950, Lk=32k 0.948; widened K lost (f16 1.022-1.060 but once 0.925,
 /// bf16 on the avx512 kernels 1.032), as did 4 rows of f32 d=256 (1.145;
-/// docs/benchmarks.md, round twenty-nine). Since the rows-first folds (one
+/// journal/round-29.md). Since the rows-first folds (one
 /// fold and one store per key and share) one group also takes up to 8
 /// chunks of f32 K (D <= 128) at 3 and 4 rows: Zen 4, 1 thread, Lk=32k d=128,
 /// paired against two groups (4 copies of the inputs, each call after a 256 MiB
 /// read): hq=32 hkv=8 0.942-0.956 (4 KiB pages 0.930-0.963), in cache (Lk=1024)
 /// 0.904, two threads 0.993 (wall); hq=24 hkv=8 0.881-0.883; d=96 1.00; not
 /// at 5-7 rows (1.18-1.24), f32 d=256 (1.25), bf16 d=256 (1.21) nor f16
-/// (1.00; docs/benchmarks.md, round thirty-one).
+/// (1.00; journal/round-31.md).
 inline int64_t dotGroupsFor(int64_t groups, int64_t width, int64_t keyChunks,
                             int64_t rows, bool keysWidened, bool keyDots) {
   if (width == 16 && rows == 8 && !keysWidened)
@@ -90,11 +90,11 @@ inline int64_t dotGroupsFor(int64_t groups, int64_t width, int64_t keyChunks,
 /// (one block) 11.9-12.0 ms, 4 KiB 13.2-13.4, 32 KiB 13.4-13.7; bf16 4 KiB
 /// (one block) 5.2-5.5 ms, 8 KiB 5.7, 32 KiB 6.1-6.3; after it, f32 with K 2
 /// blocks ahead 10.9-11.4 ms, 1 block 14.0, 3 blocks 11.4-11.6, V 2 blocks
-/// 11.1-11.3 (docs/benchmarks.md, round six). 8 KiB for 16-bit rows too,
+/// 11.1-11.3 (journal/round-06.md). 8 KiB for 16-bit rows too,
 /// into L2: on a Zen 4 (32 KiB L1D), same shape, paired CPU time against
 /// one block (4 KiB), bf16 0.910x, two threads 0.935x (wall), hq=8 hkv=1
 /// 0.990x; f32 d=64 (4 KiB blocks) 0.963x; f32 d=128 16 KiB ahead 0.985x,
-/// 32 KiB 0.988x (docs/benchmarks.md, round twenty-two).
+/// 32 KiB 0.988x (journal/round-22.md).
 constexpr int64_t kCacheLineBytes = 64;
 constexpr int64_t kPrefetchAheadBytes = 8192;
 
@@ -104,10 +104,10 @@ constexpr int64_t kPrefetchAheadBytes = 8192;
 /// kPhasedMaxRowsAnyD rows (one key per iteration of the scores loop) D at
 /// least kPhasedMinWideD. Then the overlapped blocks' P.V loops, which also
 /// carry the next block's dot products, are bound by the FP load/store pipes
-/// (docs/benchmarks.md, round ten), and reading each block's K in its score
+/// (journal/round-10.md), and reading each block's K in its score
 /// loop and its V in its P.V loops, each stream prefetched from its own
 /// loop, takes less time. On a Zen 3 (AVX2), paired CPU time against the
-/// overlapped blocks, one thread unless said (bench/ab-paired.py, 30-40
+/// overlapped blocks, one thread unless said (bench/ab.py, 30-40
 /// pairs; outputs bit for bit the same: the same FMAs in the same order):
 /// - taken: hq=32 hkv=8 Lk=32k d=128 (4 rows) 0.85x, two threads 0.86x
 ///   (wall), b=4 Lk=8k 0.85x, Lk=1024 (in cache) 0.96x; hq=32 hkv=4 (8
@@ -119,7 +119,7 @@ constexpr int64_t kPrefetchAheadBytes = 8192;
 /// - taken, unclear: 4 rows d=256 0.98x.
 /// K prefetched at the distances of the overlapped blocks (V one block
 /// ahead, K two): 2 and 2 blocks gave 0.83x, 1 and 1 0.85x, 2 and 3 0.88x,
-/// within the noise of each other (docs/benchmarks.md, round sixteen).
+/// within the noise of each other (journal/round-16.md).
 constexpr int64_t kPhasedMinRows = 4;
 constexpr int64_t kPhasedMinWork = 512;
 constexpr int64_t kPhasedMaxRowsAnyD = 8;
@@ -135,7 +135,7 @@ constexpr int64_t kPhasedMinWideD = 128;
 /// time against the max moved every block, 1 thread unless said (20
 /// pairs): hq=32 hkv=8 Lk=32k d=128 bf16 0.897 (0.894-0.904), two threads
 /// (wall) 0.935, f32 0.991 (0.978-1.000); hq=8 hkv=1 f32 0.947, bf16 0.999;
-/// hq=8 hkv=8 d=32 0.877 (docs/benchmarks.md, round nineteen). The slack
+/// hq=8 hkv=8 d=32 0.877 (journal/round-19.md). The slack
 /// of the AMX prefill (kAmxMaxSlack), and FlashAttention-4's.
 constexpr float kDecodeMaxSlack = 8.0f;
 
@@ -289,7 +289,7 @@ private:
   /// like the tiles. The kernel's scratch is buffers, not tensors carried
   /// by the loops: bufferization analyses every read of a tensor against
   /// every write to it, which made grouped decode on 8 lanes take minutes
-  /// to lower (docs/benchmarks.md, round seven).
+  /// to lower (journal/round-07.md).
   Value scratch(ArrayRef<int64_t> shape, Type elementType = {});
   /// Accumulator vector (r, c) of `state`, and its update in `state`.
   Value accVector(const DecodeState &state, int64_t r, int64_t c);
@@ -358,7 +358,7 @@ private:
   /// dot products before its softmax, hq=32 hkv=8 Lk=32k d=128: f32 1
   /// thread 12.26-13.47 -> 10.53-12.49 ms (6 rounds), 2 threads 8.21-8.37
   /// -> 7.42-7.78; bf16 the same within the noise (medians 5.27 and 5.12 ms
-  /// over 12 rounds); in cache 3-6% slower (docs/benchmarks.md, round six).
+  /// over 12 rounds); in cache 3-6% slower (journal/round-06.md).
   DecodeState interleavedBlocks(Value begin, Value end, Value numFull,
                                 const DecodeState &init);
   /// The first key of full block `iv` from `begin` (keys to `end`; `w`:
@@ -392,7 +392,7 @@ private:
   /// takes several groups (each reads its share of every V row's lines in
   /// its own pass over the block) the prefetches pay: without them 4 rows
   /// of d=128 took 1.7x the time. 16-bit K and V keep them: bf16 0.90-1.17,
-  /// f16 0.98-1.29 by the shape (docs/benchmarks.md, round thirty-one).
+  /// f16 0.98-1.29 by the shape (journal/round-31.md).
   bool prefetches = true;
   Value phasedTile;
   DecodeResult finish(const DecodeState &state);

@@ -119,7 +119,7 @@ void CpuDecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1)
   // stride D); with strided rows, or past the prefetch window, it is not (a
   // hint: only the time can change). bf16 hq=32 hkv=8 Lk=32k
   // d=128 on a Zen 3, 1 thread: 16 -> 8 prefetches per key, 0.990
-  // (0.989-0.990) of the time (docs/benchmarks.md, round nineteen).
+  // (0.989-0.990) of the time (journal/round-19.md).
   for (int64_t col = llvm::alignTo(c0 * width, perLine); col < c1 * width;
        col += perLine)
     memref::PrefetchOp::create(
@@ -289,7 +289,7 @@ DecodeState CpuDecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
       // value-column groups: one or two lines per key and group, spread
       // through the block, rather than a burst of all the block's K lines
       // before the scores (which LLVM schedules together): bf16 hq=32 hkv=8
-      // Lk=32k d=128, 1 thread, 7.8-8.8 -> 6.9-7.8 ms (docs/benchmarks.md).
+      // Lk=32k d=128, 1 thread, 7.8-8.8 -> 6.9-7.8 ms (journal/round-05.md).
       // Phased blocks prefetch K from their scores loop instead
       // (phasedScores).
       if (n1 > n0 && !phased)
@@ -483,8 +483,7 @@ void CpuDecodeBuilder::touchPagesAhead(Value last) {
   // prefetches: 4 KiB pages 0.942x (4 KiB past 0.958x, 12 KiB 0.936x, 16
   // KiB 0.941x), two threads 0.973x, huge pages 1.006x; f16 0.965x and
   // 1.016x; f32 K and V, whose blocks take twice as long, gained 0.949x on
-  // 4 KiB pages but took 1.087x the time on huge pages (docs/benchmarks.md,
-  // round twenty-seven).
+  // 4 KiB pages but took 1.087x the time on huge pages (journal/round-27.md).
   auto touch = [&](Value buf, Value base) {
     auto type = cast<MemRefType>(buf.getType());
     int64_t rowBytes = type.getDimSize(3) * 2;

@@ -188,7 +188,7 @@ Value CpuDecodeBuilder::dotWith(Value dot, Value q, Value k) {
   // memory operands. Zen 4, one thread, paired CPU time against the query
   // first (outputs bit for bit the same): hq=8 hkv=1 Lk=1024 in cache
   // 0.969, hq=16 hkv=2 0.985, 4 rows 0.975 and 0.999; Lk=32k from memory
-  // 0.922, 4 KiB pages 0.947 (docs/benchmarks.md, round thirty).
+  // 0.922, 4 KiB pages 0.947 (journal/round-30.md).
   if (keyDots)
     return x86vector::DotBF16Op::create(b, loc, kernel.vecType,
                                         dot ? dot : kernel.splat(0.0f), k, q);
@@ -284,7 +284,7 @@ CpuDecodeBuilder::scoresOf(function_ref<Value(int64_t)> keyIndex) {
   // lane j. Groups of 4 keys rather than one at 4 rows: 564 -> 394 stack
   // references in the f32 hq=32 hkv=8 d=128 library, 104.7-108.0 ->
   // 111.9-113.2 GFLOP/s in cache, 1 thread Lk=32k 14.7-15.1 -> 13.9-14.1 ms
-  // (docs/benchmarks.md, round six).
+  // (journal/round-06.md).
   int64_t groupKeys = keysPerGroup();
   SmallVector<SmallVector<Value>> keyGroup;
   auto rowDots = [&](int64_t j) {
@@ -296,13 +296,12 @@ CpuDecodeBuilder::scoresOf(function_ref<Value(int64_t)> keyIndex) {
 }
 
 bool CpuDecodeBuilder::tileFoldsRows() const {
-  // On the 16-lane kernels, where it was measured: there a 512-bit store
-  // takes two FMA slots (Zen 4) and the folds' shuffles and adds none.
-  // Also for 8 rows, unlike foldRowsFirst: its gather's 56 shuffles come
-  // once per block, against 7 stores saved per key (f32 hq=8 hkv=1 Lk=2048
-  // d=128, one thread: 0.853 the time; 16 rows: 1.067; docs/benchmarks.md,
-  // round twenty-four). Phased blocks fill their own tile, per row
-  // (phasedScores).
+  // On the 16-lane kernels, where it was measured: there a 512-bit store takes
+  // two FMA slots (Zen 4) and the folds' shuffles and adds none. Also for 8
+  // rows, unlike foldRowsFirst: its gather's 56 shuffles come once per block,
+  // against 7 stores saved per key (f32 hq=8 hkv=1 Lk=2048 d=128, one thread:
+  // 0.853 the time; 16 rows: 1.067; journal/round-24.md). Phased blocks fill
+  // their own tile, per row (phasedScores).
   return width == 16 && !phased && rows > 1 && rows <= 8 &&
          llvm::isPowerOf2_64(rows);
 }

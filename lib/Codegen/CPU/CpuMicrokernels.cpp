@@ -226,11 +226,11 @@ std::optional<int64_t> hiddenPairs(linalg::GenericOp op,
 /// vector (16 rows) and 16 keys or value columns (16 accumulators): a
 /// 64-row diagonal block computes 5/8 of its products where four row
 /// vectors (the default) computed all of them. hq=8 d=64 causal, one
-/// thread, paired CPU time against four row vectors (bench/ab-paired.py,
+/// thread, paired CPU time against four row vectors (bench/ab.py,
 /// Zen 4): L=512 0.92x (12 keys 0.92x, 8 0.94x, 24 0.95x; two row vectors
 /// of 12 keys 0.97x), L=2048 0.98x; d=128 L=512 0.93x, L=2048 0.97x; bf16
 /// L=512 0.92x, d=128 0.94x (against the kernels that computed the bf16
-/// diagonal whole) (docs/benchmarks.md, round twenty-five). The avx2
+/// diagonal whole) (journal/round-25.md). The avx2
 /// kernels' two 8-lane row vectors span 16 rows already (one row vector of
 /// 12 or 8 keys took 1.04x and 1.03x there, forced on the same host): kept.
 RegisterBlocking edgeBlocking(const RegisterBlocking &blocking,
@@ -630,7 +630,7 @@ struct AttnCpuMicrokernelsPass
 
   /// A query block whose rows are not whole vectors keeps every tile op on
   /// the generic scalar loops: hq=8 Lq=1024 d=64, block of 120 rows, 6.0
-  /// GFLOP/s against 198 with 112 (docs/benchmarks.md, round six). Said
+  /// GFLOP/s against 198 with 112 (journal/round-06.md). Said
   /// once per query-block size, on the first scores tile of that size.
   void warnOffWidth(ArrayRef<linalg::GenericOp> tiles) {
     llvm::SmallDenseSet<int64_t> warned;

@@ -2,21 +2,20 @@
 //
 // Part of the attn project.
 //
-// With short sequences (L = 128: two key blocks per query block) every
-// query block starts on operands that are not in any cache yet: its query
-// rows, and for the first query block of a (batch, head) its K and V; the
-// hardware prefetcher does not run that far ahead of a kernel that spends
-// thousands of cycles on each tile. The kernels therefore prefetch, spread
-// over their own work, the bytes that follow the tile they read: the next
-// key block's K or V tile, which after the last one of a head is the next
-// head's (the layout is [B, H, L, D]), and the next query block's rows.
-// The products' prefetches (ContractionPrefetch) take one line of each
-// stream per reduction step, or with a spread one per group of that many
-// steps (most per-step ones repeated the clamped last line; on a Zen 3 the
-// f32 products took 0.89-0.94x the time with 8: docs/benchmarks.md, round
-// seventeen); the query and output rows of the next block issued all at
-// once by the transposes alone left b = 32 BERT-base at 185 GFLOP/s on one
-// core, spread over the products too at 197–200.
+// With short sequences (L = 128: two key blocks per query block) every query
+// block starts on operands that are not in any cache yet: its query rows, and
+// for the first query block of a (batch, head) its K and V; the hardware
+// prefetcher does not run that far ahead of a kernel that spends thousands of
+// cycles on each tile. The kernels therefore prefetch, spread over their own
+// work, the bytes that follow the tile they read: the next key block's K or V
+// tile, which after the last one of a head is the next head's (the layout is
+// [B, H, L, D]), and the next query block's rows. The products' prefetches
+// (ContractionPrefetch) take one line of each stream per reduction step, or
+// with a spread one per group of that many steps (most per-step ones repeated
+// the clamped last line; on a Zen 3 the f32 products took 0.89-0.94x the time
+// with 8: journal/round-17.md); the query and output rows of the next block
+// issued all at once by the transposes alone left b = 32 BERT-base at 185
+// GFLOP/s on one core, spread over the products too at 197–200.
 //
 //===----------------------------------------------------------------------===//
 

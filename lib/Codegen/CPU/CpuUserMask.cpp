@@ -279,8 +279,7 @@ struct UserMaskKernel {
       // block's K, V and score tiles evicted the lines before they were
       // read (Zen 4, one thread, paired CPU time, hq=8 Lq=1000 Lk=3001
       // d=80, L2 against L1: float mask [1, 1, Lq, Lk] 0.954x, [1, 8, Lq,
-      // Lk] 0.955x, bool 0.996-0.997x; docs/benchmarks.md, round
-      // twenty-seven).
+      // Lk] 0.955x, bool 0.996-0.997x; journal/round-27.md).
       Value ahead = kernel.add(jb, bk());
       prefetchAt(kernel, addressOf(row, ahead), /*forWrite=*/false);
       // W keys of 2 or 4 bytes may span two cache lines (one prefetch per

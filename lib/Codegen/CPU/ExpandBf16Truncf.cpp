@@ -7,7 +7,7 @@
 // attn-lower-naive-cpu's addBf16RoundingInIntegers). On vectors that
 // expansion selects the NaN case on the i16 lanes after the narrowing,
 // which LLVM's x86 code generation scalarizes: a vucomiss and a cmov per
-// element, and scalar 16-bit stores (docs/benchmarks.md, round eighteen).
+// element, and scalar 16-bit stores (journal/round-18.md).
 // This pass runs before it and rounds vector truncf the same way, bit for
 // bit, with the NaN lanes replaced on the f32 lanes first (one blend):
 // 0x7FC00000, which the rounding keeps as 0x7FC0.

@@ -429,11 +429,11 @@ def AttnOmpSchedule : Pass<"attn-omp-schedule", "func::FuncOp"> {
     hands them out one chunk (default 1) at a time; `static` spells out the
     translation's default.
 
-    Measured on a 2-core Zen 3, 2 threads (docs/benchmarks.md, round
-    eleven; paired medians of guided over static): with a busy loop on one
-    core 0.72-0.84x the time on four shapes (short sequences, L=2048 with
-    and without causal, decode); without it 0.87-1.00x on a noisy machine,
-    0.99-1.01x in a quiet minute; `dynamic` cost 4% on the short sequences.
+    Measured on a 2-core Zen 3, 2 threads (journal/round-11.md; paired medians
+    of guided over static): with a busy loop on one core 0.72-0.84x the time on
+    four shapes (short sequences, L=2048 with and without causal, decode);
+    without it 0.87-1.00x on a noisy machine, 0.99-1.01x in a quiet minute;
+    `dynamic` cost 4% on the short sequences.
 
     ```mlir
     omp.wsloop {

@@ -48,7 +48,7 @@ constexpr int64_t kTileRows = 16;
 /// hq=12 Lq=1024 (8 readers, 24 MiB) 1.008x, b=32 (48 MiB: a fresh mmap
 /// and its page faults every call) 1.035x, b=32 hq=12 Lq=512 (4 readers,
 /// 24 MiB) 1.016x, b=64 Lq=256 (2 readers) 1.031x, BERT-base (1 reader)
-/// 1.030x (docs/benchmarks.md, round twenty-seven).
+/// 1.030x (journal/round-27.md).
 constexpr int64_t kPairedValuesMinReaders = 4;
 constexpr int64_t kPairedValuesBytesPerReader = int64_t(2) << 20;
 constexpr int64_t kPairedValuesMaxBytes = int64_t(32) << 20;
