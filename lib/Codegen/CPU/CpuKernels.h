@@ -16,6 +16,7 @@
 #define ATTN_LIB_DIALECT_ATTN_TRANSFORMS_CPUKERNELS_H
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn/Dialect/Attn/Utils/IrBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,13 +28,14 @@
 namespace mlir::attn::detail {
 
 /// Builds the vector code of one tile op in front of it.
-class KernelBuilder {
+class KernelBuilder : public IrBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, int64_t width)
-      : b(b), loc(loc), width(width),
+      : IrBuilder(b, loc), width(width),
         vecType(VectorType::get({width}, b.getF32Type())) {}
 
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  using IrBuilder::add;
+  /// x + c, or x itself for c = 0.
   Value add(Value x, int64_t c) {
     return c == 0 ? x : arith::AddIOp::create(b, loc, x, idx(c)).getResult();
   }
@@ -176,8 +178,6 @@ public:
   /// poly (highest degree first) at f, by Horner's rule on vector.fma.
   Value horner(ArrayRef<double> poly, Value f);
 
-  OpBuilder &b;
-  Location loc;
   int64_t width;
   VectorType vecType;
   /// exp2 by vscalefps (attn-cpu-microkernels' avx512-exp).

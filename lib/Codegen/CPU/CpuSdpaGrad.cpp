@@ -74,22 +74,10 @@ static RegisterBlocking blockingFor(int64_t cols, int64_t width) {
 }
 
 /// Builds the loops of one sdpa_grad in front of it.
-class GradEmitter {
+class GradEmitter : public IrBuilder {
 public:
   GradEmitter(OpBuilder &b, Location loc, const GradPlan &plan)
-      : b(b), loc(loc), plan(plan), kernel(b, loc, plan.width) {}
-
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value minIdx(Value x, Value y) {
-    return arith::MinSIOp::create(b, loc, x, y);
-  }
-  Value maxIdx(Value x, Value y) {
-    return arith::MaxSIOp::create(b, loc, x, y);
-  }
-  Value f32(float v) { return createF32Constant(b, loc, v); }
+      : IrBuilder(b, loc), plan(plan), kernel(b, loc, plan.width) {}
 
   /// A dim of a buffer, as a constant when static.
   Value dimOf(Value buffer, int64_t i) {
@@ -168,8 +156,6 @@ public:
     });
   }
 
-  OpBuilder &b;
-  Location loc;
   const GradPlan &plan;
   KernelBuilder kernel;
 };
@@ -210,7 +196,7 @@ static Value loadMaskBias(GradEmitter &e, const GradBuffers &buf,
     if (type.getDimSize(k) == 1)
       at.push_back(e.idx(0));
     else if (type.isDynamicDim(k))
-      at.push_back(e.minIdx(index[k], e.sub(e.dimOf(buf.mask, k), e.idx(1))));
+      at.push_back(e.minS(index[k], e.sub(e.dimOf(buf.mask, k), e.idx(1))));
     else
       at.push_back(index[k]);
   }
@@ -371,7 +357,7 @@ static void emitQueryBlock(GradEmitter &e, const GradBuffers &buf,
                            const GradTiles &t, Value bIdx, Value h, Value q0,
                            Value k0, Value kn, Value diagShift) {
   const GradPlan &plan = e.plan;
-  Value rn = e.minIdx(e.idx(plan.bq), e.sub(buf.lq, q0));
+  Value rn = e.minS(e.idx(plan.bq), e.sub(buf.lq, q0));
   loadQueryBlock(e, buf, t, bIdx, h, q0, rn, k0, kn);
   ContractionExtras fromZero;
   fromZero.fromZero = true;
@@ -423,7 +409,7 @@ static void emitKeyBlocks(GradEmitter &e, const GradBuffers &buf, Value bIdx,
     diagShift = buildDiagonalShift(e.b, e.loc, *plan.band, buf.lq, buf.lk);
 
   e.forLoop(e.idx(0), buf.lk, e.idx(plan.bk), [&](Value k0) {
-    Value kn = e.minIdx(e.idx(plan.bk), e.sub(buf.lk, k0));
+    Value kn = e.minS(e.idx(plan.bk), e.sub(buf.lk, k0));
     loadKeyBlock(e, buf, t, bIdx, hk, k0, kn);
     e.fill(t.dkAcc, 0.0f);
     e.fill(t.dvAcc, 0.0f);
@@ -431,9 +417,9 @@ static void emitKeyBlocks(GradEmitter &e, const GradBuffers &buf, Value bIdx,
     // their blocks are skipped, not computed and masked.
     Value qStart = e.idx(0);
     if (diagShift)
-      qStart = e.maxIdx(
+      qStart = e.maxS(
           e.idx(0),
-          e.minIdx(buf.lq, buildFirstVisibleRow(e.b, e.loc, *plan.band,
+          e.minS(buf.lq, buildFirstVisibleRow(e.b, e.loc, *plan.band,
                                                 diagShift, k0)));
     e.forLoop(e.idx(plan.group), [&](Value g) {
       Value h = e.add(e.mul(hk, e.idx(plan.group)), g);

@@ -13,6 +13,7 @@
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Geometry.h"
+#include "attn/Dialect/Attn/Utils/IrBuilder.h"
 #include "attn/Dialect/Attn/Utils/ScoreModifiers.h"
 #include "attn/Dialect/Attn/Utils/TileConventions.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
@@ -28,36 +29,8 @@
 
 namespace mlir::attn::gpu_kernels {
 
-/// The builder and location every kernel builder (GpuFlashBuilder,
-/// GpuDecodeBuilder) emits with, and the index arithmetic they all use.
-struct GpuIrBuilder {
-  GpuIrBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value f32(float v) { return createF32Constant(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value minU(Value x, Value y) { return arith::MinUIOp::create(b, loc, x, y); }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  }
-  Value select(Value c, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, c, x, y);
-  }
-  Value toF32(Value x) {
-    return convertScalarToDtype(b, loc, x, b.getF32Type(), false);
-  }
-  /// Runs `body` under `cond` (no results).
-  void ifThen(Value cond, function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(op.thenBlock()->getTerminator());
-    body();
-  }
-
-  OpBuilder &b;
-  Location loc;
-};
+/// The base of the GPU kernel builders (GpuFlashBuilder, GpuDecodeBuilder).
+using GpuIrBuilder = IrBuilder;
 
 /// One attn.sdpa on buffers: what every kernel builder reads.
 struct GpuSdpa {
