@@ -47,24 +47,25 @@ struct AttnCpuDecodePass
   /// it cannot take.
   FailureOr<DecodeOptions> kernelOptions(Location loc) {
     if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth))
-      return mlir::emitError(loc) << getArgument() << ": decode-width ("
-                                  << static_cast<int64_t>(decodeWidth)
+      return mlir::emitError(loc) << getArgument() << ": " << decodeWidth.ArgStr
+                                  << " (" << static_cast<int64_t>(decodeWidth)
                                   << ") must be a power of 2 (at least 2)";
     if (decodePrefetchLocality < 0 || decodePrefetchLocality > 3)
       return mlir::emitError(loc)
-             << getArgument() << ": decode-prefetch-locality ("
+             << getArgument() << ": " << decodePrefetchLocality.ArgStr << " ("
              << static_cast<int64_t>(decodePrefetchLocality)
              << ") must be 0, 1, 2 or 3";
     if (decodePageTouch < 0)
-      return mlir::emitError(loc) << getArgument() << ": decode-page-touch ("
-                                  << static_cast<int64_t>(decodePageTouch)
-                                  << ") must not be negative";
+      return mlir::emitError(loc)
+             << getArgument() << ": " << decodePageTouch.ArgStr << " ("
+             << static_cast<int64_t>(decodePageTouch)
+             << ") must not be negative";
     std::optional<DecodePrefetch> prefetch =
         parseDecodePrefetch(decodePrefetch);
     if (!prefetch)
       return mlir::emitError(loc)
-             << getArgument() << ": decode-prefetch ('" << decodePrefetch
-             << "') must be auto, all or none";
+             << getArgument() << ": " << decodePrefetch.ArgStr << " ('"
+             << decodePrefetch << "') must be auto, all or none";
     DecodeOptions options;
     options.width = decodeWidth;
     options.bf16Dot = decodeBf16Dot;

@@ -652,11 +652,12 @@ struct AttnCpuMicrokernelsPass
   }
 
   void runOnOperation() override {
-    if (failed(verifyPositiveOptions(getOperation(), getArgument(),
-                                     {{"vector-width", vectorWidth},
-                                      {"reg-block", regBlock},
-                                      {"row-vectors", rowVectors},
-                                      {"prefetch-spread", prefetchSpread}})))
+    if (failed(
+            verifyPositiveOptions(getOperation(), getArgument(),
+                                  {{vectorWidth.ArgStr, vectorWidth},
+                                   {regBlock.ArgStr, regBlock},
+                                   {rowVectors.ArgStr, rowVectors},
+                                   {prefetchSpread.ArgStr, prefetchSpread}})))
       return signalPassFailure();
     if (!llvm::isPowerOf2_64(prefetchSpread)) {
       getOperation()->emitError()
