@@ -19,12 +19,13 @@
 #include "RunTiming.h"
 
 #include "attn/Execution/CudaRun.h"
-#include "attn/Spec/Error.h"
 #include "attn/Execution/GuardedBuffer.h"
-#include "attn/Spec/Npy.h"
-#include "attn/Spec/ReferenceVarlen.h"
 #include "attn/InitAttn.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Spec/Error.h"
+#include "attn/Spec/Npy.h"
+#include "attn/Spec/ReferencePaged.h"
+#include "attn/Spec/ReferenceVarlen.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -436,12 +437,15 @@ static llvm::Error dumpTensors(StringRef dir,
   for (auto [i, t] : llvm::enumerate(inputs))
     if (llvm::Error e = write("arg" + std::to_string(i) + ".npy", t))
       return e;
-  for (size_t r = 0; r < fusedOut.size(); ++r) {
+  // No fused results where the op has no fused lowering (attn.sdpa_paged).
+  size_t results = std::max(fusedOut.size(), naiveOut ? naiveOut->size() : 0);
+  for (size_t r = 0; r < results; ++r) {
     std::string suffix = r == 0             ? ""
                          : r == 1 && isSdpa ? "_lse"
                                             : "_" + std::to_string(r);
-    if (llvm::Error e = write("fused" + suffix + ".npy", fusedOut[r]))
-      return e;
+    if (r < fusedOut.size())
+      if (llvm::Error e = write("fused" + suffix + ".npy", fusedOut[r]))
+        return e;
     if (naiveOut)
       if (llvm::Error e = write("naive" + suffix + ".npy", (*naiveOut)[r]))
         return e;
@@ -515,8 +519,26 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.flops = problem ? problem->flops() : 0;
 
   OraclePlan plan = planOracles(options, problem, report);
+  // attn.sdpa_paged has no fused lowering yet (the fused pipelines reject
+  // it): its runs check the naive lowering against the f64 reference.
+  bool withFused = !(problem && problem->paged);
+  if (!withFused) {
+    if (options.benchRuns > 0)
+      return makeError("--bench: attn.sdpa_paged (page_size) has no fused "
+                       "lowering yet to time");
+    plan.naive = report.naiveSkipped.empty();
+    if (!plan.naive || !plan.ref)
+      return makeError("attn.sdpa_paged (page_size) has no fused lowering "
+                       "yet: a run checks its naive lowering against the f64 "
+                       "reference (--check all or f64, within "
+                       "--naive-limit-gib and --ref-limit-gflop)");
+  }
   if (llvm::Error e = checkHostMemory(signature, problem, plan, report))
     return std::move(e);
+  if (!withFused && !plan.naive)
+    return makeError("attn.sdpa_paged (page_size) has no fused lowering yet, "
+                     "and its naive lowering does not fit: " +
+                     report.naiveSkipped);
 
   llvm::Expected<std::vector<HostTensor>> inputs =
       makeInputs(options, signature);
@@ -529,7 +551,13 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     for (int64_t i = 0, n = slopes.numel(); i < n; ++i)
       slopes.setFromDouble(i, std::fabs(slopes.getAsDouble(i)) / 4);
   }
-  if (problem && problem->varlen) {
+  if (problem && problem->paged) {
+    if (options.inputsDir.empty())
+      fillPagedTables(*problem, *inputs, options.seed);
+    if (llvm::Error e = setPagedValues(*problem, *inputs))
+      return std::move(e);
+    report.flops = problem->flops();
+  } else if (problem && problem->varlen) {
     if (options.inputsDir.empty())
       fillVarlenOffsets(*problem, *inputs);
     if (llvm::Error e = setVarlenValues(*problem, *inputs))
@@ -546,9 +574,14 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
 
   // Compile.
   setJitThreads(options.threads);
-  auto fused = compileKernel(options, report, *loaded->module, false, pipeline);
-  if (!fused)
-    return makeError("fused lowering: " + toString(fused.takeError()));
+  std::optional<Kernel> fused;
+  if (withFused) {
+    auto compiled =
+        compileKernel(options, report, *loaded->module, false, pipeline);
+    if (!compiled)
+      return makeError("fused lowering: " + toString(compiled.takeError()));
+    fused = std::move(*compiled);
+  }
   std::optional<Kernel> naive;
   if (plan.naive) {
     auto compiled =
@@ -559,10 +592,13 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   }
 
   // Run, on NaN-poisoned outputs.
-  Results fusedOut = makeOutputs(signature), naiveOut;
-  if (llvm::Error e =
-          runPoisoned(*fused, *inputs, fusedOut, options.guardPages))
-    return std::move(e);
+  Results fusedOut, naiveOut;
+  if (fused) {
+    fusedOut = makeOutputs(signature);
+    if (llvm::Error e =
+            runPoisoned(*fused, *inputs, fusedOut, options.guardPages))
+      return std::move(e);
+  }
   if (naive) {
     naiveOut = makeOutputs(signature);
     if (llvm::Error e =
@@ -588,7 +624,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
     checkNoNaN(report, problem.has_value(), fusedOut, naivePtr);
   report.pass = allChecksPass(report);
 
-  if (options.benchRuns > 0)
+  if (options.benchRuns > 0 && fused)
     if (llvm::Error e =
             timeKernels(context, options, *fused, naive ? &*naive : nullptr,
                         *inputs, fusedOut, naiveOut, report))

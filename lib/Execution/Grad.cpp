@@ -110,6 +110,8 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
     return makeError("--grad goes with --sdpa SPEC");
   if (options.spec->isVarlen())
     return makeError("--grad: attn.sdpa_varlen (seqlens_q) has no backward");
+  if (options.spec->isPaged())
+    return makeError("--grad: attn.sdpa_paged (page_size) has no backward");
   if (options.cuda)
     return makeError("--grad runs on the CPU only: attn.sdpa_grad has no GPU "
                      "lowering");

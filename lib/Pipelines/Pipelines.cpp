@@ -125,6 +125,8 @@ void mlir::attn::buildNaiveCpuPipeline(OpPassManager &pm) {
   // Packed variable-length attention: one attn.sdpa per sequence, the same
   // decomposition as attn-lower-cpu's.
   pm.addPass(createAttnExpandVarlen());
+  // Paged caches: the oracle gathers the pages into dense keys and values.
+  pm.addPass(createAttnGatherPaged());
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createConvertAttnGradToLinalg());
   pm.addPass(createCanonicalizerPass());
@@ -254,6 +256,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     decode.decodePageTouch = options.decodePageTouch;
     decode.decodePhased = onPath.decodePhased;
   }
+  // No fused lowering of paged caches yet (attn-lower-naive-cpu has one).
+  pm.addPass(createAttnRejectSdpaPaged());
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnCpuPlanTiling(plan));
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
@@ -377,6 +381,7 @@ void mlir::attn::buildNaiveGpuPipeline(OpPassManager &pm,
                                        const GpuPipelineOptions &options) {
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
+  pm.addPass(createAttnRejectSdpaPaged());
   pm.addPass(createConvertAttnToLinalg());
   pm.addPass(createCanonicalizerPass());
   addBufferization(pm);
@@ -415,6 +420,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.lazyRescale = options.lazyRescale;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
+  pm.addPass(createAttnRejectSdpaPaged());
   pm.addPass(createConvertAttnToGpu(fused));
   pm.addPass(createCanonicalizerPass());
   // Ownership-based deallocation cannot see through the kernel's NVVM ops

@@ -121,6 +121,8 @@ mlir::attn::exec::buildSdpaModule(MLIRContext &context, const SdpaSpec &spec,
   SdpaSpec full = spec.withDefaults();
   if (full.isVarlen())
     return buildSdpaVarlenModule(context, full, funcName);
+  if (full.isPaged())
+    return buildSdpaPagedModule(context, full, funcName);
   EntrySignature signature = signatureOf(full);
   bool dynamic = full.dynamic;
   // B and the sequence dims (0 and 2) of query, key, value, out and lse.

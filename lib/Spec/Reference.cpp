@@ -88,6 +88,8 @@ static int64_t bandPairs(const SdpaProblem &p, int64_t lk) {
 size_t keyLengthsArgIndex(const SdpaProblem &p) {
   if (p.varlen) // query, key, value, cu_seqlens_q, cu_seqlens_k.
     return 5;
+  if (p.paged) // query, key_cache, value_cache, page_table.
+    return 4;
   return p.mask != MaskKind::None ? 4 : 3;
 }
 

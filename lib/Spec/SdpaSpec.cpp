@@ -151,6 +151,8 @@ SdpaSpec SdpaSpec::withDefaults() const {
   SdpaSpec s = *this;
   if (s.isVarlen())
     setVarlenSizes(s);
+  if (s.isPaged())
+    setPagedSizes(s);
   if (s.hkv == -1)
     s.hkv = s.hq;
   if (s.lk == -1)
@@ -166,6 +168,9 @@ llvm::Error SdpaSpec::validate() const {
   SdpaSpec s = withDefaults();
   if (s.isVarlen())
     if (llvm::Error err = validateVarlen(s))
+      return err;
+  if (s.isPaged())
+    if (llvm::Error err = validatePaged(s))
       return err;
   const std::pair<const char *, int64_t> dims[] = {
       {"b", s.b},   {"hq", s.hq}, {"hkv", s.hkv}, {"lq", s.lq},
@@ -299,6 +304,15 @@ SdpaProblem SdpaSpec::toProblem() const {
     p.cuSeqlensQ = cumulativeOffsets(s.seqlensQ);
     p.cuSeqlensK = cumulativeOffsets(s.seqlensK);
   }
+  if (s.isPaged()) { // The dense view: lk = max_pages * page_size.
+    p.paged = true;
+    p.keyLengths = true;
+    p.hndLayout = s.hndLayout;
+    p.pageSize = s.pageSize;
+    p.numPages = pagedNumPages(s);
+    p.maxPages = pagedMaxPages(s);
+    p.keyLengthValues = s.kvLens;
+  }
   return p;
 }
 
@@ -306,6 +320,8 @@ std::string SdpaSpec::toString() const {
   SdpaSpec s = withDefaults();
   if (s.isVarlen())
     return varlenSpecString(s);
+  if (s.isPaged())
+    return pagedSpecString(s);
   std::string out =
       "b=" + std::to_string(s.b) + ",hq=" + std::to_string(s.hq) +
       ",hkv=" + std::to_string(s.hkv) + ",lq=" + std::to_string(s.lq) +
@@ -336,6 +352,8 @@ std::vector<TensorSpec> SdpaSpec::argSpecs() const {
   SdpaSpec s = withDefaults();
   if (s.isVarlen())
     return varlenArgSpecs(s);
+  if (s.isPaged())
+    return pagedArgSpecs(s);
   std::vector<TensorSpec> specs = {{{s.b, s.hq, s.lq, s.d}, s.dtype},
                                    {{s.b, s.hkv, s.lk, s.d}, s.dtype},
                                    {{s.b, s.hkv, s.lk, s.dv}, s.dtype}};
@@ -388,15 +406,18 @@ enum class Key {
   AlibiKey,
   SeqlensQ,
   SeqlensK,
+  PageSize,
+  KvLens,
+  Layout,
   NumKeys
 };
 } // namespace
 
 static const char *const kKeyNames[] = {
-    "b",          "hq",          "hkv",   "lq",        "lk",
-    "d",          "dv",          "dtype", "causal",    "mask",
-    "mask_shape", "scale",       "lse",   "dynamic",   "window",
-    "softcap",    "key_lengths", "alibi", "seqlens_q", "seqlens_k"};
+    "b",         "hq",        "hkv",       "lq",      "lk",          "d",
+    "dv",        "dtype",     "causal",    "mask",    "mask_shape",  "scale",
+    "lse",       "dynamic",   "window",    "softcap", "key_lengths", "alibi",
+    "seqlens_q", "seqlens_k", "page_size", "kv_lens", "layout"};
 static_assert(sizeof(kKeyNames) / sizeof(kKeyNames[0]) ==
                   static_cast<size_t>(Key::NumKeys),
               "one name per key");
@@ -543,6 +564,16 @@ static llvm::Error parseValue(Key key, const std::string &name,
     return parseSeqlens(given, value, spec.seqlensQ);
   case Key::SeqlensK:
     return parseSeqlens(given, value, spec.seqlensK);
+  case Key::PageSize:
+    return parseDim(spec.pageSize);
+  case Key::KvLens:
+    return parseSeqlens(given, value, spec.kvLens);
+  case Key::Layout:
+    if (value != "nhd" && value != "hnd")
+      return makeError(given + ": expected nhd ([pages, page_size, hkv, d]) "
+                               "or hnd ([pages, hkv, page_size, d])");
+    spec.hndLayout = value == "hnd";
+    return llvm::Error::success();
   case Key::NumKeys:
     break;
   }
@@ -577,7 +608,7 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
             "unknown key '" + name + "' in '" + item +
             "' (expected b, hq, hkv, lq, lk, d, dv, dtype, causal, mask, "
             "mask_shape, scale, lse, dynamic, window, softcap, key_lengths, "
-            "alibi, seqlens_q or seqlens_k)");
+            "alibi, seqlens_q, seqlens_k, page_size, kv_lens or layout)");
       size_t index = static_cast<size_t>(key);
       if (seen[index])
         return makeError("duplicate key '" + name + "' in '" + item + "'");
@@ -594,9 +625,13 @@ llvm::Expected<SdpaSpec> parseSdpaSpec(llvm::StringRef textRef) {
     Key key;
     return lookupKey(name.str(), key) && seen[static_cast<size_t>(key)];
   };
-  if (seenName("seqlens_q") || seenName("seqlens_k"))
+  if (seenName("page_size") || seenName("kv_lens") || seenName("layout")) {
+    if (llvm::Error err = checkPagedKeys(seenName))
+      return std::move(err);
+  } else if (seenName("seqlens_q") || seenName("seqlens_k")) {
     if (llvm::Error err = checkVarlenKeys(seenName))
       return std::move(err);
+  }
   for (Key required : {Key::Hq, Key::Lq, Key::D})
     if (!seen[static_cast<size_t>(required)] &&
         !(required == Key::Lq && parsed.isVarlen()))

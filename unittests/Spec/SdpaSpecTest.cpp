@@ -187,7 +187,8 @@ TEST(SdpaSpecTest, MessagesAreExact) {
   EXPECT_EQ(parseError("hq=2,lq=8,d=16,foo=1"),
             "unknown key 'foo' in 'foo=1' (expected b, hq, hkv, lq, lk, d, dv, "
             "dtype, causal, mask, mask_shape, scale, lse, dynamic, window, "
-            "softcap, key_lengths, alibi, seqlens_q or seqlens_k)");
+            "softcap, key_lengths, alibi, seqlens_q, seqlens_k, page_size, "
+            "kv_lens or layout)");
   EXPECT_EQ(parseError("hq=2,lq=8,d=16,dtype=f64"),
             "dtype=f64: expected f32, f16 or bf16");
   EXPECT_EQ(parseError("hq=6,hkv=4,lq=8,d=16"),

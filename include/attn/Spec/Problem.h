@@ -71,6 +71,13 @@ OwningOpRef<ModuleOp> buildSdpaVarlenModule(MLIRContext &context,
                                             const SdpaSpec &spec,
                                             llvm::StringRef funcName);
 
+/// The same for a paged spec (`page_size`): one attn.sdpa_paged on the
+/// query, the caches, the page table, the lengths and the ALiBi slopes
+/// (ProblemPaged.cpp); buildSdpaModule() calls it for such a spec.
+OwningOpRef<ModuleOp> buildSdpaPagedModule(MLIRContext &context,
+                                           const SdpaSpec &spec,
+                                           llvm::StringRef funcName);
+
 /// The signature of the function buildSdpaModule() makes, with the spec's
 /// concrete sizes (also when `spec.dynamic`).
 EntrySignature signatureOf(const SdpaSpec &spec);

@@ -60,6 +60,13 @@ struct SdpaProblem {
   /// keyLengthValues); lq and lk are then the longest sequence's lengths.
   bool varlen = false;
   std::vector<int64_t> cuSeqlensQ, cuSeqlensK;
+  /// attn.sdpa_paged (ReferencePaged.h): the problem is its dense view (lk =
+  /// maxPages * pageSize, keyLengths with the kv_lens), the caches hold
+  /// numPages pages of pageSize keys (NHD, or HND with hndLayout); the page
+  /// table [b, maxPages] comes with the inputs, like keyLengthValues.
+  bool paged = false, hndLayout = false;
+  int64_t pageSize = 0, numPages = 0, maxPages = 0;
+  std::vector<int64_t> pageTableValues;
 
   /// 2 * b * hq * (d + dv) * P, with P the exact number of (i, j) pairs the
   /// causal and window rules admit (lq * lk without either).

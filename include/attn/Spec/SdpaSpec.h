@@ -61,6 +61,17 @@ struct SdpaSpec {
   /// be given, nor a mask or key lengths (SdpaSpecVarlen.cpp).
   std::vector<int64_t> seqlensQ, seqlensK;
   bool isVarlen() const { return !seqlensQ.empty(); }
+  /// Keys `page_size=P`, `kv_lens=A/B/...` and `layout=nhd|hnd`: the spec
+  /// is one attn.sdpa_paged over a paged cache (SdpaSpecPaged.cpp) holding
+  /// `b` = the count of kv_lens sequences of those lengths (each >= 0), each
+  /// in ceil(len / P) pages scattered over the cache by a permutation drawn
+  /// from the seed; every sequence has `lq` queries. lk is the page table's
+  /// span (max_pages * P) and must not be given, nor b, a mask or key
+  /// lengths.
+  int64_t pageSize = 0;
+  std::vector<int64_t> kvLens;
+  bool hndLayout = false;
+  bool isPaged() const { return pageSize > 0; }
 
   /// The same spec with every -1 replaced by its default and an empty
   /// maskShape (when there is a mask) replaced by the full [b, hq, lq, lk].
@@ -128,6 +139,24 @@ llvm::Error validateVarlen(const SdpaSpec &s);
 std::string varlenSpecString(const SdpaSpec &s);
 std::vector<TensorSpec> varlenArgSpecs(const SdpaSpec &s);
 std::vector<TensorSpec> varlenResultSpecs(const SdpaSpec &s);
+/// The paged form (SdpaSpecPaged.cpp). Refuses the keys that have no
+/// meaning on attn.sdpa_paged, or a paged key without page_size.
+llvm::Error checkPagedKeys(llvm::function_ref<bool(llvm::StringRef)> seen);
+/// Fills b and lk (max_pages * page_size) from kv_lens (withDefaults()).
+void setPagedSizes(SdpaSpec &s);
+/// The paged checks validate() runs before the common ones.
+llvm::Error validatePaged(const SdpaSpec &s);
+/// Pages of the longest sequence (at least 1: the table's width) and pages
+/// of all sequences (at least 1: the cache's page count).
+int64_t pagedMaxPages(const SdpaSpec &s);
+int64_t pagedNumPages(const SdpaSpec &s);
+/// What toString(), argSpecs() and resultSpecs() give for a paged spec:
+/// query [b, hq, lq, d], key_cache [num_pages, page_size, hkv, d] (NHD; HND
+/// [num_pages, hkv, page_size, d]), value_cache likewise with dv,
+/// page_table I32 [b, max_pages], kv_lens I32 [b], then the ALiBi slopes;
+/// out [b, hq, lq, dv] and lse [b, hq, lq].
+std::string pagedSpecString(const SdpaSpec &s);
+std::vector<TensorSpec> pagedArgSpecs(const SdpaSpec &s);
 /// The cumulative offsets [0, l0, l0 + l1, ...] of `lengths`.
 std::vector<int64_t> cumulativeOffsets(const std::vector<int64_t> &lengths);
 /// The shortest "%.*g" spelling of `v` that reads back as the same double

@@ -9,6 +9,7 @@
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnPagedOps.h"
 #include "attn/Dialect/Attn/IR/AttnTileOps.h"
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
 
@@ -52,6 +53,10 @@ void AttnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "attn/Dialect/Attn/IR/AttnPagedOps.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST

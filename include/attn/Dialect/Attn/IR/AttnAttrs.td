@@ -27,6 +27,24 @@ def Attn_CausalAttr : EnumAttr<Attn_Dialect, Attn_CausalKind, "causal"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The layout of attn.sdpa_paged's key/value caches: a page's tokens then
+// heads (vLLM's and FlashInfer's NHD) or heads then tokens (FlashInfer's
+// HND, one head's page rows contiguous).
+def Attn_KvLayout : I32EnumAttr<"KvLayout",
+    "layout of a paged key/value cache", [
+      I32EnumAttrCase<"NHD", 0, "nhd">,  // [num_pages, page_size, Hkv, D]
+      I32EnumAttrCase<"HND", 1, "hnd">   // [num_pages, Hkv, page_size, D]
+    ]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+
+def Attn_KvLayoutAttr : EnumAttr<Attn_Dialect, Attn_KvLayout, "kv_layout"> {
+  let summary = "paged cache layout: nhd ([pages, page_size, Hkv, D]) or hnd "
+                "([pages, Hkv, page_size, D])";
+  let assemblyFormat = "`<` $value `>`";
+}
+
 // The role of a tile op in the online-softmax loops. attn-tile-online-softmax
 // tags every tile op (and every fill that starts one of its buffers) with its
 // role, so that a target pass can recognize each op by a verified attribute

@@ -12,13 +12,15 @@ include "mlir/IR/OpBase.td"
 def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
   let cppNamespace = "::mlir::attn";
   let description = [{
-    What `attn.sdpa`, `attn.sdpa_grad` and `attn.sdpa_varlen` share: the
-    query, key and value operands, their dims (heads at dim 1 and the head
-    dim last in both layouts, `[B, H, L, D]` and varlen's packed
-    `[total, H, D]`), the scale, the causal alignment and the sliding window.
-    The lowerings read an op's attention geometry through it
+    What `attn.sdpa`, `attn.sdpa_grad`, `attn.sdpa_varlen` and
+    `attn.sdpa_paged` share: the query, key and value operands, their dims
+    (query heads at dim 1 and the head dim last in every layout:
+    `[B, H, L, D]`, varlen's packed `[total, H, D]`, the paged caches'
+    `[pages, page_size, Hkv, D]` or `[pages, Hkv, page_size, D]`, whose heads
+    dim `getKeyValueHeadsDim` says), the scale, the causal alignment and the
+    sliding window. The lowerings read an op's attention geometry through it
     (`getVisibleBand` in `attn/Dialect/Attn/Utils/Geometry.h`), whichever of
-    the three ops it is.
+    the ops it is.
   }];
 
   let methods = [
@@ -40,6 +42,12 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
         `attn.sdpa_varlen`'s `[total, H, D]`.
       }],
       "unsigned", "getSequenceDim", (ins), [{}], [{ return 2; }]>,
+    InterfaceMethod<[{
+        The dim of key and value that holds the key/value heads: 1 for
+        `[B, H, L, D]` and `[total, H, D]`; `attn.sdpa_paged`'s cache
+        layout says (2 for NHD `[pages, page_size, Hkv, D]`).
+      }],
+      "unsigned", "getKeyValueHeadsDim", (ins), [{}], [{ return 1; }]>,
     InterfaceMethod<"The `scale` attribute, or null (then 1/sqrt(D)).",
       "::mlir::FloatAttr", "getScaleAttr">,
     InterfaceMethod<"The `causal` attribute, or null.",
@@ -60,9 +68,12 @@ def Attn_AttentionOpInterface : OpInterface<"AttentionOpInterface"> {
     ::mlir::RankedTensorType getValueType() {
       return $_op.getValue().getType();
     }
-    /// Hq and Hkv (query, key dim 1: static, as the verifiers require).
+    /// Hq and Hkv (query dim 1, key's heads dim: static, as the verifiers
+    /// require).
     int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
-    int64_t getNumKeyValueHeads() { return getKeyType().getDimSize(1); }
+    int64_t getNumKeyValueHeads() {
+      return getKeyType().getDimSize($_op.getKeyValueHeadsDim());
+    }
     /// Number of query heads sharing one key/value head (Hq / Hkv).
     int64_t getGroupSize() {
       return getNumQueryHeads() / getNumKeyValueHeads();

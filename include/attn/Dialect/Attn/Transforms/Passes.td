@@ -190,6 +190,49 @@ def AttnExpandVarlen : Pass<"attn-expand-varlen"> {
   ];
 }
 
+def AttnGatherPaged : Pass<"attn-gather-paged"> {
+  let summary = "Rewrite attn.sdpa_paged into a page gather and one attn.sdpa";
+  let description = [{
+    The oracle's form of attention over a paged cache: copies every
+    sequence's pages into dense `[B, Hkv, max_pages * page_size, D]` keys and
+    values (`linalg.generic`: key `t` of sequence `b` is slot
+    `t % page_size` of page `page_table[b, t / page_size]`), then runs one
+    `attn.sdpa` with `key_lengths = kv_lens` (keys at or past a sequence's
+    length are invisible; bottom_right alignment at its own length) and the
+    op's attributes and slopes. The gather reads a page only for keys below
+    the sequence's length and when its index is in `[0, num_pages)`; other
+    keys read as 0, so no index in the page table makes it read outside the
+    caches. `attn-lower-naive-cpu` runs it; the fused pipelines reject the op
+    (`attn-reject-sdpa-paged`): the copy is what a fused lowering must avoid.
+
+    Before:
+
+    ```mlir
+    %o = attn.sdpa_paged %q, %kc, %vc, %table, %lens
+        : tensor<2x8x1x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32>,
+          tensor<2x4xi32>, tensor<2xi32> -> tensor<2x8x1x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %k = linalg.generic ... outs(%e : tensor<2x2x64x64xf32>) {
+      // page = page_table[b, t / 16]; read key_cache[page, t % 16, h, d]
+      // under scf.if (t < kv_lens[b] and 0 <= page < num_pages), else 0
+    }
+    %v = linalg.generic ...
+    %o = attn.sdpa %q, %k, %v key_lengths(%lens : tensor<2xi32>) ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::attn::AttnDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def AttnRaiseSdpa : Pass<"attn-raise-sdpa", "func::FuncOp"> {
   let summary = "Raise attention written out in upstream ops to attn.sdpa";
   let description = [{
@@ -264,6 +307,16 @@ def AttnRejectSdpaVarlen : Pass<"attn-reject-sdpa-varlen"> {
     Emits an error on the first `attn.sdpa_varlen` and fails: the GPU
     pipelines run it first, because packed variable-length attention is
     lowered only by the CPU pipelines (`attn-expand-varlen`).
+  }];
+}
+
+def AttnRejectSdpaPaged : Pass<"attn-reject-sdpa-paged"> {
+  let summary = "Fail on attn.sdpa_paged, for pipelines that cannot lower it";
+  let description = [{
+    Emits an error on the first `attn.sdpa_paged` and fails: the fused CPU
+    pipeline and both GPU pipelines run it first, because attention over a
+    paged cache has no fused lowering yet; only `attn-lower-naive-cpu`
+    lowers it (`attn-gather-paged`).
   }];
 }
 

@@ -1,0 +1,119 @@
+//===- AttnPagedOps.cpp - attn.sdpa_paged ---------------------------------===//
+//
+// Part of the attn project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Dialect/Attn/IR/AttnPagedOps.h"
+
+#include "VerifyShapes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnPagedOps.cpp.inc"
+
+using verify::DimRule;
+using verify::NamedType;
+
+LogicalResult SdpaPagedOp::verify() {
+  enum { Q, K, V, Table, Lens, O, Lse };
+  auto lseType =
+      getLse() ? cast<RankedTensorType>(getLse().getType()) : nullptr;
+  NamedType all[] = {
+      {"query", getQuery().getType()},
+      {"key_cache", getKeyCache().getType()},
+      {"value_cache", getValueCache().getType()},
+      {"page_table", getPageTable().getType()},
+      {"kv_lens", getKvLens().getType()},
+      {"out", cast<RankedTensorType>(getOut().getType())},
+      {"lse", lseType},
+  };
+  const int64_t ranks[] = {4, 4, 4, 2, 1, 4, 3};
+  for (unsigned t = Q; t <= Lse; ++t) {
+    if (!all[t].type)
+      continue;
+    if (all[t].type.getRank() != ranks[t])
+      return emitOpError() << "expected " << all[t].name << " to have rank "
+                           << ranks[t] << ", but got rank "
+                           << all[t].type.getRank();
+  }
+
+  Type elt = all[Q].type.getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+    return emitOpError() << "expected query element type to be f32, f16 or "
+                            "bf16, but got "
+                         << elt;
+  for (unsigned t : {K, V, O})
+    if (all[t].type.getElementType() != elt)
+      return emitOpError() << "expected " << all[t].name << " element type ("
+                           << all[t].type.getElementType()
+                           << ") to equal query element type (" << elt << ")";
+  for (unsigned t : {Table, Lens})
+    if (!all[t].type.getElementType().isInteger(32))
+      return emitOpError() << "expected " << all[t].name
+                           << " element type to be i32, but got "
+                           << all[t].type.getElementType();
+  if (lseType && !lseType.getElementType().isF32())
+    return emitOpError() << "expected lse element type to be f32, but got "
+                         << lseType.getElementType();
+
+  // Heads and head dims drive the GQA mapping, the default scale and the
+  // gathered attn.sdpa's types; the caches' heads dim follows the layout.
+  unsigned headsDim = getKeyValueHeadsDim(), slotDim = getPageSlotDim();
+  if (failed(verify::staticHeadDims(*this, {all[Q]}, 1, 3)) ||
+      failed(verify::staticHeadDims(*this, {all[K], all[V]}, headsDim, 3)))
+    return failure();
+
+  SmallVector<DimRule> rules = {
+      // The caches share pages, page size and heads; key's D is query's.
+      {K, 3, Q, 3},
+      {V, 0, K, 0},
+      {V, slotDim, K, slotDim},
+      {V, headsDim, K, headsDim},
+      // One page table row and one length per sequence.
+      {Table, 0, Q, 0},
+      {Lens, 0, Q, 0},
+      // out [B, Hq, Lq, Dv].
+      {O, 0, Q, 0},
+      {O, 1, Q, 1},
+      {O, 2, Q, 2},
+      {O, 3, V, 3},
+  };
+  if (lseType)
+    for (unsigned d = 0; d < 3; ++d)
+      rules.push_back({Lse, d, Q, d});
+  if (failed(verify::dimRules(*this, all, rules)))
+    return failure();
+
+  int64_t pageSize = all[K].type.getDimSize(slotDim);
+  if (!ShapedType::isDynamic(pageSize) && pageSize <= 0)
+    return emitOpError() << "expected key_cache dim " << slotDim
+                         << " (page size) to be positive, but got " << pageSize;
+
+  int64_t hq = all[Q].type.getDimSize(1),
+          hkv = all[K].type.getDimSize(headsDim);
+  // verify::heads names key dim 1; the caches' heads dim follows the layout.
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0)
+    return emitOpError() << "expected query heads (query dim 1: " << hq
+                         << ") to be a positive multiple of key/value heads "
+                            "(key_cache dim "
+                         << headsDim << ": " << hkv << ")";
+  if (failed(verify::positiveHeadDims(*this, all[Q].type, all[V].type, 3)))
+    return failure();
+
+  // ALiBi slopes [Hq] or [B, Hq].
+  if (Value slopes = getAlibiSlopes())
+    if (failed(verify::alibiSlopes(*this,
+                                   cast<RankedTensorType>(slopes.getType()), hq,
+                                   all[Q].type.getDimSize(0), "query dim 0 (")))
+      return failure();
+
+  // The attributes mean what they mean on attn.sdpa, per sequence.
+  return verify::scoreAttributes(*this, getWindow(), getSoftcapAttr(),
+                                 getScaleAttr());
+}
