@@ -664,8 +664,8 @@ def GpuKernels : GpuKnob<"kernels", "kernels", "std::string", "\"auto\"",
     "wgmma kernel correct on every check case and faster on every speed "
     "row; none has run it yet)"> {
   let choices = ["auto", "mma-sync", "wgmma"];
-  // The GPU pipelines' option only, for now (no flag of the tools).
-  let tool = 0;
+  // attn-run's and attn-compile's --kernels is also attn-lower-cpu's
+  // (CpuKernels): --target picks the knob, and so the values it takes.
 }
 
 #endif // ATTN_TUNING_TUNING_TD
