@@ -108,6 +108,10 @@ ATTN_EXPORT void attnCudaEncodeTensorMap(void *deviceMap, const void *global,
          static_cast<int>(elementType));
     return;
   }
+  // An empty tensor (Lk = 0, which the generated code encodes as one row)
+  // may have no address; its map is never read (no key tile is visited).
+  if (!global)
+    return;
   // Innermost dim first; the byte strides of dims 1.. (dim 0's is the
   // element size).
   const cuuint64_t elementBytes = 2;
