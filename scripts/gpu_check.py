@@ -216,7 +216,8 @@ def speed_cases():
                               "kind": "speed", "runs": runs})
     # The same shapes on the sm_90a kernel, timed beside the mma.sync rows
     # above (torch's backends are timed there once): wgmma_summary.
-    cases += [dict(c, name=c["name"] + "-wgmma", torch=False, **WGMMA)
+    cases += [dict(c, name=c["name"] + "-wgmma", torch=False,
+                   runs=[dict(r) for r in c["runs"]], **WGMMA)
               for c in list(cases)]
     cases.append({"name": "bf16-decode", "kind": "speed",
                   "spec": "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,"
