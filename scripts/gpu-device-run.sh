@@ -11,6 +11,9 @@
 # ($MEMCHECK_S seconds at most, default 70; torch's caching allocator off so
 # that each tensor is its own allocation), and prints the lines of table.md
 # that are not PASS rows ($PYTHON, default python3: the one with torch).
+# $MATCH, a regular expression, runs only the cases whose name it matches
+# (gpu_check.py run --match), e.g. the sm_90a rows and their baselines:
+#   MATCH='wgmma|^(bf16|f16)-d(64|128)-(none|bottom_right)$'.
 # Files in OUT_DIR: env.txt, log.txt, memcheck.txt,
 # progress.jsonl, workers.log, checks.csv, speed.csv, table.md.
 case "${1:-}" in -h | --help)
@@ -27,7 +30,8 @@ export PYTHONUNBUFFERED=1
 } > "$OUT/env.txt" 2>&1
 T0=$(date +%s)
 "${PYTHON:-python3}" "$BUNDLE/gpu_check.py" run --bundle "$BUNDLE" --out "$OUT" \
-  --deadline-s "${DEADLINE:-230}" --case-timeout-s 40 > "$OUT/log.txt" 2>&1
+  --deadline-s "${DEADLINE:-230}" --case-timeout-s 40 ${MATCH:+--match "$MATCH"} \
+  > "$OUT/log.txt" 2>&1
 rc=$?
 echo "main run: rc=$rc in $(( $(date +%s) - T0 )) s"
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

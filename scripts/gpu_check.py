@@ -55,6 +55,10 @@ from attn import _loader, reference as attn_reference  # noqa: E402
 # ---------------------------------------------------------------------------
 
 
+# The options of a case on the warp-specialized sm_90a kernel.
+WGMMA = {"chip": "sm_90a", "cuda_args": ["--kernels", "wgmma"]}
+
+
 def check_cases():
     """Cases checked for numerics: every feature of the GPU issue, small."""
     cases = []
@@ -140,6 +144,21 @@ def check_cases():
     # stage, 16 threads per key), f16 at D = 80 (64 keys, 2 per key).
     add("decode-f32-d256-lse", "b=1,hq=4,hkv=1,lq=1,lk=700,d=256,lse=1")
     add("decode-f16-d80", "b=2,hq=4,hkv=2,lq=1,lk=900,d=80,dtype=f16")
+    # The warp-specialized sm_90a kernel (attn-compile --chip sm_90a
+    # --kernels wgmma, cuda only: TMA, wgmma, setmaxnreg; issue 54): every
+    # prefill case again. Those it does not take (f32; D or Dv outside 64,
+    # 128, 256: d32, d80, d96, dv32) run the mma.sync kernel it falls back
+    # to, without a diagnostic; decoding steps keep the decode kernels.
+    # Their naive oracle is the base case's library (build's naive_from).
+    for c in [c for c in cases if not c["name"].startswith("decode-")]:
+        cases.append(dict(c, name=c["name"] + "-wgmma", naive_from=c["name"],
+                          **WGMMA))
+    for name in ("bf16-d128", "f16-d64-causal-tl-lse", "bf16-d128-causal-br-tails",
+                 "f16-float-mask-bcast", "bf16-bool-mask"):
+        c = next(c for c in cases if c["name"] == name)
+        cases.append(dict(c, name=name + "-wgmma-scaled", chip=WGMMA["chip"],
+                          cuda_args=WGMMA["cuda_args"] + ["--fold-scale=false"],
+                          naive_from=name))
     # The tensor-core kernel with more shared memory (attn-compile
     # --shared-memory, cuda only: larger tiles).
     for name in ("bf16-d128", "f16-d128-causal-tl-lse", "bf16-d128-causal-br-tails",
@@ -195,6 +214,11 @@ def speed_cases():
                         for lq in (1024, 2048, 4096, 8192, 16384)]
                 cases.append({"name": f"{dt}-d{d}-{causal}", "spec": spec,
                               "kind": "speed", "runs": runs})
+    # The same shapes on the sm_90a kernel, timed beside the mma.sync rows
+    # above (torch's backends are timed there once): wgmma_summary.
+    cases += [dict(c, name=c["name"] + "-wgmma", torch=False,
+                   runs=[dict(r) for r in c["runs"]], **WGMMA)
+              for c in list(cases)]
     cases.append({"name": "bf16-decode", "kind": "speed",
                   "spec": "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,"
                           "dynamic=1",
@@ -612,12 +636,16 @@ def build(args):
         # A case that differs from another only by cuda-only options would
         # compile the same library for the CPU: the dry run leaves it out.
         cases = [c for c in cases if not c.get("cuda_args")]
+    elif not args.chip.startswith("sm_90"):
+        # The sm_90a cases run on Hopper only.
+        cases = [c for c in cases if c.get("chip", args.chip) != "sm_90a"]
+    naive_libs = {}  # case name -> its naive library
     for c in cases:
         lib = f"lib{c['kind']}-{c['name']}.so"
         cmd = [args.attn_compile, "--sdpa", c["spec"], "--name", "sdpa",
                "--target", args.target, "-o", os.path.join(args.out, lib)]
         if args.target == "cuda":
-            cmd += ["--chip", args.chip]
+            cmd += ["--chip", c.get("chip", args.chip)]
         # Options of the fused lowering: not given to the naive one.
         fused_args = c.get("args", []) + (
             c.get("cuda_args", []) if args.target == "cuda" else [])
@@ -628,7 +656,13 @@ def build(args):
             entry["compile_error"] = (p.stderr or p.stdout).strip()
             print(f"build: {c['name']}: attn-compile failed: "
                   f"{entry['compile_error']}", file=sys.stderr)
-        if c["kind"] == "check" and not args.no_naive:
+        if (c["kind"] == "check" and not args.no_naive
+                and c.get("naive_from") in naive_libs):
+            # The same spec's naive library (the naive lowering takes no
+            # option of the fused one): built once, which keeps the bundle
+            # small enough to carry.
+            entry["naive_lib"] = naive_libs[c["naive_from"]]
+        elif c["kind"] == "check" and not args.no_naive:
             # attn's own oracle on the same device: the naive lowering.
             naive_lib = f"lib{c['kind']}-{c['name']}-naive.so"
             naive_cmd = cmd[:cmd.index("-o")] + [
@@ -637,7 +671,9 @@ def build(args):
             p = subprocess.run(naive_cmd, capture_output=True, text=True)
             entry["naive_lib"] = naive_lib
             entry["compile_s"] = round(time.time() - t0, 2)
-            if p.returncode != 0:
+            if p.returncode == 0:
+                naive_libs[c["name"]] = naive_lib
+            else:
                 entry["compile_error"] = ("naive: " +
                                           (p.stderr or p.stdout).strip())
                 print(f"build: {c['name']}: attn-compile --lowering naive "
@@ -888,7 +924,8 @@ def run_speed(dev, kernel, c, iters, peak, copy_gbs=None):
             row["attn_gbs"] = decode_bytes(s) / (ms * 1e-3) / 1e9
             if copy_gbs:
                 row["attn_pct_copy"] = 100 * row["attn_gbs"] / copy_gbs
-        if dev.name == "cuda" and "args" not in c:  # tune cases: attn only
+        # Tune cases and the sm_90a rows: attn only.
+        if dev.name == "cuda" and "args" not in c and c.get("torch", True):
             from torch.nn.attention import SDPBackend, sdpa_kernel
             for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
                                    ("cudnn", SDPBackend.CUDNN_ATTENTION)):
@@ -934,6 +971,8 @@ def run_cases(args, manifest, dev, first, emit, peak, copy_gbs):
         if index < first:
             continue
         if args.only and not any(o in c["name"] for o in args.only):
+            continue
+        if args.match and not re.search(args.match, c["name"]):
             continue
         if c["kind"] == "speed" and args.no_speed:
             continue
@@ -1008,6 +1047,34 @@ def tune_summary(speed_rows):
             "speed-up |", "| --- | --- | --- | --- | --- | --- | --- |"] + lines
 
 
+def wgmma_summary(speed_rows):
+    """Markdown lines: every sm_90a (-wgmma) speed row against the mma.sync
+    row of the same shape and sizes and torch's backends timed there (> 1:
+    the sm_90a kernel is faster). issue 54's rule for kernels=auto: every
+    check case passes and every speed-up here is above 1."""
+    by_key = {(r["case"], r["b"], r["lq"], r["lk"]): r for r in speed_rows}
+    lines = []
+    for r in speed_rows:
+        if not r["case"].endswith("-wgmma") or not r.get("attn_ms"):
+            continue
+        base = by_key.get((r["case"][:-len("-wgmma")], r["b"], r["lq"], r["lk"]))
+        if base is None or not base.get("attn_ms"):
+            continue
+
+        def ratio(key):
+            return base[key] / r["attn_ms"] if base.get(key) else None
+        lines.append(f"| {r['case']} | {r['b']} | {r['lq']} | "
+                     f"{fmt(r['attn_ms'])} | {fmt(r['attn_tflops'])} | "
+                     f"{fmt(r.get('attn_pct_peak'))} | {fmt(base['attn_ms'])} | "
+                     f"{fmt(ratio('attn_ms'))} | {fmt(ratio('flash_ms'))} | "
+                     f"{fmt(ratio('cudnn_ms'))} |")
+    if not lines:
+        return []
+    return ["", "| sm_90a case | b | lq | wgmma ms | TFLOP/s | % of bf16 matmul "
+            "| mma.sync ms | vs mma.sync | vs torch flash | vs torch cuDNN |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"] + lines
+
+
 def report(out, dev_name, peak, copy_gbs, check_rows, speed_rows,
            errors_seen):
     """Writes checks.csv, speed.csv, table.md; prints the table and the
@@ -1054,6 +1121,7 @@ def report(out, dev_name, peak, copy_gbs, check_rows, speed_rows,
                              f"{fmt(r.get('attn_pct_copy'))} | "
                              f"{fmt(r.get('flash_ms'))} | "
                              f"{fmt(r.get('cudnn_ms'))} |")
+        lines += wgmma_summary(speed_rows)
         lines += tune_summary(speed_rows)
     for e in errors_seen:
         lines.append(f"\nERROR {e}")
@@ -1161,6 +1229,8 @@ def supervise(args, manifest, device):
             cmd.append("--no-speed")
         if args.only:
             cmd += ["--only"] + args.only
+        if args.match:
+            cmd += ["--match", args.match]
         if args.inject_fault:
             cmd += ["--inject-fault"] + args.inject_fault
         if peak is not None:
@@ -1239,6 +1309,11 @@ def main():
     r.add_argument("--iters", type=int, default=20)
     r.add_argument("--no-speed", action="store_true")
     r.add_argument("--only", nargs="*")
+    r.add_argument("--match",
+                   help="only the cases whose name this regular expression "
+                        "matches (re.search), e.g. 'wgmma|^(bf16|f16)-d(64|"
+                        "128)-(none|bottom_right)$' for the sm_90a rows and "
+                        "their mma.sync speed baselines")
     r.add_argument("--isolate", action="store_true", default=None,
                    help="cases in worker processes (default on CUDA)")
     r.add_argument("--no-isolate", dest="isolate", action="store_false")

@@ -55,6 +55,16 @@ if [ "${ATTN_WITH_ONNX:-1}" = 1 ]; then
   python3 -c "import onnx" 2>/dev/null || py_missing+=("onnx==1.23.2")
   python3 -c "import onnxruntime" 2>/dev/null || py_missing+=("onnxruntime==1.32.0")
 fi
+# The SASS checks of the GPU kernels (test/Codegen/GPU/hopper-sass.mlir,
+# attn-compile --emit=sass) disassemble cubins with nvdisasm, which the
+# CUDA toolkit image lacks: PyPI's CUDA 13 wheels (nvdisasm, cuobjdump);
+# ATTN_WITH_SASS=0 leaves them out (those checks then skip).
+if [ "${ATTN_WITH_SASS:-1}" = 1 ]; then
+  for wheel in nvidia-cuda-nvdisasm==13.5.37 nvidia-cuda-cuobjdump==13.4.92; do
+    python3 -c "import importlib.metadata as m; m.files('${wheel%%==*}')" \
+      2>/dev/null || py_missing+=("$wheel")
+  done
+fi
 if [ "${ATTN_WITH_TORCH:-0}" = 1 ]; then
   python3 -c "import torch" 2>/dev/null || py_missing+=("torch==2.15.0")
 fi

@@ -102,6 +102,30 @@ if config.cuda_toolkit_dir and os.path.exists(
     )
     config.substitutions.append(("%cuda_toolkit", config.cuda_toolkit_dir))
 
+# SASS checks need nvdisasm: the toolkit's, else the one of PyPI's
+# nvidia-cuda-nvdisasm wheel (scripts/setup.sh installs it) in the python3
+# CMake found.
+def find_nvdisasm():
+    if config.cuda_toolkit_dir:
+        path = os.path.join(config.cuda_toolkit_dir, "bin", "nvdisasm")
+        if os.path.exists(path):
+            return path
+    import subprocess
+
+    run = subprocess.run(
+        [config.attn_python3 or "python3", "-c",
+         "import importlib.metadata as m; print([str(f.locate()) for f in "
+         "m.files('nvidia-cuda-nvdisasm') if f.name == 'nvdisasm'][0])"],
+        capture_output=True, text=True)
+    path = run.stdout.strip()
+    return path if run.returncode == 0 and os.path.exists(path) else None
+
+
+nvdisasm = find_nvdisasm() if "cuda-toolkit" in config.available_features else None
+if nvdisasm:
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", nvdisasm))
+
 # Scripts of the tests (and scripts/gpu_check.py) run under the python3 that
 # CMake found at configure time (scripts/setup.sh gives it numpy); a feature
 # says whether it can import numpy.

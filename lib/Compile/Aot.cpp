@@ -24,6 +24,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
@@ -81,6 +82,7 @@ mlir::attn::compile::buildCudaPipelineFor(OpPassManager &pm,
   GpuPipelineOptions gpu;
   gpu.chip = options.chip;
   gpu.toolkit = options.toolkit;
+  gpu.format = options.format;
   if (options.lowering == Lowering::Naive) {
     buildNaiveGpuPipeline(pm, gpu);
     return llvm::Error::success();
@@ -92,8 +94,10 @@ mlir::attn::compile::buildCudaPipelineFor(OpPassManager &pm,
   return llvm::Error::success();
 }
 
-static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options) {
+static CudaPipelineOptions cudaPipelineOptions(const AotOptions &options,
+                                               StringRef format) {
   CudaPipelineOptions cuda;
+  cuda.format = format.str();
   cuda.chip = options.chip;
   cuda.toolkit = options.cudaToolkit;
   cuda.lowering = options.lowering;
@@ -188,9 +192,11 @@ static bool runsAmxTiles(ModuleOp module) {
 }
 
 /// Clones the function's module, gives its entry the internal name and
-/// lowers it to the LLVM dialect for `options.target`.
+/// lowers it to the LLVM dialect for `options.target` (cuda: its kernels in
+/// gpu.binary ops of `gpuFormat`).
 static llvm::Expected<OwningOpRef<ModuleOp>>
-lowerFunction(AotFunction &function, const AotOptions &options) {
+lowerFunction(AotFunction &function, const AotOptions &options,
+              StringRef gpuFormat = "fatbin") {
   OwningOpRef<ModuleOp> module = function.module->clone();
   auto entry = module->lookupSymbol<func::FuncOp>(function.entry);
   if (!entry || entry.isDeclaration())
@@ -240,7 +246,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
     // a memref.copy into a linalg.copy kernel).
     if (llvm::Error e = wrapInDestinationPassingEntry(*module, entry, impl, pm))
       return std::move(e);
-    if (llvm::Error e = buildCudaPipelineFor(pm, cudaPipelineOptions(options)))
+    if (llvm::Error e = buildCudaPipelineFor(
+            pm, cudaPipelineOptions(options, gpuFormat)))
       return std::move(e);
   } else {
     if (!type.getResults().empty() ||
@@ -254,7 +261,8 @@ lowerFunction(AotFunction &function, const AotOptions &options) {
     for (auto f : module->getOps<func::FuncOp>())
       if (f != entry && !f.isDeclaration())
         f.setPrivate();
-    if (llvm::Error e = buildCudaPipelineFor(pm, cudaPipelineOptions(options)))
+    if (llvm::Error e = buildCudaPipelineFor(
+            pm, cudaPipelineOptions(options, gpuFormat)))
       return std::move(e);
   }
   if (failed(pm.run(*module)))
@@ -400,6 +408,117 @@ static llvm::Error run(llvm::ArrayRef<std::string> args,
                    (log.empty() ? "" : ": " + log));
 }
 
+/// nvdisasm for --emit sass: the given one, the toolkit's, one on PATH, or
+/// the one of PyPI's nvidia-cuda-nvdisasm wheel in python3.
+static llvm::Expected<std::string> findNvdisasm(const AotOptions &options,
+                                                StringRef tmpDir) {
+  if (!options.nvdisasm.empty())
+    return options.nvdisasm;
+  std::string inToolkit = options.cudaToolkit + "/bin/nvdisasm";
+  if (llvm::sys::fs::can_execute(inToolkit))
+    return inToolkit;
+  if (auto onPath = llvm::sys::findProgramByName("nvdisasm"))
+    return *onPath;
+  if (auto python = llvm::sys::findProgramByName("python3")) {
+    std::string out = (tmpDir + "/nvdisasm-path.txt").str();
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(out),
+                                            StringRef(out)};
+    StringRef argv[] = {*python, "-c",
+                        "import importlib.metadata as m; print([str(f.locate()) "
+                        "for f in m.files('nvidia-cuda-nvdisasm') if f.name "
+                        "== 'nvdisasm'][0])"};
+    if (llvm::sys::ExecuteAndWait(*python, argv, std::nullopt, redirects) ==
+        0)
+      if (auto buffer = llvm::MemoryBuffer::getFile(out)) {
+        std::string path = (*buffer)->getBuffer().trim().str();
+        if (llvm::sys::fs::can_execute(path))
+          return path;
+      }
+  }
+  return makeError("--emit sass needs nvdisasm: not in " + options.cudaToolkit +
+                   "/bin, on PATH or in python3's nvidia-cuda-nvdisasm "
+                   "(scripts/setup.sh installs it; or give --nvdisasm)");
+}
+
+/// Writes the PTX of every kernel of `functions` beside the library
+/// (LIB.ptx) and, with emitSass, their SASS (LIB.sass): the functions
+/// lowered again with the kernels as PTX (the same pipeline, format=isa),
+/// each kernel assembled by the toolkit's ptxas for the chip and
+/// disassembled.
+static llvm::Error emitKernelCode(std::vector<AotFunction> &functions,
+                                  const AotOptions &options,
+                                  StringRef outputPath, StringRef tmpDir) {
+  std::string nvdisasm;
+  if (options.emitSass) {
+    auto found = findNvdisasm(options, tmpDir);
+    if (!found)
+      return found.takeError();
+    nvdisasm = *found;
+  }
+  std::string ptxText, sassText, failure;
+  for (AotFunction &f : functions) {
+    auto lowered = lowerFunction(f, options, "isa");
+    if (!lowered)
+      return lowered.takeError();
+    WalkResult walk = (*lowered)->walk([&](gpu::BinaryOp binary) {
+      for (Attribute object : binary.getObjects()) {
+        auto ptx = cast<gpu::ObjectAttr>(object).getObject().getValue();
+        std::string header = "// attn-compile: @" + f.name + ", kernel @" +
+                             binary.getSymName().str() + " (" + options.chip +
+                             ")\n";
+        ptxText += header + ptx.str() + "\n";
+        if (!options.emitSass)
+          continue;
+        std::string base = (tmpDir + "/" + binary.getSymName()).str();
+        {
+          std::error_code ec;
+          llvm::raw_fd_ostream os(base + ".ptx", ec);
+          if (ec) {
+            failure = "cannot write " + base + ".ptx";
+            return WalkResult::interrupt();
+          }
+          os << ptx;
+        }
+        std::string ptxas = options.cudaToolkit + "/bin/ptxas";
+        if (llvm::Error e = run({ptxas, "-arch=" + options.chip,
+                                 base + ".ptx", "-o", base + ".cubin"},
+                                base + ".ptxas.log")) {
+          failure = toString(std::move(e));
+          return WalkResult::interrupt();
+        }
+        std::string sass = base + ".sass";
+        std::optional<StringRef> redirects[] = {std::nullopt, StringRef(sass),
+                                                StringRef(sass)};
+        std::string cubin = base + ".cubin";
+        StringRef argv[] = {nvdisasm, "-c", cubin};
+        if (llvm::sys::ExecuteAndWait(nvdisasm, argv, std::nullopt,
+                                      redirects) != 0) {
+          failure = nvdisasm + " failed";
+          return WalkResult::interrupt();
+        }
+        if (auto buffer = llvm::MemoryBuffer::getFile(sass))
+          sassText += header + (*buffer)->getBuffer().str() + "\n";
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return makeError("--emit sass: a kernel of @" + f.name + ": " + failure);
+  }
+  for (auto [enabled, extension, text] :
+       {std::tuple{options.emitPtx, "ptx", &ptxText},
+        std::tuple{options.emitSass, "sass", &sassText}}) {
+    if (!enabled)
+      continue;
+    std::string path = sidePathFor(outputPath, extension);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return makeError("cannot write " + path + ": " + ec.message());
+    os << *text;
+  }
+  return llvm::Error::success();
+}
+
 static bool isCIdentifier(llvm::StringRef s) {
   if (s.empty() || llvm::isDigit(s[0]))
     return false;
@@ -502,6 +621,9 @@ llvm::Error mlir::attn::compile::compileLibrary(
     linkArgs.push_back(flag);
   if (llvm::Error e = run(linkArgs, (tmpDir + "/link.log").str()))
     return e;
+  if (options.target == Target::Cuda && (options.emitPtx || options.emitSass))
+    if (llvm::Error e = emitKernelCode(functions, options, outputPath, tmpDir))
+      return e;
 
   std::string jsonPath = jsonPathFor(outputPath);
   std::error_code ec;

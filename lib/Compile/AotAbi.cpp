@@ -33,8 +33,13 @@ llvm::StringRef mlir::attn::compile::loweringName(Lowering lowering) {
 }
 
 std::string mlir::attn::compile::jsonPathFor(llvm::StringRef libraryPath) {
+  return sidePathFor(libraryPath, "json");
+}
+
+std::string mlir::attn::compile::sidePathFor(llvm::StringRef libraryPath,
+                                             llvm::StringRef extension) {
   llvm::SmallString<256> path(libraryPath);
-  llvm::sys::path::replace_extension(path, ".json");
+  llvm::sys::path::replace_extension(path, "." + extension);
   return std::string(path);
 }
 

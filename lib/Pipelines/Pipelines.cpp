@@ -342,6 +342,8 @@ void mlir::attn::buildGpuLoweringTail(OpPassManager &pm,
   // Device code. Vector ops first: convert-gpu-to-nvvm does not lower all
   // of them (vector.extract_strided_slice stays).
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  // setmaxnreg needs launch bounds (the sm_90a kernel's warpgroups).
+  device.addPass(createAttnGpuLaunchBounds());
   device.addPass(createConvertVectorToSCFPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());
@@ -418,6 +420,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.sharedMemory = options.sharedMemory;
   fused.foldScale = options.foldScale;
   fused.lazyRescale = options.lazyRescale;
+  fused.kernels = options.kernels;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createAttnRejectSdpaPaged());
@@ -474,7 +477,8 @@ void mlir::attn::registerAttnPipelines() {
                       buildNaiveGpuPipeline);
   registerGpuPipeline("attn-lower-gpu",
                       "The fused GPU lowering: convert-attn-to-gpu "
-                      "(FlashAttention-2 on tensor cores), bufferization, "
+                      "(FlashAttention-2 on tensor cores, or kernels=wgmma's "
+                      "warp-specialized sm_90a kernel), bufferization, "
                       "device buffers, NVVM, gpu.binary and host code",
                       buildGpuPipeline);
   registerGpuPipeline("attn-lower-gpu-tail",

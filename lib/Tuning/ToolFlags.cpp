@@ -77,7 +77,6 @@ ToolFlags::ToolFlags(cl::OptionCategory &category, ToolDefaults defaults) {
   }
   for (std::unique_ptr<Flag> &flag : flags) {
     flag->help = flag->helpText(defaults);
-    const Knob *knob = flag->knobs[0] ? flag->knobs[0] : flag->knobs[1];
     switch (flag->kind) {
     case KnobKind::Int:
       flag->option = std::make_unique<cl::opt<int64_t>>(
@@ -89,14 +88,23 @@ ToolFlags::ToolFlags(cl::OptionCategory &category, ToolDefaults defaults) {
           flag->name, cl::desc(flag->help), cl::cat(category));
       break;
     case KnobKind::Choice:
-    case KnobKind::String:
-      flag->valueName = llvm::join(knob->choices, "|");
+    case KnobKind::String: {
+      // The values of both pipelines' knobs (--kernels: the CPU kernel
+      // paths, then the GPU prefill kernels), each once.
+      llvm::SmallVector<llvm::StringRef> values;
+      for (const Knob *each : flag->knobs)
+        if (each)
+          for (llvm::StringRef value : each->choices)
+            if (!llvm::is_contained(values, value))
+              values.push_back(value);
+      flag->valueName = llvm::join(values, "|");
       flag->option = std::make_unique<cl::opt<std::string>>(
           flag->name, cl::desc(flag->help),
           cl::value_desc(flag->valueName.empty() ? llvm::StringRef("string")
                                                  : flag->valueName),
           cl::cat(category));
       break;
+    }
     }
   }
 }

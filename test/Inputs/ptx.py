@@ -6,8 +6,16 @@
                                        assembles each kernel with `ptxas -v`
                                        and prints one line per kernel (its
                                        registers, spills, stack, shared memory
-                                       and barriers), then the totals over all
-                                       kernels
+                                       and barriers) and a line for each
+                                       warning or performance note of ptxas,
+                                       then the totals over all kernels
+  ptx.py --ptxas PTXAS --arch sm_90a --sass NVDISASM < out.mlir
+                                       also disassembles each cubin and
+                                       prints a line of SASS instruction
+                                       counts per kernel (HGMMA, of them in
+                                       loops, UTMALDG, SYNCS, USETMAXREG,
+                                       HMMA, LDL, STL, BAR); --print-sass
+                                       prints the SASS too
 
 MLIR prints the PTX as an escaped string attribute (`assembly = "..."`, with
 `\\XX` hex escapes and `\\"`, `\\\\`, `\\n`, `\\t`); this undoes the escaping.
@@ -48,11 +56,47 @@ def unescape(text):
     return out.decode()
 
 
+SASS_OPS = ["HGMMA", "UTMALDG", "SYNCS", "USETMAXREG", "HMMA", "LDL", "STL", "BAR"]
+LABEL = re.compile(r"^\s*(\.L_\w+):")
+BRANCH = re.compile(r"\bBRA\b.*?`?\(?(\.L_\w+)")
+
+
+def sass_summary(sass):
+    """Counts of the instructions in SASS_OPS (by opcode prefix: SYNCS counts
+    every SYNCS.* mbarrier op), and of the HGMMA that sit in a loop: between a
+    label and a later branch back to it."""
+    lines = sass.splitlines()
+    counts = {op: 0 for op in SASS_OPS}
+    labels, hgmma, in_loop = {}, [], set()
+    for i, line in enumerate(lines):
+        label = LABEL.match(line)
+        if label:
+            labels[label.group(1)] = i
+            continue
+        code = line.split("*/", 1)[-1] if "*/" in line else line
+        words = re.findall(r"\b[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\b", code)
+        opcode = next((w for w in words if not w.startswith("P") or "." in w or len(w) > 3), "")
+        for op in SASS_OPS:
+            if opcode.split(".")[0] == op:
+                counts[op] += 1
+        if opcode.startswith("HGMMA"):
+            hgmma.append(i)
+        branch = BRANCH.search(code)
+        if branch and branch.group(1) in labels and labels[branch.group(1)] < i:
+            start = labels[branch.group(1)]
+            in_loop.update(h for h in hgmma if start < h < i)
+    parts = [f"{counts['HGMMA']} HGMMA ({len(in_loop)} in loops)"]
+    parts += [f"{counts[op]} {op}" for op in SASS_OPS[1:]]
+    return ", ".join(parts)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--print", action="store_true")
     parser.add_argument("--ptxas")
     parser.add_argument("--arch", default="sm_80")
+    parser.add_argument("--sass")
+    parser.add_argument("--print-sass", action="store_true")
     args = parser.parse_args()
 
     kernels = [(m.group(1), unescape(m.group(2))) for m in BINARY.finditer(sys.stdin.read())]
@@ -72,8 +116,9 @@ def main():
             path = os.path.join(tmp, f"{index}_{name}.ptx")
             with open(path, "w") as f:
                 f.write(ptx)
+            cubin = os.path.join(tmp, f"{index}_{name}.cubin") if args.sass else os.devnull
             run = subprocess.run(
-                [args.ptxas, "-v", f"-arch={args.arch}", path, "-o", os.devnull],
+                [args.ptxas, "-v", f"-arch={args.arch}", path, "-o", cubin],
                 capture_output=True,
                 text=True,
             )
@@ -87,6 +132,17 @@ def main():
                 f"{info['stack']} bytes stack, {info['smem']} bytes smem, "
                 f"{info['barriers']} barriers"
             )
+            for line in run.stderr.splitlines():
+                if "warning" in line or "Performance Loss" in line:
+                    print(f"@{name}: ptxas: {line.strip()}")
+            if args.sass:
+                dis = subprocess.run([args.sass, "-c", cubin], capture_output=True, text=True)
+                if dis.returncode != 0:
+                    print(f"error: nvdisasm failed on @{name}:\n{dis.stderr}")
+                    return 1
+                if args.print_sass:
+                    print(dis.stdout)
+                print(f"@{name}: SASS: " + sass_summary(dis.stdout))
             totals["registers"] = max(totals["registers"], info["registers"])
             for key in ("spill_stores", "spill_loads", "stack"):
                 totals[key] += info[key]

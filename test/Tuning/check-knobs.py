@@ -22,7 +22,8 @@ TOOL_FLAGS = {
                  "ref-limit-gflop", "naive-limit-gib", "guard-pages",
                  "huge-pages", "threads"},
     "attn-compile": {"sdpa", "name", "entry", "target", "lowering", "chip",
-                     "cpu", "cuda-toolkit", "o", "print-knobs"},
+                     "cpu", "cuda-toolkit", "o", "print-knobs", "emit",
+                     "nvdisasm"},
 }
 GENERIC = {"help", "help-list", "version"}
 PIPELINES = {"cpu": "attn-lower-cpu", "cuda": "attn-lower-gpu"}

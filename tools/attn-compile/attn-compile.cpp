@@ -55,6 +55,18 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit", cl::desc("cuda: the CUDA toolkit's root"),
                 cl::init("/usr/local/cuda"), cl::cat(category));
+static cl::list<std::string>
+    emit("emit",
+         cl::desc("cuda: also write the kernels' code beside the library: "
+                  "ptx (LIB.ptx) or sass (LIB.sass, the PTX assembled by "
+                  "ptxas for --chip and disassembled by nvdisasm); "
+                  "repeatable or comma-separated"),
+         cl::CommaSeparated, cl::cat(category));
+static cl::opt<std::string>
+    nvdisasm("nvdisasm",
+             cl::desc("cuda, --emit sass: nvdisasm (default: the toolkit's, "
+                      "one on PATH, or python3's nvidia-cuda-nvdisasm)"),
+             cl::init(""), cl::cat(category));
 static cl::opt<std::string> output("o", cl::desc("The library, e.g. libfoo.so"),
                                    cl::init(""), cl::cat(category));
 static cl::opt<bool> printKnobs(
@@ -119,10 +131,24 @@ int main(int argc, char **argv) {
   if (knobs->has(tuning::KnobId::CpuOmpSchedule) &&
       !knobs->getBool(tuning::KnobId::CpuOpenmp).value_or(false))
     return fail("--omp-schedule is an option of --openmp");
+  if (knobs->lookup(tuning::KnobId::GpuKernels) == "wgmma" &&
+      chip != "sm_90a")
+    return fail("--kernels wgmma needs --chip sm_90a, got '" + chip + "'");
   options.tuning = std::move(*knobs);
   options.chip = chip;
   options.cpu = cpu;
   options.cudaToolkit = cudaToolkit;
+  for (const std::string &what : emit) {
+    if (options.target != compile::Target::Cuda)
+      return fail("--emit is for --target cuda");
+    if (what == "ptx")
+      options.emitPtx = true;
+    else if (what == "sass")
+      options.emitSass = true;
+    else
+      return fail("--emit must be ptx or sass, got '" + what + "'");
+  }
+  options.nvdisasm = nvdisasm;
 
   std::unique_ptr<mlir::MLIRContext> context = exec::createEngineContext();
   llvm::SourceMgr sourceMgr;

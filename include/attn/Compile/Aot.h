@@ -117,6 +117,14 @@ struct AotOptions {
   std::string cCompiler;
   /// The CUDA toolkit (ptxas, fatbinary, libdevice).
   std::string cudaToolkit = "/usr/local/cuda";
+  /// cuda: also write every kernel's PTX beside the library (LIB.ptx), and
+  /// its SASS (LIB.sass: the PTX assembled by the toolkit's ptxas for the
+  /// chip, disassembled by nvdisasm), as Triton keeps kernel.ptx and
+  /// kernel.asm.
+  bool emitPtx = false, emitSass = false;
+  /// nvdisasm for emitSass; empty: the toolkit's, else one on PATH, else
+  /// the one of PyPI's nvidia-cuda-nvdisasm in python3 (scripts/setup.sh).
+  std::string nvdisasm;
 
   /// cpu: whether the library runs its query blocks on OpenMP threads (the
   /// library then needs libomp.so).
@@ -131,6 +139,8 @@ struct CudaPipelineOptions {
   /// The fused lowering's knobs that were given (attn-lower-gpu's); the
   /// others keep convert-attn-to-gpu's defaults.
   tuning::KnobValues tuning;
+  /// What each gpu.binary holds: fatbin (the libraries'), bin or isa (PTX).
+  std::string format = "fatbin";
 };
 
 /// Fills `pm` with the lowering of a module for the cuda target, ending in
@@ -175,6 +185,9 @@ llvm::json::Value describeLibrary(const std::vector<FunctionAbi> &functions,
 
 /// `lib/libfoo.so` -> `lib/libfoo.json`.
 std::string jsonPathFor(llvm::StringRef libraryPath);
+
+/// `lib/libfoo.so` -> `lib/libfoo.<extension>`.
+std::string sidePathFor(llvm::StringRef libraryPath, llvm::StringRef extension);
 
 } // namespace attn::compile
 } // namespace mlir

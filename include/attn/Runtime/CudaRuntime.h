@@ -33,6 +33,22 @@ void attnCudaSetError(int32_t status, const char *message);
 /// This thread's last error message ("" if none).
 const char *attnCudaLastError(void);
 
+/// Element types of attnCudaEncodeTensorMap.
+enum { ATTN_CUDA_TENSOR_MAP_F16 = 0, ATTN_CUDA_TENSOR_MAP_BF16 = 1 };
+
+/// Called by generated host code (the sm_90a kernel of convert-attn-to-gpu)
+/// before a launch: encodes the TMA tensor map of the dense row-major
+/// tensor `global` of dims [d0, d1, d2, d3] (outermost first) of 16-bit
+/// `elementType`, read in boxes of `boxRows` x `boxCols` (dims 2 and 3;
+/// one along 0 and 1) with 128-byte swizzling and zero fill past the
+/// tensor, by the driver's cuTensorMapEncodeTiled, and copies its 128 bytes
+/// to `deviceMap` (device memory) on the call's stream. Errors are recorded
+/// as for the mgpu* functions (the launch that follows then does nothing).
+void attnCudaEncodeTensorMap(void *deviceMap, const void *global,
+                             int32_t elementType, int64_t d0, int64_t d1,
+                             int64_t d2, int64_t d3, int32_t boxRows,
+                             int32_t boxCols);
+
 /// Host-side helpers for a tool that drives cuda libraries (attn-run), over
 /// the same dlopen'ed driver, in the current context (else device 0's
 /// primary context, made current). Each returns an attn_status, with the

@@ -656,4 +656,16 @@ def GpuLazyRescale : GpuKnob<"lazyRescale", "lazy-rescale", "bool", "false",
     "where one of a thread's two row maxima grew (a branch; exact, as the "
     "factor is 1 otherwise; no faster on an H200)">;
 
+def GpuKernels : GpuKnob<"kernels", "kernels", "std::string", "\"auto\"",
+    "The f16/bf16 prefill kernel: mma-sync (FlashAttention-2 on mma.sync, "
+    "any chip), wgmma (the warp-specialized sm_90a kernel: TMA, wgmma, "
+    "setmaxnreg; needs chip sm_90a; ops it does not take fall back to "
+    "mma-sync) or auto (mma-sync: it stays so until a device run shows the "
+    "wgmma kernel correct on every check case and faster on every speed "
+    "row; none has run it yet)"> {
+  let choices = ["auto", "mma-sync", "wgmma"];
+  // attn-run's and attn-compile's --kernels is also attn-lower-cpu's
+  // (CpuKernels): --target picks the knob, and so the values it takes.
+}
+
 #endif // ATTN_TUNING_TUNING_TD

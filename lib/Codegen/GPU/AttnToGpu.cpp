@@ -5,7 +5,10 @@
 // The pass and its pattern: checks what the kernels can take, bufferizes the
 // operands at the op (to_buffer / alloc / to_tensor), opens the gpu.launch
 // and hands its body to a kernel builder: the FlashAttention-2 tensor-core
-// kernel (FlashKernel.cpp) for f16/bf16, the FMA kernel below for f32.
+// kernel (GpuFlashKernel.cpp) or, with kernels=wgmma on sm_90a, the
+// warp-specialized one (GpuHopperKernel.cpp) for f16/bf16, the split-K
+// decode kernels (GpuDecodeKernel.cpp) for decoding steps, the FMA kernel
+// below for f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -302,6 +306,10 @@ namespace {
 struct KernelPlan {
   bool tensorCores = false;
   FlashConfig flash;
+  /// The warp-specialized sm_90a kernel instead of the mma.sync one
+  /// (kernels=wgmma, for the ops it takes).
+  bool hopper = false;
+  HopperConfig hopperConfig;
   /// The split-K decode kernels instead (DecodeKernel.cpp).
   bool decode = false;
   DecodeConfig decodeConfig;
@@ -356,7 +364,10 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
                                  const ConvertAttnToGpuOptions &options) {
   StringRef chip = options.chip;
   unsigned sm = 0;
-  if (!chip.consume_front("sm_") || chip.getAsInteger(10, sm) || sm < 80)
+  // sm_90a: sm_90 with its architecture-specific features (wgmma).
+  if (!chip.consume_front("sm_") ||
+      (chip.consume_back("a") && chip != "90") || chip.getAsInteger(10, sm) ||
+      sm < 80)
     return op.emitOpError("convert-attn-to-gpu: expected chip sm_XX with XX "
                           ">= 80 (mma.sync, ldmatrix, cp.async), got '")
            << options.chip << "'";
@@ -387,6 +398,15 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError(
                "convert-attn-to-gpu: expected decode-stages 1 or 2, got ")
            << options.decodeStages;
+  StringRef kernels = options.kernels;
+  if (!llvm::is_contained({"auto", "mma-sync", "wgmma"}, kernels))
+    return op.emitOpError("convert-attn-to-gpu: expected kernels auto, "
+                          "mma-sync or wgmma, got '")
+           << kernels << "'";
+  if (kernels == "wgmma" && options.chip != "sm_90a")
+    return op.emitOpError("convert-attn-to-gpu: kernels=wgmma needs "
+                          "chip=sm_90a (wgmma and setmaxnreg), got '")
+           << options.chip << "'";
   Type elt = op.getQueryType().getElementType();
   KernelPlan plan;
   plan.flash.blockQ = options.blockQ;
@@ -399,6 +419,18 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   plan.tensorCores = true;
   int64_t d = op.getQueryType().getDimSize(3);
   int64_t dv = op.getValueType().getDimSize(3);
+  // The sm_90a kernel where asked for and it takes the op; the mma.sync
+  // kernel, without a diagnostic, for the other ops.
+  if (kernels == "wgmma") {
+    bool scoreWork = op.getMask() || op.getSoftcap() || op.getAlibiSlopes();
+    if (std::optional<HopperConfig> hopper =
+            planHopperKernel(elt, d, dv, scoreWork)) {
+      plan.hopper = true;
+      plan.hopperConfig = *hopper;
+      plan.hopperConfig.foldScale = options.foldScale;
+      return planDecode(op, options, plan);
+    }
+  }
   if (d == 256 || dv == 256)
     plan.flash.dvSplit = 2;
   for (auto [name, size] :
@@ -553,7 +585,8 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
       sdpa.lse = allocLike(rewriter, loc, lseType, outSizes);
     }
 
-    int64_t blockQ = plan->flash.blockQ;
+    int64_t blockQ =
+        plan->hopper ? plan->hopperConfig.blockQ() : plan->flash.blockQ;
     Value rowBlocks = arith::CeilDivUIOp::create(
         rewriter, loc, sdpa.lq,
         arith::ConstantIndexOp::create(rewriter, loc, blockQ));
@@ -570,6 +603,13 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
                               rowBlocks, zero),
         arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt,
                               sdpa.batch, zero));
+    // The sm_90a kernel's tensor maps: a device buffer (gpu.alloc once
+    // attn-gpu-device-buffers has run), freed after the launch.
+    Value tensorMaps;
+    if (plan->hopper)
+      tensorMaps = memref::AllocOp::create(
+          rewriter, loc,
+          MemRefType::get({kHopperTensorMapBytes}, rewriter.getI8Type()));
     auto ifNonEmpty =
         scf::IfOp::create(rewriter, loc, nonEmpty, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard launchGuard(rewriter);
@@ -594,6 +634,20 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
     }
     if (plan->decode && !decodeAtRunTime) {
       buildDecodeKernels(rewriter, sdpa, plan->decodeConfig);
+    } else if (plan->hopper) {
+      const HopperConfig &cfg = plan->hopperConfig;
+      encodeHopperTensorMaps(rewriter, sdpa, cfg, tensorMaps);
+      Value sharedBytes = arith::ConstantIntOp::create(
+          rewriter, loc, rewriter.getI32Type(), hopperSharedBytes(sdpa, cfg));
+      Value threads =
+          arith::ConstantIndexOp::create(rewriter, loc, cfg.threads());
+      auto launch =
+          gpu::LaunchOp::create(rewriter, loc, rowBlocks, heads, sdpa.batch,
+                                threads, one, one, sharedBytes);
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(&launch.getBody().front());
+      buildHopperKernel(rewriter, sdpa, cfg, launch, tensorMaps);
+      gpu::TerminatorOp::create(rewriter, loc);
     } else if (plan->tensorCores) {
       const FlashConfig &cfg = plan->flash;
       // The tiles live in dynamic shared memory: its base is 16-byte
@@ -626,6 +680,8 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
     }
 
     rewriter.setInsertionPointAfter(ifNonEmpty);
+    if (tensorMaps)
+      memref::DeallocOp::create(rewriter, loc, tensorMaps);
     SmallVector<Value> results = {bufferization::ToTensorOp::create(
         rewriter, loc, outType, sdpa.out, /*restrict=*/true,
         /*writable=*/true)};
@@ -645,10 +701,10 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{chip,         blockQ,       blockKV,
-                                    decodeRows,   kvSplits,     smCount,
-                                    decodeStages, decodeUnroll, sharedMemory,
-                                    foldScale,    lazyRescale};
+    ConvertAttnToGpuOptions options{
+        chip,         blockQ,       blockKV,      decodeRows,
+        kvSplits,     smCount,      decodeStages, decodeUnroll,
+        sharedMemory, foldScale,    lazyRescale,  kernels};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

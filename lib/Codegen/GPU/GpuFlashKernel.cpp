@@ -296,7 +296,6 @@ SmallVector<Value> GpuFlashBuilder::maskScores(ArrayRef<Value> scores,
   SmallVector<Value> out(scores);
   Value lastRow = arith::SubIOp::create(b, loc, sdpa.lq, idx(1));
   Value lastKey = arith::SubIOp::create(b, loc, sdpa.lk, idx(1));
-  Value negInf = f32(kNegInf);
   for (int64_t r = 0; r < 2; ++r) {
     Value row = rowOf(r);
     Value maskRow =
@@ -304,17 +303,8 @@ SmallVector<Value> GpuFlashBuilder::maskScores(ArrayRef<Value> scores,
     for (int64_t n = 0, e = cfg.blockKV / 8; n < e; ++n) {
       for (int64_t c = 0; c < 2; ++c) {
         Value &s = out[4 * n + 2 * r + c];
-        Value key = keyOf(keyStart, n, c);
-        Value visible = keyVisible(b, sdpa, seq, row, key);
-        if (sdpa.mask) {
-          Value m = readMask(b, sdpa, batch, head, maskRow,
-                             arith::MinUIOp::create(b, loc, key, lastKey));
-          if (sdpa.boolMask)
-            visible = arith::AndIOp::create(b, loc, visible, m);
-          else
-            s = arith::AddFOp::create(b, loc, s, m);
-        }
-        s = arith::SelectOp::create(b, loc, visible, s, negInf);
+        s = maskScore(b, sdpa, seq, batch, head, s, row, maskRow,
+                      keyOf(keyStart, n, c), lastKey);
       }
     }
   }

@@ -144,6 +144,15 @@ KeyTiles keyTiles(OpBuilder &b, const GpuSdpa &sdpa, const GpuSequence &seq,
 Value keyVisible(OpBuilder &b, const GpuSdpa &sdpa, const GpuSequence &seq,
                  Value row, Value key);
 
+/// The score `s` of `row` against `key` with the masks applied: -inf where
+/// the key length, the band or the i1 mask hide the key, the float mask
+/// (base-2 units) added otherwise. `maskRow` is `row` clamped to Lq - 1 and
+/// `lastKey` is Lk - 1 (read only with a mask: a tile's rows and keys may run
+/// past the tensors). Both tensor-core kernels call it on their C fragments.
+Value maskScore(OpBuilder &b, const GpuSdpa &sdpa, const GpuSequence &seq,
+                Value batch, Value head, Value s, Value row, Value maskRow,
+                Value key, Value lastKey);
+
 /// A signed index as f32 (through i32).
 Value indexToF32(OpBuilder &b, Location loc, Value index);
 
@@ -178,6 +187,64 @@ void buildRowKernelF32(OpBuilder &b, const GpuSdpa &sdpa, gpu::LaunchOp launch,
 /// The FlashAttention-2 tensor-core kernel in `launch`'s body (f16/bf16).
 void buildFlashKernel(OpBuilder &b, const GpuSdpa &sdpa,
                       const FlashConfig &config, gpu::LaunchOp launch);
+
+/// The warp-specialized sm_90a kernel (GpuHopperKernel.cpp): a CTA of three
+/// warpgroups over 128 query rows, one producer issuing TMA loads into a
+/// ring of shared-memory stages and two consumers of 64 rows each on wgmma.
+struct HopperConfig {
+  /// Keys per K/V tile: the N of Q.K^T's wgmma and the K of P.V's.
+  int64_t blockKV = 128;
+  /// K/V tiles in flight (the ring's stages).
+  int64_t stages = 2;
+  /// As FlashConfig::foldScale.
+  bool foldScale = false;
+  /// Registers per thread after setmaxnreg: the producer gives up most of
+  /// the 168 each thread starts with and the consumers take them (24 + 2 *
+  /// 240 = 504 of the 512 = 65536 / 128 the three warpgroups share).
+  int64_t producerRegisters = 24, consumerRegisters = 240;
+  static constexpr int64_t kConsumers = 2;
+  static constexpr int64_t kConsumerRows = 64; // the M of wgmma
+  static constexpr int64_t kWarpgroupThreads = 128;
+  int64_t blockQ() const { return kConsumers * kConsumerRows; }
+  int64_t threads() const { return (kConsumers + 1) * kWarpgroupThreads; }
+};
+
+/// Head dims the sm_90a kernel takes: multiples of the 64 16-bit columns of
+/// a 128-byte swizzled row (one TMA box, one wgmma swizzle atom).
+inline constexpr int64_t kHopperHeadDims[] = {64, 128, 256};
+
+/// Whether the sm_90a kernel takes an op of element type `elt` and head
+/// dims `d`, `dv`; and the tile sizes it then uses. `scoreWork`: whether the
+/// op reads a user mask or modifies its scores (softcap, ALiBi), code that
+/// keeps more values live per score.
+std::optional<HopperConfig> planHopperKernel(Type elt, int64_t d, int64_t dv,
+                                             bool scoreWork);
+
+/// Bytes of dynamic shared memory the sm_90a kernel asks for (with the 1 KiB
+/// it may skip to align its tiles to the 128-byte swizzle's 1024-byte
+/// period).
+int64_t hopperSharedBytes(const GpuSdpa &sdpa, const HopperConfig &config);
+
+/// Bytes of the TMA tensor maps the sm_90a kernel reads (query, key, value;
+/// 128 each, in device memory).
+inline constexpr int64_t kHopperTensorMapBytes = 3 * 128;
+
+/// Host code before the sm_90a kernel's launch: encodes the query, key and
+/// value tensor maps (the runtime's attnCudaEncodeTensorMap, over the
+/// driver's cuTensorMapEncodeTiled) into `tensorMaps`, a device buffer of
+/// kHopperTensorMapBytes, on the launch's stream.
+void encodeHopperTensorMaps(OpBuilder &b, const GpuSdpa &sdpa,
+                            const HopperConfig &config, Value tensorMaps);
+
+/// The sm_90a kernel in `launch`'s body (f16/bf16), reading its tensor maps
+/// from `tensorMaps`.
+void buildHopperKernel(OpBuilder &b, const GpuSdpa &sdpa,
+                       const HopperConfig &config, gpu::LaunchOp launch,
+                       Value tensorMaps);
+
+/// The runtime function that encodes one tensor map (lib/Runtime/CUDA).
+inline constexpr llvm::StringLiteral kEncodeTensorMapFunction =
+    "attnCudaEncodeTensorMap";
 
 /// The split-K decode kernels' sizes (DecodeKernel.cpp), chosen by the pass.
 struct DecodeConfig {

@@ -130,6 +130,24 @@ Value gpu_kernels::keyVisible(OpBuilder &b, const GpuSdpa &sdpa,
       b, loc, visible, buildBandPredicate(b, loc, *sdpa.band, diag, key));
 }
 
+Value gpu_kernels::maskScore(OpBuilder &b, const GpuSdpa &sdpa,
+                             const GpuSequence &seq, Value batch, Value head,
+                             Value s, Value row, Value maskRow, Value key,
+                             Value lastKey) {
+  Location loc = sdpa.loc;
+  Value visible = keyVisible(b, sdpa, seq, row, key);
+  if (sdpa.mask) {
+    Value m = readMask(b, sdpa, batch, head, maskRow,
+                       arith::MinUIOp::create(b, loc, key, lastKey));
+    if (sdpa.boolMask)
+      visible = arith::AndIOp::create(b, loc, visible, m);
+    else
+      s = arith::AddFOp::create(b, loc, s, m);
+  }
+  return arith::SelectOp::create(b, loc, visible, s,
+                                 createF32Constant(b, loc, kNegInf));
+}
+
 /// tanh(x) = sign(x) t(|x|), as the CPU kernels build it (CpuScoreModifiers):
 ///   t(a) = a + a^3 P(a^2), P the Taylor series of (tanh(a) - a) / a^3 to
 ///          its a^15 term, for a < 0.55 (truncation error < 2.3e-8);

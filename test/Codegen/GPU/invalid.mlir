@@ -11,6 +11,9 @@
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_90 shared-memory=300000" 2>&1 | FileCheck %s --check-prefix=SMEMHIGH
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="shared-memory=50000" 2>&1 | FileCheck %s --check-prefix=SMEMSMALL
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_120 shared-memory=110000" 2>&1 | FileCheck %s --check-prefix=SMEM120
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="kernels=wgmma" 2>&1 | FileCheck %s --check-prefix=WGMMA80
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="chip=sm_90 kernels=wgmma" 2>&1 | FileCheck %s --check-prefix=WGMMA90
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="kernels=hopper" 2>&1 | FileCheck %s --check-prefix=KERNELS
 
 // CHIP: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'sm_75'
 // NOTSM: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'gfx90a'
@@ -23,6 +26,9 @@
 // SMEMSMALL: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 128, block-q = 64 need 59392 bytes, more than the 49984 bytes that shared-memory=50000 leaves
 // SPLITS: error: 'attn.sdpa' op convert-attn-to-gpu: expected kv-splits >= 0 (0: chosen at run time), got -1
 // BLOCKKV: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-kv to be a multiple of 16 in [16, 128], got 256
+// WGMMA80: error: 'attn.sdpa' op convert-attn-to-gpu: kernels=wgmma needs chip=sm_90a (wgmma and setmaxnreg), got 'sm_80'
+// WGMMA90: error: 'attn.sdpa' op convert-attn-to-gpu: kernels=wgmma needs chip=sm_90a (wgmma and setmaxnreg), got 'sm_90'
+// KERNELS: error: 'attn.sdpa' op convert-attn-to-gpu: expected kernels auto, mma-sync or wgmma, got 'hopper'
 
 func.func @d256(%q: tensor<1x2x64x256xf16>, %k: tensor<1x2x64x256xf16>,
                 %v: tensor<1x2x64x256xf16>) -> tensor<1x2x64x256xf16> {

@@ -77,6 +77,29 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     Masks, both causal alignments, windows, key_lengths, softcap and ALiBi
     as in the other kernels.
 
+    kernels=wgmma (chip=sm_90a; f16/bf16 with D and Dv in {64, 128, 256}, any
+    masks and variants; other ops take the mma.sync kernel, decoding steps
+    the decode kernels): FlashAttention-3's warp-specialized kernel. The grid
+    is (ceil(Lq / 128), Hq, B), a CTA three warpgroups (384 threads). One
+    thread of the producer warpgroup (`nvvm.setmaxregister decrease 24`)
+    loads the Q block once and the K and V tiles (128 keys; 64 where a head
+    dim is 256) by TMA (`nvvm.cp.async.bulk.tensor`, 128-byte swizzled boxes
+    of 64 columns, zero-filled past Lq/Lk) into a two-stage ring guarded by
+    mbarriers (`arrive.expect_tx`, `try_wait.parity`; the consumers release
+    a stage by arriving on its empty barrier). The two consumer warpgroups
+    (`increase 240`) own 64 rows each: S = Q.K^T on `nvvm.wgmma.mma_async`
+    with both operands in shared memory, the same masks and online softmax
+    as above on the accumulator (laid out per warp as mma.sync's C
+    fragments), and O += P.V on wgmma with P in registers as the A operand
+    (inline PTX, `wgmma.mma_async ... {a0..a3}, desc-V`) and V transposed
+    from shared memory. Named barriers 1 and 2 pass the turn between the
+    consumers (ping-pong): one issues P.V of tile j and Q.K^T of tile j+1
+    while the other computes its softmax. The tensor maps are encoded on
+    the host before the launch (`attnCudaEncodeTensorMap` in attn's CUDA
+    runtime, over the driver's `cuTensorMapEncodeTiled`) into a 384-byte
+    device buffer the kernel reads them from. block-q, block-kv,
+    shared-memory and lazy-rescale apply to the mma.sync kernel only.
+
     Before:
 
     ```mlir
@@ -116,11 +139,12 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     // Tuning.td's knobs, in the order of ConvertAttnToGpuOptions' members.
     GpuTargetChip, GpuBlockQ, GpuBlockKV, GpuDecodeRows, GpuKvSplits,
     GpuSmCount, GpuDecodeStages, GpuDecodeUnroll, GpuSharedMemory,
-    GpuFoldScale, GpuLazyRescale
+    GpuFoldScale, GpuLazyRescale, GpuKernels
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
@@ -131,6 +155,38 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     "::mlir::ub::UBDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def AttnGpuLaunchBounds : Pass<"attn-gpu-launch-bounds", "gpu::GPUModuleOp"> {
+  let summary = "Give kernels that resize their warpgroups' registers "
+                "(setmaxnreg) the launch bounds ptxas needs to honour it";
+  let description = [{
+    After kernel outlining, before `convert-gpu-to-nvvm`: `setmaxnreg`
+    (`nvvm.setmaxregister`) takes effect only in a kernel whose register
+    count at entry ptxas can determine, from launch bounds with a minimum
+    of one CTA per SM (else ptxas ignores it, warning C7508). Every kernel
+    of the module that contains `nvvm.setmaxregister` gets
+    `nvvm.minctasm = 1`, beside the `nvvm.maxntid` that
+    `convert-gpu-to-nvvm` derives from its known block size; other kernels
+    are left as they are. A kernel with such an op and no known block size
+    is an error.
+
+    Before:
+
+    ```mlir
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 384, 1, 1>} {
+      nvvm.setmaxregister decrease 24
+      ...
+    ```
+
+    After:
+
+    ```mlir
+    gpu.func @k() kernel attributes {known_block_size = array<i32: 384, 1, 1>,
+        nvvm.minctasm = 1 : i32} {
+    ```
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 def AttnGpuDeviceBuffers : Pass<"attn-gpu-device-buffers", "func::FuncOp"> {

@@ -3,7 +3,12 @@
  * device 0 is an sm_90, and a kernel launch does nothing (so results stay
  * NaN-poisoned). It exercises everything around the kernels: compiling both
  * lowerings, loading the libraries, allocations, copies, sizes, the checks
- * and the report. Signatures follow cuda.h loosely (C ABI only). */
+ * and the report. Signatures follow cuda.h loosely (C ABI only).
+ * cuTensorMapEncodeTiled checks its arguments as the driver documents
+ * (CUDA 13 cuda.h) and, with FAKE_CUDA_LOG set, prints each call to stderr
+ * so that tests can check the tensor maps the generated code asks for. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,5 +81,47 @@ CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *s) {
 CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, void *s) {
   for (size_t i = 0; i < n; ++i)
     ((unsigned short *)d)[i] = v;
+  return 0;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
+  memcpy((void *)d, s, n);
+  return 0;
+}
+/* CUtensorMapDataType FLOAT16 = 6, BFLOAT16 = 9; swizzle 128B = 3. */
+CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
+                                void *global, const uint64_t *dims,
+                                const uint64_t *strides, const unsigned *box,
+                                const unsigned *elementStrides, int interleave,
+                                int swizzle, int l2, int oob) {
+  const int invalid = 1; /* CUDA_ERROR_INVALID_VALUE */
+  unsigned elementBytes = type == 6 || type == 9 ? 2 : 0;
+  if (getenv("FAKE_CUDA_LOG")) {
+    fprintf(stderr, "cuTensorMapEncodeTiled type=%d rank=%u dims=", type, rank);
+    for (unsigned i = 0; i < rank && i < 5; ++i)
+      fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)dims[i]);
+    fprintf(stderr, " strides=");
+    for (unsigned i = 0; i + 1 < rank && i < 4; ++i)
+      fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)strides[i]);
+    fprintf(stderr, " box=");
+    for (unsigned i = 0; i < rank && i < 5; ++i)
+      fprintf(stderr, "%s%u", i ? "," : "", box[i]);
+    fprintf(stderr, " swizzle=%d oob=%d\n", swizzle, oob);
+  }
+  if (!map || ((uintptr_t)map & 63) || !elementBytes || rank < 1 ||
+      rank > 5 || ((uintptr_t)global & 15) || interleave != 0)
+    return invalid;
+  for (unsigned i = 0; i < rank; ++i) {
+    if (dims[i] == 0 || dims[i] > ((uint64_t)1 << 32) || box[i] == 0 ||
+        box[i] > 256 || elementStrides[i] == 0 || elementStrides[i] > 8)
+      return invalid;
+    if (i + 1 < rank && (strides[i] % 16 || strides[i] >= ((uint64_t)1 << 40)))
+      return invalid;
+  }
+  /* The inner box dim in bytes: a multiple of 16, at most the swizzle span. */
+  unsigned innerBytes = box[0] * elementBytes;
+  unsigned span = swizzle == 3 ? 128 : swizzle == 2 ? 64 : swizzle == 1 ? 32 : 0;
+  if (innerBytes % 16 || (span && innerBytes > span))
+    return invalid;
+  memset(map, 0x5a, 128);
   return 0;
 }
