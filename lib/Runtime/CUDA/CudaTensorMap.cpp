@@ -124,9 +124,10 @@ ATTN_EXPORT void attnCudaEncodeTensorMap(void *deviceMap, const void *global,
   cuuint32_t box[4] = {static_cast<cuuint32_t>(boxCols),
                        static_cast<cuuint32_t>(boxRows), 1, 1};
   cuuint32_t elementStrides[4] = {1, 1, 1, 1};
-  // The host copy: 64-byte aligned, as the driver requires. Zero fill past
-  // the tensor (FLOAT_OOB_FILL_NONE): rows past Lq or Lk read as 0.
-  alignas(64) CUtensorMap map;
+  // The host copy: cuda.h declares CUtensorMap 128-byte aligned (the driver
+  // needs 64). Zero fill past the tensor (FLOAT_OOB_FILL_NONE): rows past Lq
+  // or Lk read as 0.
+  CUtensorMap map;
   if (!check(driver.cuTensorMapEncodeTiled(
                  &map,
                  elementType == ATTN_CUDA_TENSOR_MAP_BF16
@@ -141,8 +142,8 @@ ATTN_EXPORT void attnCudaEncodeTensorMap(void *deviceMap, const void *global,
   // From pageable memory: the driver has taken the bytes when the call
   // returns, so `map` may go; the copy is ordered before the launch on the
   // call's stream.
-  check(driver.cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(deviceMap),
-                                 &map, sizeof(map),
+  check(driver.cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(deviceMap), &map,
+                                 sizeof(map),
                                  static_cast<CUstream>(mgpuStreamCreate())),
         "cuMemcpyHtoDAsync");
 }
