@@ -18,10 +18,10 @@
 
 #include "attn-c/attn.h"
 
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Spec/EntryWrapper.h"
 #include "attn/Spec/Error.h"
 #include "attn/Spec/Problem.h"
-#include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -246,8 +246,8 @@ lowerFunction(AotFunction &function, const AotOptions &options,
     // a memref.copy into a linalg.copy kernel).
     if (llvm::Error e = wrapInDestinationPassingEntry(*module, entry, impl, pm))
       return std::move(e);
-    if (llvm::Error e = buildCudaPipelineFor(
-            pm, cudaPipelineOptions(options, gpuFormat)))
+    if (llvm::Error e =
+            buildCudaPipelineFor(pm, cudaPipelineOptions(options, gpuFormat)))
       return std::move(e);
   } else {
     if (!type.getResults().empty() ||
@@ -261,8 +261,8 @@ lowerFunction(AotFunction &function, const AotOptions &options,
     for (auto f : module->getOps<func::FuncOp>())
       if (f != entry && !f.isDeclaration())
         f.setPrivate();
-    if (llvm::Error e = buildCudaPipelineFor(
-            pm, cudaPipelineOptions(options, gpuFormat)))
+    if (llvm::Error e =
+            buildCudaPipelineFor(pm, cudaPipelineOptions(options, gpuFormat)))
       return std::move(e);
   }
   if (failed(pm.run(*module)))
@@ -423,12 +423,12 @@ static llvm::Expected<std::string> findNvdisasm(const AotOptions &options,
     std::string out = (tmpDir + "/nvdisasm-path.txt").str();
     std::optional<StringRef> redirects[] = {std::nullopt, StringRef(out),
                                             StringRef(out)};
-    StringRef argv[] = {*python, "-c",
-                        "import importlib.metadata as m; print([str(f.locate()) "
-                        "for f in m.files('nvidia-cuda-nvdisasm') if f.name "
-                        "== 'nvdisasm'][0])"};
-    if (llvm::sys::ExecuteAndWait(*python, argv, std::nullopt, redirects) ==
-        0)
+    StringRef argv[] = {
+        *python, "-c",
+        "import importlib.metadata as m; print([str(f.locate()) "
+        "for f in m.files('nvidia-cuda-nvdisasm') if f.name "
+        "== 'nvdisasm'][0])"};
+    if (llvm::sys::ExecuteAndWait(*python, argv, std::nullopt, redirects) == 0)
       if (auto buffer = llvm::MemoryBuffer::getFile(out)) {
         std::string path = (*buffer)->getBuffer().trim().str();
         if (llvm::sys::fs::can_execute(path))
@@ -480,8 +480,8 @@ static llvm::Error emitKernelCode(std::vector<AotFunction> &functions,
           os << ptx;
         }
         std::string ptxas = options.cudaToolkit + "/bin/ptxas";
-        if (llvm::Error e = run({ptxas, "-arch=" + options.chip,
-                                 base + ".ptx", "-o", base + ".cubin"},
+        if (llvm::Error e = run({ptxas, "-arch=" + options.chip, base + ".ptx",
+                                 "-o", base + ".cubin"},
                                 base + ".ptxas.log")) {
           failure = toString(std::move(e));
           return WalkResult::interrupt();

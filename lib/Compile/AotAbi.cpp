@@ -11,9 +11,9 @@
 #include "attn/Compile/Aot.h"
 
 #include "attn-c/attn.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Spec/Error.h"
 #include "attn/Spec/Problem.h"
-#include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"

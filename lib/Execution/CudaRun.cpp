@@ -11,8 +11,8 @@
 #include "attn/Execution/CudaRun.h"
 
 #include "attn/Compile/Aot.h"
-#include "attn/Spec/Error.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Spec/Error.h"
 
 #ifdef ATTN_HAVE_CUDA_RUNTIME
 #include "attn/Runtime/CudaRuntime.h"

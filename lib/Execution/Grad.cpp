@@ -17,10 +17,10 @@
 #include "Checks.h"
 
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
-#include "attn/Spec/Error.h"
 #include "attn/Execution/Peak.h"
-#include "attn/Spec/ReferenceGrad.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Spec/Error.h"
+#include "attn/Spec/ReferenceGrad.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

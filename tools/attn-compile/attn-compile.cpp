@@ -131,8 +131,7 @@ int main(int argc, char **argv) {
   if (knobs->has(tuning::KnobId::CpuOmpSchedule) &&
       !knobs->getBool(tuning::KnobId::CpuOpenmp).value_or(false))
     return fail("--omp-schedule is an option of --openmp");
-  if (knobs->lookup(tuning::KnobId::GpuKernels) == "wgmma" &&
-      chip != "sm_90a")
+  if (knobs->lookup(tuning::KnobId::GpuKernels) == "wgmma" && chip != "sm_90a")
     return fail("--kernels wgmma needs --chip sm_90a, got '" + chip + "'");
   options.tuning = std::move(*knobs);
   options.chip = chip;

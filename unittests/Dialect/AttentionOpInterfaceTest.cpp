@@ -64,8 +64,7 @@ protected:
   }
 
   /// The op of kind OpTy, through the interface.
-  template <typename OpTy>
-  AttentionOpInterface get() {
+  template <typename OpTy> AttentionOpInterface get() {
     for (Operation *op : ops)
       if (isa<OpTy>(op))
         return cast<AttentionOpInterface>(op);
@@ -112,8 +111,7 @@ TEST_F(AttentionOpInterfaceTest, DimsInBothLayouts) {
     EXPECT_EQ(attention.getGroupSize(), 4);
     EXPECT_EQ(attention.getHeadDim(), 64);
     EXPECT_EQ(attention.getValueHeadDim(), 48);
-    EXPECT_EQ(attention.getQueryType().getDimSize(
-                  attention.getSequenceDim()),
+    EXPECT_EQ(attention.getQueryType().getDimSize(attention.getSequenceDim()),
               16);
   }
   AttentionOpInterface varlen = get<SdpaVarlenOp>();

@@ -148,9 +148,8 @@ public:
         results.push_back(v);
     func::ReturnOp::create(b, loc, results);
     func.setType(b.getFunctionType({}, ValueRange(results).getTypes()));
-    EXPECT_TRUE(succeeded(applyPatternsGreedily(func.getOperation(),
-                                                RewritePatternSet(
-                                                    b.getContext()))));
+    EXPECT_TRUE(succeeded(applyPatternsGreedily(
+        func.getOperation(), RewritePatternSet(b.getContext()))));
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     SmallVector<std::optional<int64_t>> values;
     unsigned next = 0;
@@ -214,8 +213,8 @@ TEST_F(GeometryBuilders, RowsAndKeysFollowTheRules) {
                      " keyLen=" + std::to_string(keyLen));
         Folded f(context);
         OpBuilder &b = f.b;
-        Value shift = buildDiagonalShift(b, f.loc, vb, f.index(lq),
-                                         f.index(keyLen));
+        Value shift =
+            buildDiagonalShift(b, f.loc, vb, f.index(lq), f.index(keyLen));
         int shiftSlot = f.keep(shift);
         struct Row {
           int diag, first, end;
@@ -290,10 +289,10 @@ TEST_F(GeometryBuilders, UnmaskedBlocksAreSeenWholeByEveryRow) {
         SmallVector<Range> ranges;
         for (int64_t r0 = 0; r0 < kRows; ++r0)
           for (int64_t r1 = r0; r1 < kRows; ++r1) {
-            Value firstDiag = buildDiagonal(f.b, f.loc, f.index(r0),
-                                            f.index(shift));
-            Value lastDiag = buildDiagonal(f.b, f.loc, f.index(r1),
-                                           f.index(shift));
+            Value firstDiag =
+                buildDiagonal(f.b, f.loc, f.index(r0), f.index(shift));
+            Value lastDiag =
+                buildDiagonal(f.b, f.loc, f.index(r1), f.index(shift));
             ranges.push_back(
                 {r0, r1,
                  f.keep(buildFirstUnmaskedBlock(f.b, f.loc, vb, lastDiag, bs)),

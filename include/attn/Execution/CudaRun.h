@@ -13,8 +13,8 @@
 #ifndef ATTN_EXECUTION_CUDARUN_H
 #define ATTN_EXECUTION_CUDARUN_H
 
-#include "attn/Spec/HostTensor.h"
 #include "attn/Execution/Jit.h"
+#include "attn/Spec/HostTensor.h"
 #include "attn/Tuning/Tuning.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -16,8 +16,8 @@
 #ifndef ATTN_EXECUTION_ENGINE_H
 #define ATTN_EXECUTION_ENGINE_H
 
-#include "attn/Spec/HostTensor.h"
 #include "attn/Execution/Jit.h"
+#include "attn/Spec/HostTensor.h"
 #include "attn/Spec/Numerics.h"
 #include "attn/Spec/Problem.h"
 #include "attn/Spec/Reference.h"

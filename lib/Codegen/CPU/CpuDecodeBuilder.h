@@ -13,8 +13,8 @@
 #ifndef ATTN_LIB_CODEGEN_CPU_CPUDECODEBUILDER_H
 #define ATTN_LIB_CODEGEN_CPU_CPUDECODEBUILDER_H
 
-#include "CpuKernels.h"
 #include "CpuDecodeKernel.h"
+#include "CpuKernels.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/bit.h"

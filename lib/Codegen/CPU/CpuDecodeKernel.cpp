@@ -6,9 +6,9 @@
 
 #include "CpuDecodeKernel.h"
 
-#include "CpuKernels.h"
 #include "CpuDecodeBuilder.h"
 #include "CpuDecodeScores.h"
+#include "CpuKernels.h"
 
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
@@ -47,7 +47,7 @@ DecodeGroup DecodeGroup::of(DecodeKeysOp op) {
 }
 
 Value CpuDecodeBuilder::readPairChunk(Value src, Value head, Value row,
-                                   int64_t p) {
+                                      int64_t p) {
   auto eltType = cast<RankedTensorType>(src.getType()).getElementType();
   Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
   return vector::TransferReadOp::create(
@@ -57,7 +57,7 @@ Value CpuDecodeBuilder::readPairChunk(Value src, Value head, Value row,
 }
 
 Value CpuDecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
-                             bool paired) {
+                                bool paired) {
   auto eltType = cast<RankedTensorType>(src.getType()).getElementType();
   if (!paired) {
     auto type = VectorType::get({width}, eltType);
@@ -106,7 +106,8 @@ Value CpuDecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
   return vector::ShuffleOp::create(b, loc, x, x, lanes);
 }
 
-void CpuDecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0, int64_t c1) {
+void CpuDecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0,
+                                   int64_t c1) {
   auto type = cast<MemRefType>(buf.getType());
   int64_t perLine =
       std::max<int64_t>(1, 8 * kCacheLineBytes / type.getElementTypeBitWidth());
@@ -163,7 +164,7 @@ void CpuDecodeBuilder::readQueries() {
 }
 
 SmallVector<Value> CpuDecodeBuilder::readKeyChunks(Value row, int64_t c0,
-                                                int64_t c1) {
+                                                   int64_t c1) {
   SmallVector<Value> k;
   for (int64_t c = c0; c < c1; ++c)
     k.push_back(keyDots
@@ -172,7 +173,8 @@ SmallVector<Value> CpuDecodeBuilder::readKeyChunks(Value row, int64_t c0,
   return k;
 }
 
-Value CpuDecodeBuilder::accVector(const DecodeState &state, int64_t r, int64_t c) {
+Value CpuDecodeBuilder::accVector(const DecodeState &state, int64_t r,
+                                  int64_t c) {
   if (!accBuffer)
     return state.acc[r * vChunks + c];
   return vector::LoadOp::create(
@@ -181,7 +183,7 @@ Value CpuDecodeBuilder::accVector(const DecodeState &state, int64_t r, int64_t c
 }
 
 void CpuDecodeBuilder::setAccVector(DecodeState &state, int64_t r, int64_t c,
-                                 Value v) {
+                                    Value v) {
   if (!accBuffer) {
     state.acc[r * vChunks + c] = v;
     return;
@@ -191,8 +193,8 @@ void CpuDecodeBuilder::setAccVector(DecodeState &state, int64_t r, int64_t c,
 }
 
 DecodeState CpuDecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
-                                 const DecodeState &state,
-                                 ArrayRef<Value> given, NextDots *nextDots) {
+                                    const DecodeState &state,
+                                    ArrayRef<Value> given, NextDots *nextDots) {
   Value value = decode.value;
   SmallVector<Value> scores(given);
   if (given.empty() && phased && !tailLen) {
@@ -343,7 +345,7 @@ DecodeState CpuDecodeBuilder::block(Value j0, Value tailLen, Value lastKey,
 }
 
 DecodeState CpuDecodeBuilder::maxUpdate(const DecodeState &state,
-                                     ArrayRef<Value> blockMax) {
+                                        ArrayRef<Value> blockMax) {
   // Row r's max moves where its block's max passes it by more than the
   // slack (or is NaN, which goes on into the max as before).
   SmallVector<Value> grows;
@@ -454,7 +456,8 @@ DecodeResult CpuDecodeBuilder::finish(const DecodeState &state) {
   return {mT, lT, acc};
 }
 
-Value CpuDecodeBuilder::startFullBlock(Value begin, Value end, Value iv, Value w) {
+Value CpuDecodeBuilder::startFullBlock(Value begin, Value end, Value iv,
+                                       Value w) {
   Value j0 = arith::AddIOp::create(b, loc, begin,
                                    arith::MulIOp::create(b, loc, iv, w));
   if (!prefetches)
@@ -507,8 +510,8 @@ void CpuDecodeBuilder::touchPagesAhead(Value last) {
 }
 
 DecodeState CpuDecodeBuilder::interleavedBlocks(Value begin, Value end,
-                                             Value numFull,
-                                             const DecodeState &init) {
+                                                Value numFull,
+                                                const DecodeState &init) {
   Value w = kernel.idx(width), zeroIdx = kernel.idx(0), one = kernel.idx(1);
   Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, numFull,
                                     zeroIdx);
@@ -587,8 +590,9 @@ SmallVector<Value> CpuDecodeBuilder::phasedScores(Value j0, Value tile) {
   return scoresFromTile(tile);
 }
 
-DecodeState CpuDecodeBuilder::phasedBlocks(Value begin, Value end, Value numFull,
-                                        const DecodeState &init) {
+DecodeState CpuDecodeBuilder::phasedBlocks(Value begin, Value end,
+                                           Value numFull,
+                                           const DecodeState &init) {
   Value w = kernel.idx(width), one = kernel.idx(1);
   phasedTile = scratch({width, rows, width});
   SmallVector<Value> inits = init.asValues();

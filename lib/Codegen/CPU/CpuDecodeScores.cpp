@@ -164,8 +164,8 @@ mlir::attn::detail::gatherRowScores(OpBuilder &b, Location loc, int64_t width,
 }
 
 SmallVector<SmallVector<Value>>
-CpuDecodeBuilder::keyGroupDots(function_ref<Value(int64_t)> keyIndex, int64_t j0,
-                            int64_t n) {
+CpuDecodeBuilder::keyGroupDots(function_ref<Value(int64_t)> keyIndex,
+                               int64_t j0, int64_t n) {
   SmallVector<SmallVector<Value>> k, dots(n, SmallVector<Value>(rows));
   for (int64_t g = 0; g < n; ++g)
     k.push_back(readKeyChunks(keyIndex(j0 + g), 0, keyChunks()));
@@ -197,8 +197,8 @@ Value CpuDecodeBuilder::dotWith(Value dot, Value q, Value k) {
   return vector::FMAOp::create(b, loc, k, q, dot);
 }
 
-void CpuDecodeBuilder::takeNextDots(const NextDots &nextDots, Value j, int64_t d0,
-                                 int64_t d1) {
+void CpuDecodeBuilder::takeNextDots(const NextDots &nextDots, Value j,
+                                    int64_t d0, int64_t d1) {
   // The next block's key j: this group's share of its chunks.
   Value kRow = arith::AddIOp::create(b, loc, nextDots.first, j);
   SmallVector<Value> kc = readKeyChunks(kRow, d0, d1);
@@ -229,7 +229,7 @@ void CpuDecodeBuilder::takeNextDots(const NextDots &nextDots, Value j, int64_t d
 }
 
 void CpuDecodeBuilder::takeNextDotPair(const NextDots &nextDots, Value j,
-                                    int64_t d0, int64_t d1) {
+                                       int64_t d0, int64_t d1) {
   Value row0 = arith::AddIOp::create(b, loc, nextDots.first, j);
   SmallVector<Value> k0 = readKeyChunks(row0, d0, d1);
   SmallVector<Value> k1 = readKeyChunks(kernel.add(row0, 1), d0, d1);
@@ -258,7 +258,7 @@ void CpuDecodeBuilder::takeNextDotPair(const NextDots &nextDots, Value j,
 }
 
 void CpuDecodeBuilder::storeFoldedShare(const NextDots &nextDots, Value j,
-                                     bool addToTile, Value folded) {
+                                        bool addToTile, Value folded) {
   SmallVector<Value, 3> at{j, kernel.idx(0), kernel.idx(0)};
   if (addToTile)
     folded = arith::AddFOp::create(
@@ -313,8 +313,8 @@ SmallVector<Value> CpuDecodeBuilder::scaledScores(SmallVector<Value> scores) {
   return scores;
 }
 
-SmallVector<Value>
-CpuDecodeBuilder::foldedScores(function_ref<SmallVector<Value>(int64_t)> rowDots) {
+SmallVector<Value> CpuDecodeBuilder::foldedScores(
+    function_ref<SmallVector<Value>(int64_t)> rowDots) {
   if (foldRowsFirst())
     return scaledScores(
         foldScoresRowsFirst(b, loc, width, rows, [&](int64_t j) {

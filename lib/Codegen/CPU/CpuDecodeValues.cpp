@@ -31,8 +31,8 @@ using namespace mlir::attn::detail;
 static constexpr int64_t kLaneWords = 8, kHalfLane = kLaneWords / 2;
 
 void CpuDecodeBuilder::pairedValueStep(SmallVector<Value> &out, Value j,
-                                    Value row0, Value row1, int64_t c0,
-                                    int64_t c1) {
+                                       Value row0, Value row1, int64_t c0,
+                                       int64_t c1) {
   assert(valueDots && c0 % 2 == 0 && c1 % 2 == 0 && "whole pairs of chunks");
   // Each row's probabilities of keys j and j + 1: one i32 of probTile.
   Value pairIndex = arith::DivUIOp::create(b, loc, j, kernel.idx(2));

@@ -418,9 +418,8 @@ static void emitKeyBlocks(GradEmitter &e, const GradBuffers &buf, Value bIdx,
     Value qStart = e.idx(0);
     if (diagShift)
       qStart = e.maxS(
-          e.idx(0),
-          e.minS(buf.lq, buildFirstVisibleRow(e.b, e.loc, *plan.band,
-                                                diagShift, k0)));
+          e.idx(0), e.minS(buf.lq, buildFirstVisibleRow(e.b, e.loc, *plan.band,
+                                                        diagShift, k0)));
     e.forLoop(e.idx(plan.group), [&](Value g) {
       Value h = e.add(e.mul(hk, e.idx(plan.group)), g);
       e.forLoop(qStart, buf.lq, e.idx(plan.bq), [&](Value q0) {

@@ -365,9 +365,8 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
   StringRef chip = options.chip;
   unsigned sm = 0;
   // sm_90a: sm_90 with its architecture-specific features (wgmma).
-  if (!chip.consume_front("sm_") ||
-      (chip.consume_back("a") && chip != "90") || chip.getAsInteger(10, sm) ||
-      sm < 80)
+  if (!chip.consume_front("sm_") || (chip.consume_back("a") && chip != "90") ||
+      chip.getAsInteger(10, sm) || sm < 80)
     return op.emitOpError("convert-attn-to-gpu: expected chip sm_XX with XX "
                           ">= 80 (mma.sync, ldmatrix, cp.async), got '")
            << options.chip << "'";
@@ -701,10 +700,10 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{
-        chip,         blockQ,       blockKV,      decodeRows,
-        kvSplits,     smCount,      decodeStages, decodeUnroll,
-        sharedMemory, foldScale,    lazyRescale,  kernels};
+    ConvertAttnToGpuOptions options{chip,         blockQ,       blockKV,
+                                    decodeRows,   kvSplits,     smCount,
+                                    decodeStages, decodeUnroll, sharedMemory,
+                                    foldScale,    lazyRescale,  kernels};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

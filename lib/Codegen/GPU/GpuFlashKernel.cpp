@@ -43,7 +43,7 @@ using Accum = std::array<Value, 4>;
 class GpuFlashBuilder : GpuIrBuilder {
 public:
   GpuFlashBuilder(OpBuilder &b, const GpuSdpa &sdpa, const FlashConfig &cfg,
-               gpu::LaunchOp launch)
+                  gpu::LaunchOp launch)
       : GpuIrBuilder(b, sdpa.loc), sdpa(sdpa), cfg(cfg), launch(launch),
         foldScale(cfg.foldScale && sdpa.scaleLog2E > 0 &&
                   !sdpa.modifiesScores() && (!sdpa.mask || sdpa.boolMask)) {}
@@ -106,8 +106,8 @@ private:
 /// src[batch, head] into dst[slot], 16 bytes per copy; rows at or past
 /// `rowLimit` are zero-filled and read nothing.
 void GpuFlashBuilder::copyRows(Value dst, std::optional<Value> slot, Value src,
-                            Value srcHead, Value firstRow, Value rowLimit,
-                            int64_t rows, int64_t cols) {
+                               Value srcHead, Value firstRow, Value rowLimit,
+                               int64_t rows, int64_t cols) {
   int64_t perCopy = 8; // 16 bytes of f16/bf16
   int64_t chunksPerRow = cols / perCopy;
   int64_t total = rows * chunksPerRow;
@@ -179,9 +179,9 @@ Value GpuFlashBuilder::swizzledColumn(Value row, Value col, int64_t cols) {
 
 /// ldmatrix of `tiles` 8x8 matrices from buffer[slot], each lane giving the
 /// (logical) row and column of one matrix row.
-Value GpuFlashBuilder::ldmatrix(Value buffer, std::optional<Value> slot, Value row,
-                             Value col, int64_t cols, int64_t tiles,
-                             bool transpose) {
+Value GpuFlashBuilder::ldmatrix(Value buffer, std::optional<Value> slot,
+                                Value row, Value col, int64_t cols,
+                                int64_t tiles, bool transpose) {
   auto type = VectorType::get(
       {tiles, 2}, cast<MemRefType>(buffer.getType()).getElementType());
   SmallVector<Value> indices;
@@ -264,7 +264,7 @@ Value GpuFlashBuilder::quadReduce(Value x, bool isMax) {
 /// Softcap and ALiBi on every score of the tile (keys from `keyStart`), in
 /// base-2 units, before any mask.
 SmallVector<Value> GpuFlashBuilder::modifyScores(ArrayRef<Value> scores,
-                                              Value keyStart) {
+                                                 Value keyStart) {
   SmallVector<Value> out(scores);
   for (int64_t r = 0; r < 2; ++r) {
     // row + keyLen - Lq - key = base - (8 n + c): one conversion per row,
@@ -292,7 +292,7 @@ SmallVector<Value> GpuFlashBuilder::modifyScores(ArrayRef<Value> scores,
 /// / window band or off the i1 mask, and adds the float mask. `scores`
 /// holds the tile's C fragments, 4 values per 8 keys.
 SmallVector<Value> GpuFlashBuilder::maskScores(ArrayRef<Value> scores,
-                                            Value keyStart) {
+                                               Value keyStart) {
   SmallVector<Value> out(scores);
   Value lastRow = arith::SubIOp::create(b, loc, sdpa.lq, idx(1));
   Value lastKey = arith::SubIOp::create(b, loc, sdpa.lk, idx(1));
@@ -315,7 +315,7 @@ SmallVector<Value> GpuFlashBuilder::maskScores(ArrayRef<Value> scores,
 /// `state` is (m_g, m_g8, l_g, l_g8, acc...), acc in C fragments of 8
 /// value columns each. Returns the new state.
 SmallVector<Value> GpuFlashBuilder::keyTileStep(Value tile, ValueRange state,
-                                             const KeyTiles &tiles) {
+                                                const KeyTiles &tiles) {
   // Tile+1 streams into the other slot while this one is computed; the
   // commit is unconditional (an empty group on the last tile) so that
   // "all but the newest group done" always means "this tile is here".

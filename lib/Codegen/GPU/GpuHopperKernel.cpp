@@ -73,8 +73,8 @@ constexpr int64_t kWaitHintNs = 10000000;
 /// (one TMA box each), a block as rows of 128 bytes.
 struct HopperLayout {
   HopperLayout(const GpuSdpa &sdpa, const HopperConfig &cfg)
-      : queryBlock(cfg.blockQ() * kRowBytes),
-        keyBlock(cfg.blockKV * kRowBytes), valueBlock(cfg.blockKV * kRowBytes),
+      : queryBlock(cfg.blockQ() * kRowBytes), keyBlock(cfg.blockKV * kRowBytes),
+        valueBlock(cfg.blockKV * kRowBytes),
         keyTile(sdpa.d / kAtomCols * keyBlock),
         valueTile(sdpa.dv / kAtomCols * valueBlock) {
     keys = sdpa.d / kAtomCols * queryBlock;
@@ -112,9 +112,9 @@ private:
   }
   /// A shared-memory address (i32) `offset` bytes past `address`.
   Value offsetBy(Value address, int64_t offset) {
-    return offset ? arith::AddIOp::create(b, loc, address, i32(offset))
-                        .getResult()
-                  : address;
+    return offset
+               ? arith::AddIOp::create(b, loc, address, i32(offset)).getResult()
+               : address;
   }
   Value sharedPtr(Value address);
 
@@ -164,16 +164,16 @@ private:
   bool foldScale = false;
 
   Value batch, head, kvHead, qStart;
-  Value base;                      // the aligned shared-memory base (i32)
+  Value base;                       // the aligned shared-memory base (i32)
   Value queryMap, keyMap, valueMap; // tensor maps (generic pointers)
   GpuSequence seq;
   bool needsMask = false;
   // Consumers only.
-  Value consumer;           // 0 or 1
-  Value rowBase;            // the first row of the thread's warp
-  Value g, t;               // lane / 4, lane % 4
-  Value mine, other;        // named barrier ids: this consumer's, the other's
-  Value queryDesc;          // Q's descriptor for the consumer's 64 rows
+  Value consumer;    // 0 or 1
+  Value rowBase;     // the first row of the thread's warp
+  Value g, t;        // lane / 4, lane % 4
+  Value mine, other; // named barrier ids: this consumer's, the other's
+  Value queryDesc;   // Q's descriptor for the consumer's 64 rows
   /// The accumulator struct Q.K^T's first wgmma takes (and ignores: scale-d
   /// 0): zeros inserted once, not an undef constant, which canonicalization
   /// would hoist out of the launch and outlining pass as a kernel argument.
@@ -186,9 +186,8 @@ private:
 // Plan and host side
 //===----------------------------------------------------------------------===//
 
-std::optional<HopperConfig> gpu_kernels::planHopperKernel(Type elt, int64_t d,
-                                                          int64_t dv,
-                                                          bool scoreWork) {
+std::optional<HopperConfig>
+gpu_kernels::planHopperKernel(Type elt, int64_t d, int64_t dv, bool scoreWork) {
   if (!elt.isF16() && !elt.isBF16())
     return std::nullopt;
   if (!llvm::is_contained(kHopperHeadDims, d) ||
@@ -257,11 +256,11 @@ void gpu_kernels::encodeHopperTensorMaps(OpBuilder &b, const GpuSdpa &sdpa,
       {sdpa.value, hkv, atLeastOne(sdpa.lk), sdpa.dv, config.blockKV}};
   for (auto [i, operand] : llvm::enumerate(operands)) {
     Value map = arith::AddIOp::create(b, loc, maps, c(128 * i));
-    func::CallOp::create(
-        b, loc, callee,
-        ValueRange{map, pointer(operand.buffer), elementType,
-                   atLeastOne(sdpa.batch), c(operand.heads), operand.rows,
-                   c(operand.cols), c32(operand.boxRows), c32(kAtomCols)});
+    func::CallOp::create(b, loc, callee,
+                         ValueRange{map, pointer(operand.buffer), elementType,
+                                    atLeastOne(sdpa.batch), c(operand.heads),
+                                    operand.rows, c(operand.cols),
+                                    c32(operand.boxRows), c32(kAtomCols)});
   }
 }
 
@@ -286,8 +285,7 @@ Value GpuHopperBuilder::barrierAt(int64_t first, Value slot) {
 }
 
 void GpuHopperBuilder::initBarrier(Value address, int64_t count) {
-  NVVM::MBarrierInitOp::create(b, loc, sharedPtr(address), i32(count),
-                               Value());
+  NVVM::MBarrierInitOp::create(b, loc, sharedPtr(address), i32(count), Value());
 }
 
 void GpuHopperBuilder::waitBarrier(Value address, Value parity) {
@@ -401,8 +399,8 @@ SmallVector<Value> GpuHopperBuilder::scoreTile(Value keyDesc) {
         b, loc, type, acc, a, bDesc, NVVM::MMAShapeAttr::get(ctx, 64, n, 16),
         operandType, operandType, NVVM::WGMMATypes::f32,
         kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-        NVVM::MMALayout::row, NVVM::MMALayout::col, nullptr);
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   SmallVector<Value> scores;
@@ -504,10 +502,10 @@ SmallVector<Value> GpuHopperBuilder::modifyScores(ArrayRef<Value> scores,
       for (int64_t c = 0; c < 2; ++c) {
         Value &s = out[4 * n + 2 * r + c];
         Value diagMinusKey =
-            diagBase ? arith::SubFOp::create(b, loc, diagBase,
-                                             f32(float(8 * n + c)))
-                           .getResult()
-                     : Value();
+            diagBase
+                ? arith::SubFOp::create(b, loc, diagBase, f32(float(8 * n + c)))
+                      .getResult()
+                : Value();
         s = modifyScore(b, sdpa, seq, s, diagMinusKey);
       }
   }
@@ -555,8 +553,7 @@ SmallVector<Value> GpuHopperBuilder::keyTileStep(Value tile, Value iteration,
   // S = Q.K^T in this consumer's turn; the other consumer's GEMMs may go
   // once it is issued.
   waitBarrier(barrierAt(1, slot), parity);
-  SmallVector<Value> scores =
-      scoreTile(descriptor(keyAddr, 16, kSwizzleBytes));
+  SmallVector<Value> scores = scoreTile(descriptor(keyAddr, 16, kSwizzleBytes));
   arriveNamed(other);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   scores = fenceOperands(scores);
@@ -649,10 +646,10 @@ SmallVector<Value> GpuHopperBuilder::keyTileStep(Value tile, Value iteration,
   syncNamed(mine);
   operands = fenceOperands(operands);
   int64_t accCount = sdpa.dv / 2;
-  SmallVector<Value> acc = accumulateValues(
-      ArrayRef<Value>(operands).take_front(accCount),
-      ArrayRef<Value>(operands).drop_front(accCount),
-      descriptor(valueAddr, layout.valueBlock, kSwizzleBytes));
+  SmallVector<Value> acc =
+      accumulateValues(ArrayRef<Value>(operands).take_front(accCount),
+                       ArrayRef<Value>(operands).drop_front(accCount),
+                       descriptor(valueAddr, layout.valueBlock, kSwizzleBytes));
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = fenceOperands(acc);
   arriveBarrier(barrierAt(1 + 3 * cfg.stages, slot));
@@ -689,10 +686,10 @@ void GpuHopperBuilder::writeResults(ValueRange state) {
       // Columns 2t, 2t+1 of the fragment: one 4-byte store.
       Value v = vector::FromElementsOp::create(
           b, loc, VectorType::get({2}, sdpa.elt), pair);
-      vector::StoreOp::create(b, loc, v, sdpa.out,
-                              ValueRange{batch, head, row, addConst(twoT, 8 * nd)},
-                              /*nontemporal=*/false,
-                              llvm::MaybeAlign(2 * eltBytes));
+      vector::StoreOp::create(
+          b, loc, v, sdpa.out,
+          ValueRange{batch, head, row, addConst(twoT, 8 * nd)},
+          /*nontemporal=*/false, llvm::MaybeAlign(2 * eltBytes));
     }
     if (!sdpa.lse)
       continue;
@@ -752,12 +749,12 @@ void GpuHopperBuilder::buildProducer(const KeyTiles &tiles) {
           waitBarrier(barrierAt(1 + 2 * cfg.stages, slot), parity);
           Value fullK = barrierAt(1, slot);
           expectBytes(fullK, layout.keyTile);
-          loadTile(keyMap,
-                   arith::AddIOp::create(
-                       b, loc, offsetBy(base, layout.keys),
-                       arith::MulIOp::create(b, loc, slotI32,
-                                             i32(layout.keyTile))),
-                   layout.keyBlock, sdpa.d, row, kvHead, fullK);
+          loadTile(
+              keyMap,
+              arith::AddIOp::create(
+                  b, loc, offsetBy(base, layout.keys),
+                  arith::MulIOp::create(b, loc, slotI32, i32(layout.keyTile))),
+              layout.keyBlock, sdpa.d, row, kvHead, fullK);
           waitBarrier(barrierAt(1 + 3 * cfg.stages, slot), parity);
           Value fullV = barrierAt(1 + cfg.stages, slot);
           expectBytes(fullV, layout.valueTile);
@@ -777,11 +774,11 @@ void GpuHopperBuilder::buildConsumer(const KeyTiles &tiles) {
   NVVM::SetMaxRegisterOp::create(b, loc, cfg.consumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   Value tid = launch.getThreadIds().x;
-  Value local = arith::RemUIOp::create(
-      b, loc, tid, idx(HopperConfig::kWarpgroupThreads));
-  consumer = sub(arith::DivUIOp::create(b, loc, tid,
-                                        idx(HopperConfig::kWarpgroupThreads)),
-                 idx(1));
+  Value local =
+      arith::RemUIOp::create(b, loc, tid, idx(HopperConfig::kWarpgroupThreads));
+  consumer = sub(
+      arith::DivUIOp::create(b, loc, tid, idx(HopperConfig::kWarpgroupThreads)),
+      idx(1));
   Value warp = arith::DivUIOp::create(b, loc, local, idx(32));
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   g = arith::DivUIOp::create(b, loc, lane, idx(4));
@@ -796,9 +793,8 @@ void GpuHopperBuilder::buildConsumer(const KeyTiles &tiles) {
   queryDesc = descriptor(
       arith::AddIOp::create(
           b, loc, base,
-          arith::MulIOp::create(
-              b, loc, consumerI32,
-              i32(HopperConfig::kConsumerRows * kRowBytes))),
+          arith::MulIOp::create(b, loc, consumerI32,
+                                i32(HopperConfig::kConsumerRows * kRowBytes))),
       16, kSwizzleBytes);
 
   auto scoreType = LLVM::LLVMStructType::getLiteral(
@@ -823,8 +819,7 @@ void GpuHopperBuilder::buildConsumer(const KeyTiles &tiles) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
         scf::YieldOp::create(
-            b, loc,
-            keyTileStep(tile, sub(tile, tiles.first), state, tiles));
+            b, loc, keyTileStep(tile, sub(tile, tiles.first), state, tiles));
       });
   // Consumer 1's last turn (its P.V of the last tile) comes from here.
   ifThen(first, [&] { arriveNamed(other); });
@@ -866,22 +861,20 @@ void GpuHopperBuilder::build() {
   keyMap = mapAt(1);
   valueMap = mapAt(2);
 
-  ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
-         [&] {
-           initBarrier(barrierAt(0, Value()), 1);
-           for (int64_t s = 0; s < cfg.stages; ++s) {
-             initBarrier(offsetBy(barrierAt(1, Value()), 8 * s), 1);
-             initBarrier(offsetBy(barrierAt(1 + cfg.stages, Value()), 8 * s),
-                         1);
-             initBarrier(
-                 offsetBy(barrierAt(1 + 2 * cfg.stages, Value()), 8 * s),
-                 kConsumerThreads);
-             initBarrier(
-                 offsetBy(barrierAt(1 + 3 * cfg.stages, Value()), 8 * s),
-                 kConsumerThreads);
-           }
-           NVVM::FenceMbarrierInitOp::create(b, loc);
-         });
+  ifThen(
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0)),
+      [&] {
+        initBarrier(barrierAt(0, Value()), 1);
+        for (int64_t s = 0; s < cfg.stages; ++s) {
+          initBarrier(offsetBy(barrierAt(1, Value()), 8 * s), 1);
+          initBarrier(offsetBy(barrierAt(1 + cfg.stages, Value()), 8 * s), 1);
+          initBarrier(offsetBy(barrierAt(1 + 2 * cfg.stages, Value()), 8 * s),
+                      kConsumerThreads);
+          initBarrier(offsetBy(barrierAt(1 + 3 * cfg.stages, Value()), 8 * s),
+                      kConsumerThreads);
+        }
+        NVVM::FenceMbarrierInitOp::create(b, loc);
+      });
   gpu::BarrierOp::create(b, loc);
 
   // The key tiles the CTA's 128 rows visit (both consumers walk all of
@@ -899,9 +892,8 @@ void GpuHopperBuilder::build() {
 
   // Each warpgroup's role is one branch of one if/else, as setmaxnreg
   // needs.
-  Value producer = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ult, tid,
-      idx(HopperConfig::kWarpgroupThreads));
+  Value producer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                                         idx(HopperConfig::kWarpgroupThreads));
   auto role = scf::IfOp::create(b, loc, producer, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(role.thenBlock()->getTerminator());

@@ -34,7 +34,8 @@ struct AttnGpuLaunchBoundsPass
         continue;
       bool resizes = func.walk([](NVVM::SetMaxRegisterOp) {
                            return WalkResult::interrupt();
-                         }).wasInterrupted();
+                         })
+                         .wasInterrupted();
       if (!resizes)
         continue;
       DenseI32ArrayAttr block = func.getKnownBlockSizeAttr();

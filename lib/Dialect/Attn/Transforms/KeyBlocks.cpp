@@ -70,8 +70,7 @@ KeyBlocks mlir::attn::detail::computeKeyBlocks(OpBuilder &b,
   // first row's upper edge).
   keys.unmaskedBegin = keys.first;
   if (band && band->left) {
-    Value n =
-        buildFirstUnmaskedBlock(b, loc, *band, lastDiag, keys.blockSize);
+    Value n = buildFirstUnmaskedBlock(b, loc, *band, lastDiag, keys.blockSize);
     keys.unmaskedBegin =
         minIndex(b, loc, maxIndex(b, loc, n, keys.first), keys.fullEnd);
   }

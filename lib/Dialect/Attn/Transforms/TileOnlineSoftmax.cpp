@@ -193,8 +193,7 @@ void locateKeys(OpBuilder &b, const TiledSdpa &sdpa, QueryBlock &qb) {
   if (Value keyLengths = sdpa.op.getKeyLengths()) {
     qb.keyLen = buildKeyLength(b, loc, keyLengths, qb.batch, sdpa.lk);
     if (sdpa.band && sdpa.band->isBottomRight())
-      qb.diagShift =
-          buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, qb.keyLen);
+      qb.diagShift = buildDiagonalShift(b, loc, *sdpa.band, sdpa.lq, qb.keyLen);
   }
   // ALiBi, read once per block: its slope in log2 units and its offset.
   if (Value slopes = sdpa.op.getAlibiSlopes()) {

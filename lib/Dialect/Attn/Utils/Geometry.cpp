@@ -106,8 +106,8 @@ Value mlir::attn::buildVisibleKeyEnd(OpBuilder &b, Location loc,
 }
 
 Value mlir::attn::buildFirstVisibleRow(OpBuilder &b, Location loc,
-                                       const VisibleBand &band,
-                                       Value diagShift, Value key) {
+                                       const VisibleBand &band, Value diagShift,
+                                       Value key) {
   if (!band.right)
     return Value();
   Value row = arith::SubIOp::create(b, loc, key, diagShift);

@@ -137,13 +137,11 @@ Value buildFirstUnmaskedBlock(OpBuilder &b, Location loc,
 /// ... and blocks before floor((firstDiag + right + 1) / blockSize) at or
 /// below the upper edge of every such row (null without a right bound).
 /// Between the two, every row sees every key: no element mask.
-Value buildUnmaskedBlockEnd(OpBuilder &b, Location loc,
-                            const VisibleBand &band, Value firstDiag,
-                            Value blockSize);
+Value buildUnmaskedBlockEnd(OpBuilder &b, Location loc, const VisibleBand &band,
+                            Value firstDiag, Value blockSize);
 
 /// An i32 key length `length` (a scalar) clamped to [0, lk], as an index.
-Value buildClampedKeyLength(OpBuilder &b, Location loc, Value length,
-                            Value lk);
+Value buildClampedKeyLength(OpBuilder &b, Location loc, Value length, Value lk);
 
 /// key_lengths[batch] (a tensor of i32) clamped to [0, lk]: the keys batch
 /// `batch` sees (the rest are invisible).
