@@ -33,34 +33,8 @@ LogicalResult SdpaPagedOp::verify() {
       {"out", cast<RankedTensorType>(getOut().getType())},
       {"lse", lseType},
   };
-  const int64_t ranks[] = {4, 4, 4, 2, 1, 4, 3};
-  for (unsigned t = Q; t <= Lse; ++t) {
-    if (!all[t].type)
-      continue;
-    if (all[t].type.getRank() != ranks[t])
-      return emitOpError() << "expected " << all[t].name << " to have rank "
-                           << ranks[t] << ", but got rank "
-                           << all[t].type.getRank();
-  }
-
-  Type elt = all[Q].type.getElementType();
-  if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
-    return emitOpError() << "expected query element type to be f32, f16 or "
-                            "bf16, but got "
-                         << elt;
-  for (unsigned t : {K, V, O})
-    if (all[t].type.getElementType() != elt)
-      return emitOpError() << "expected " << all[t].name << " element type ("
-                           << all[t].type.getElementType()
-                           << ") to equal query element type (" << elt << ")";
-  for (unsigned t : {Table, Lens})
-    if (!all[t].type.getElementType().isInteger(32))
-      return emitOpError() << "expected " << all[t].name
-                           << " element type to be i32, but got "
-                           << all[t].type.getElementType();
-  if (lseType && !lseType.getElementType().isF32())
-    return emitOpError() << "expected lse element type to be f32, but got "
-                         << lseType.getElementType();
+  if (failed(verify::ranksAndElementTypes(*this, all, {4, 4, 4, 2, 1, 4, 3})))
+    return failure();
 
   // Heads and head dims drive the GQA mapping, the default scale and the
   // gathered attn.sdpa's types; the caches' heads dim follows the layout.

@@ -33,34 +33,8 @@ LogicalResult SdpaVarlenOp::verify() {
       {"out", cast<RankedTensorType>(getOut().getType())},
       {"lse", lseType},
   };
-  const int64_t ranks[] = {3, 3, 3, 1, 1, 3, 2};
-  for (unsigned t = Q; t <= Lse; ++t) {
-    if (!all[t].type)
-      continue;
-    if (all[t].type.getRank() != ranks[t])
-      return emitOpError() << "expected " << all[t].name << " to have rank "
-                           << ranks[t] << ", but got rank "
-                           << all[t].type.getRank();
-  }
-
-  Type elt = all[Q].type.getElementType();
-  if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
-    return emitOpError() << "expected query element type to be f32, f16 or "
-                            "bf16, but got "
-                         << elt;
-  for (unsigned t : {K, V, O})
-    if (all[t].type.getElementType() != elt)
-      return emitOpError() << "expected " << all[t].name << " element type ("
-                           << all[t].type.getElementType()
-                           << ") to equal query element type (" << elt << ")";
-  for (unsigned t : {CuQ, CuK})
-    if (!all[t].type.getElementType().isInteger(32))
-      return emitOpError() << "expected " << all[t].name
-                           << " element type to be i32, but got "
-                           << all[t].type.getElementType();
-  if (lseType && !lseType.getElementType().isF32())
-    return emitOpError() << "expected lse element type to be f32, but got "
-                         << lseType.getElementType();
+  if (failed(verify::ranksAndElementTypes(*this, all, {3, 3, 3, 1, 1, 3, 2})))
+    return failure();
 
   // Heads and head dims drive the GQA mapping, the default scale and the
   // inner attn.sdpa's types.

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include <cassert>
 
 #include <string>
 
@@ -136,5 +137,40 @@ LogicalResult verify::scoreAttributes(Operation *op,
       return op->emitOpError() << "expected scale to be finite and non-zero, "
                                   "but got "
                                << scaleAttr;
+  return success();
+}
+
+LogicalResult verify::ranksAndElementTypes(Operation *op,
+                                           ArrayRef<NamedType> all,
+                                           ArrayRef<int64_t> ranks) {
+  enum { Q, K, V, Index0, Index1, O, Lse };
+  assert(all.size() == 7 && ranks.size() == 7 && "seven tensors");
+  for (unsigned t = Q; t <= Lse; ++t) {
+    if (!all[t].type)
+      continue;
+    if (all[t].type.getRank() != ranks[t])
+      return op->emitOpError()
+             << "expected " << all[t].name << " to have rank " << ranks[t]
+             << ", but got rank " << all[t].type.getRank();
+  }
+  Type elt = all[Q].type.getElementType();
+  if (!elt.isF32() && !elt.isF16() && !elt.isBF16())
+    return op->emitOpError() << "expected query element type to be f32, f16 "
+                                "or bf16, but got "
+                             << elt;
+  for (unsigned t : {K, V, O})
+    if (all[t].type.getElementType() != elt)
+      return op->emitOpError()
+             << "expected " << all[t].name << " element type ("
+             << all[t].type.getElementType()
+             << ") to equal query element type (" << elt << ")";
+  for (unsigned t : {Index0, Index1})
+    if (!all[t].type.getElementType().isInteger(32))
+      return op->emitOpError() << "expected " << all[t].name
+                               << " element type to be i32, but got "
+                               << all[t].type.getElementType();
+  if (all[Lse].type && !all[Lse].type.getElementType().isF32())
+    return op->emitOpError() << "expected lse element type to be f32, but got "
+                             << all[Lse].type.getElementType();
   return success();
 }

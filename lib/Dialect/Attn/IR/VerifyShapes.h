@@ -33,6 +33,15 @@ struct DimRule {
   unsigned lhs, lhsDim, rhs, rhsDim;
 };
 
+/// The ranks and element types of an op whose tensors are, in order:
+/// query, key, value (f32, f16 or bf16, all one type), two i32 index
+/// tensors, out (the query's type) and lse (f32, null when absent); `ranks`
+/// gives each one's rank. "expected <name> to have rank <r>, but got rank
+/// <n>", "expected <name> element type (<t>) to equal query element type
+/// (<q>)", "expected <name> element type to be i32, but got <t>".
+LogicalResult ranksAndElementTypes(Operation *op, ArrayRef<NamedType> all,
+                                   ArrayRef<int64_t> ranks);
+
 /// Fails on the first rule whose two dims are both static and differ:
 /// "expected <lhs> dim <i> (<a>) to equal <rhs> dim <j> (<b>)".
 LogicalResult dimRules(Operation *op, ArrayRef<NamedType> all,
