@@ -41,8 +41,10 @@ fi
 # (bf16 arrays) and pytest from PyPI in the python3 on PATH, and
 # `pip install ./python` its build backend, scikit-build-core (the suite
 # installs the package offline: --no-build-isolation, into a venv that sees
-# these); ATTN_WITH_TORCH=1 adds PyTorch (~3 GB with the CUDA wheels PyPI's
-# Linux torch needs; its tests skip without it).
+# these); ATTN_WITH_FRAMEWORKS=1 adds the frameworks attn plugs into,
+# PyTorch (~3 GB with the CUDA wheels PyPI's Linux torch needs), Hugging Face
+# transformers and JAX (CPU): their tests skip without them, and CI
+# (.ci/run) installs them so they run there.
 py_missing=()
 for m in numpy ml_dtypes pytest; do
   python3 -c "import $m" 2>/dev/null || py_missing+=("$m")
@@ -65,8 +67,11 @@ if [ "${ATTN_WITH_SASS:-1}" = 1 ]; then
       2>/dev/null || py_missing+=("$wheel")
   done
 fi
-if [ "${ATTN_WITH_TORCH:-0}" = 1 ]; then
+if [ "${ATTN_WITH_FRAMEWORKS:-0}" = 1 ]; then
   python3 -c "import torch" 2>/dev/null || py_missing+=("torch==2.15.0")
+  python3 -c "import transformers" 2>/dev/null ||
+    py_missing+=("transformers==5.25.0")
+  python3 -c "import jax" 2>/dev/null || py_missing+=("jax[cpu]==0.10.2")
 fi
 if [ ${#py_missing[@]} -gt 0 ]; then
   echo "setup: pip installing ${py_missing[*]}"

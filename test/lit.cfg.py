@@ -135,7 +135,7 @@ if config.attn_python3 and subprocess.run(
     [config.attn_python3, "-c", "import numpy"], capture_output=True
 ).returncode == 0:
     config.available_features.add("numpy")
-# PyTorch is optional (scripts/setup.sh with ATTN_WITH_TORCH=1): the peer
+# PyTorch is optional (scripts/setup.sh with ATTN_WITH_FRAMEWORKS=1): the peer
 # scripts' tests need it.
 if config.attn_python3 and subprocess.run(
     [config.attn_python3, "-c", "import torch"], capture_output=True
