@@ -23,6 +23,7 @@ gradients of K and V travelling with K and V, each block's part computed by
 attn.sdpa_grad with the global out and lse.
 """
 
+import functools
 import time
 
 import torch
@@ -157,6 +158,15 @@ def _plan(qpos, kpos, offset):
     return calls
 
 
+@functools.lru_cache(maxsize=256)
+def _block_plan(lq, lk, world, rank, layout, mode, source):
+    """_plan of rank's query rows and source's key block (cached: the
+    forward, the backward and later calls of the same shapes share it)."""
+    offset = None if mode is None else (0 if mode == "top_left" else lk - lq)
+    return tuple(_plan(_positions(lq, world, rank, layout),
+                       _positions(lk, world, source, layout), offset))
+
+
 # --------------------------------------------------------- the preflight
 
 def _causal_mode(causal):
@@ -268,18 +278,15 @@ class _Ring:
         self.next = (self.rank + 1) % self.world
         self.prev = (self.rank - 1) % self.world
         self.lk = lk
-        self.qpos = _positions(sum(lq), self.world, self.rank, layout)
-        self.kpos = [_positions(sum(lk), self.world, r, layout)
-                     for r in range(self.world)]
-        self.offset = None if mode is None else (
-            0 if mode == "top_left" else sum(lk) - sum(lq))
+        self.geometry = (sum(lq), sum(lk), self.world, self.rank, layout,
+                         mode)
 
     def source(self, step):
         """The rank whose key/value block this rank holds at step."""
         return (self.rank - step) % self.world
 
     def plan(self, step):
-        return _plan(self.qpos, self.kpos[self.source(step)], self.offset)
+        return _block_plan(*self.geometry, self.source(step))
 
     def start(self, sends, recvs):
         """Posts (tensor, tag) sends to next and receives from prev; zero-
