@@ -31,9 +31,9 @@ from pathlib import Path
 
 
 def parse():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                epilog=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--length", type=int, default=4096,
                    help="total sequence length L (queries and keys)")
     p.add_argument("--heads", type=int, default=8)

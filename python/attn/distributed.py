@@ -24,6 +24,7 @@ attn.sdpa_grad with the global out and lse.
 """
 
 import functools
+import math
 import time
 
 import torch
@@ -250,8 +251,9 @@ def _preflight(q, k, v, mode, layout, scale, group):
             a, b = first[name[0]], info[name[0]]
             for i in dims:
                 if a[i] != b[i]:
-                    raise ValueError(f"{_WHO}: rank {r}: expected {name} dim "
-                                     f"{i} ({b[i]}) to equal rank 0's ({a[i]})")
+                    raise ValueError(
+                        f"{_WHO}: rank {r}: expected {name} dim {i} ({b[i]}) "
+                        f"to equal rank 0's ({a[i]})")
     lq = [info["q"][2] for info in infos]
     lk = [info["k"][2] for info in infos]
     for name, lens in (("query", lq), ("key", lk)):
@@ -317,22 +319,13 @@ def _pack(*ts):
 def _unpack(flat, shapes):
     out, off = [], 0
     for s in shapes:
-        n = 1
-        for d in s:
-            n *= d
-        out.append(flat[off:off + n].view(s))
-        off += n
+        out.append(flat[off:off + math.prod(s)].view(s))
+        off += math.prod(s)
     return out
 
 
 def _numel(shapes):
-    total = 0
-    for s in shapes:
-        n = 1
-        for d in s:
-            n *= d
-        total += n
-    return total
+    return sum(math.prod(s) for s in shapes)
 
 
 def _kv_shapes(k, v, n):
