@@ -5,9 +5,13 @@ A kernel is one entry of a library that attn-compile wrote (docs/c-abi.md):
 described by the JSON file beside it. Libraries are cached in memory (keyed by
 everything that goes into the compilation) and on disk under cache_dir(); a
 library is published there by os.replace() of complete files, so concurrent
-processes either see a whole library or none and at worst compile it twice.
+processes either see a whole library or none; a process about to compile one
+holds an flock on a lock file beside it, so that processes wanting the same
+library at once (the ranks of attn.distributed on one machine) compile it
+once and load it.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -220,13 +224,32 @@ def _load_or_compile(source, flags, name, entry):
     directory = _build.cache_dir()
     lib = os.path.join(directory, f"libattn_{digest}.so")
     fname = name or (None if is_mlir else "sdpa")
-    if os.path.exists(lib) and os.path.exists(lib[:-3] + ".json"):
-        t0 = time.perf_counter()
-        k = Kernel(lib, fname)
-        _stats["load_seconds"] += time.perf_counter() - t0
-        _stats["disk_hits"] += 1
+    k = _load_cached(lib, fname)
+    if k is not None:
         return k
     os.makedirs(directory, exist_ok=True)
+    with open(lib[:-3] + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        k = _load_cached(lib, fname)  # another process may have compiled it
+        if k is not None:
+            return k
+        return _compile(source, flags, name, entry, compiler, is_mlir,
+                        directory, lib, digest, fname)
+
+
+def _load_cached(lib, fname):
+    """The kernel of a library already in the cache directory, else None."""
+    if not (os.path.exists(lib) and os.path.exists(lib[:-3] + ".json")):
+        return None
+    t0 = time.perf_counter()
+    k = Kernel(lib, fname)
+    _stats["load_seconds"] += time.perf_counter() - t0
+    _stats["disk_hits"] += 1
+    return k
+
+
+def _compile(source, flags, name, entry, compiler, is_mlir, directory, lib,
+             digest, fname):
     staging = tempfile.mkdtemp(prefix=".staging-", dir=directory)
     try:
         out = os.path.join(staging, f"libattn_{digest}.so")

@@ -104,15 +104,22 @@ def test_second_process_hits_disk(private_cache):
 
 
 def test_concurrent_processes(private_cache):
+    # Three processes wanting the same library at once: one compiles it
+    # (under the lock file beside it), the others wait and load it.
     script = ("import attn, numpy as np; k = attn.compile('b=1,hq=2,lq=8,d=16,"
               "causal=top_left'); q = np.ones((1, 2, 8, 16), np.float32); "
-              "assert np.allclose(k(q, q, q), 1)")
-    procs = [subprocess.Popen([sys.executable, "-c", script])
+              "assert np.allclose(k(q, q, q), 1); "
+              "print(attn.cache_info()['misses'])")
+    procs = [subprocess.Popen([sys.executable, "-c", script],
+                              stdout=subprocess.PIPE, text=True)
              for _ in range(3)]
-    assert [p.wait() for p in procs] == [0, 0, 0]
+    outs = [p.communicate()[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0]
+    assert sum(int(o) for o in outs) == 1, outs  # compiled once
     files = sorted(os.listdir(private_cache))
-    assert len(files) == 2, files  # one library and its JSON, no staging left
-    assert files[0].endswith(".json") and files[1].endswith(".so")
+    # One library, its JSON and its lock file, no staging left.
+    assert len(files) == 3, files
+    assert [os.path.splitext(f)[1] for f in files] == [".json", ".lock", ".so"]
 
 
 @pytest.mark.skipif(not os.path.exists("/usr/local/cuda/bin/ptxas"),
