@@ -10,7 +10,9 @@ processes either see a whole library or none and at worst compile it twice.
 
 import hashlib
 import json
+import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -131,7 +133,16 @@ class Kernel:
             raise TypeError(f"attn: {self.name} takes {len(self.args)} "
                             f"arguments ({', '.join(a['name'] for a in self.args)}),"
                             f" got {len(arrays)}")
-        from . import _tensors
+        from . import _sdpa, _tensors
+        if stream is not None:
+            if not (_sdpa.is_int(stream) and 0 <= stream < 2**64):
+                raise TypeError(f"attn: {self.name}: stream must be None or "
+                                f"a CUstream handle (an int), got "
+                                f"{_sdpa.show(stream)}")
+            stream = int(stream)
+        if threads is not None:
+            threads = _sdpa.run_options(None, "cpu", None, threads,
+                                        f"attn: {self.name}")[0]
         backend = _tensors.backend_of(arrays[0])
         sizes = {}
         prepared = []
@@ -159,12 +170,34 @@ class Kernel:
                                     for d in r["shape"]), r["dtype"],
                               prepared[0])
                 for r in self.results]
+        empty = [d for d in self.dims if sizes[d] == 0]
+        if empty:
+            # The C ABI takes sizes >= 1; attn.sdpa's rule for 0-size calls.
+            self._zero_size(outs, empty[0])
+            return outs[0] if len(outs) == 1 else tuple(outs)
         ptrs = [backend.pointer(x) for x in prepared + outs]
         dims = [sizes[d] for d in self.dims]
         if stream is None:
             stream = backend.stream(prepared[0])
         self.call_pointers(ptrs, dims, stream, threads)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _zero_size(self, outs, dim):
+        """Fills the results of a call with a dynamic size of 0 without
+        calling the library (whose sizes are >= 1), as attn.sdpa does: empty
+        results stay empty; an attention of a spec with no keys gives out 0
+        and lse -inf (docs/op.md, rule 6). A function compiled from .mlir
+        text has no such rule: a ValueError unless all results are empty."""
+        if all(math.prod(x.shape) == 0 for x in outs):
+            return
+        if self.spec is None:
+            raise ValueError(f"attn: {self.name}: dim {dim} is 0: the library "
+                             f"takes sizes >= 1 and this function (compiled "
+                             f"from .mlir text) has no rule for a 0-size call")
+        fills = [0, float("-inf")]
+        for x, fill in zip(outs, fills):
+            if math.prod(x.shape):
+                x[...] = fill
 
 
 def compile_options(target="cpu", cpu="native", chip=None, cuda_toolkit=None,
@@ -173,8 +206,14 @@ def compile_options(target="cpu", cpu="native", chip=None, cuda_toolkit=None,
     keyword arguments `options`: the tuning knobs by name (_knobs.flags,
     from attn-compile's own table), checked there; cpu (cpu), chip and
     cuda_toolkit (cuda) are the target's."""
-    if target not in ("cpu", "cuda"):
-        raise ValueError(f"attn: target must be 'cpu' or 'cuda', got {target!r}")
+    from ._sdpa import show
+    if not isinstance(target, str) or target not in ("cpu", "cuda"):
+        raise ValueError(f"attn: target must be 'cpu' or 'cuda', got "
+                         f"{show(target)}")
+    for what, value in (("cpu", cpu), ("chip", chip),
+                        ("cuda_toolkit", cuda_toolkit)):
+        if value is not None:
+            word(value, what, "attn.compile", path=what == "cuda_toolkit")
     flags = ["--target", target] + _knobs.flags(target, options)
     if target == "cpu":
         if cpu != "native":
@@ -187,6 +226,63 @@ def compile_options(target="cpu", cpu="native", chip=None, cuda_toolkit=None,
         if cuda_toolkit:
             flags += ["--cuda-toolkit", cuda_toolkit]
     return tuple(flags)
+
+
+def word(value, what, who, path=False):
+    """A string argument that goes to attn-compile's command line as one
+    word: a str, not empty, without control characters (or spaces, unless it
+    is a path), not starting with '-'."""
+    from ._sdpa import show
+    if not isinstance(value, str):
+        raise TypeError(f"{who}: {what} must be a str, got {show(value)}")
+    bad = [c for c in value if not c.isprintable() or (c.isspace()
+                                                        and not path)]
+    if not value or bad or value.startswith("-"):
+        raise ValueError(f"{who}: {what} must be one word (printable, no "
+                         f"spaces, not starting with '-'), got {show(value)}")
+    return value
+
+
+_SPEC_KEY = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+
+def spec_source(source):
+    """attn.compile's source as the text attn-compile takes: a spec string,
+    a dict of spec keys (values: ints, floats, bools as 0/1, or words), or
+    .mlir text."""
+    from ._sdpa import show
+    if isinstance(source, dict):
+        items = []
+        for key, value in source.items():
+            if not isinstance(key, str) or not _SPEC_KEY.match(key):
+                raise ValueError(f"attn.compile: a spec key must be a name "
+                                 f"like 'lq' or 'mask_shape', got {show(key)}")
+            if isinstance(value, (bool, np.bool_)):
+                value = int(value)
+            if isinstance(value, (int, float, np.integer, np.floating)):
+                value = repr(value.item() if isinstance(
+                    value, np.generic) else value)
+            elif isinstance(value, str):
+                if not value or any(c in ",=" or not c.isprintable()
+                                    or c.isspace() for c in value):
+                    raise ValueError(f"attn.compile: spec value of {key} must "
+                                     f"be one word without ',' or '=', got "
+                                     f"{show(value)}")
+            else:
+                raise TypeError(f"attn.compile: spec value of {key} must be "
+                                f"an int, a float, a bool or a str, got "
+                                f"{show(value)}")
+            items.append(f"{key}={value}")
+        source = ",".join(items)
+    if not isinstance(source, str):
+        raise TypeError("attn.compile: expected a spec string, a dict or .mlir "
+                        f"text, got {type(source).__name__}")
+    if "\0" in source:
+        raise ValueError("attn.compile: the source holds a NUL character")
+    if not _is_mlir(source) and not source.isprintable():
+        raise ValueError(f"attn.compile: a spec string must be printable, got "
+                         f"{show(source)}")
+    return source
 
 
 def get_kernel(source, flags, name=None, entry=None, key=None):
@@ -209,6 +305,27 @@ def get_kernel(source, flags, name=None, entry=None, key=None):
         k = _load_or_compile(source, flags, name, entry)
         _memory[key] = k
         return k
+
+
+def _compile_error(proc, staging):
+    """The exception for a failed attn-compile run: a ValueError for what
+    the caller gave (a spec, a flag, .mlir text that does not parse or
+    verify), with attn-compile's one line (or the first MLIR error); else
+    AttnError with everything it printed."""
+    msg = proc.stderr.strip().replace(os.path.join(staging, "input.mlir"),
+                                      "<source>")
+    lines = msg.splitlines()
+    last = lines[-1] if lines else f"exit {proc.returncode}"
+    prefix = "attn-compile: error: "
+    if proc.returncode == 2 and ("--sdpa" in last or
+                                 last.startswith(prefix + "--")):
+        # --sdpa's spec, a tuning value out of range, a --cpu or --kernels
+        # it cannot take.
+        return ValueError(last[len(prefix):])
+    if proc.returncode == 2 and last.startswith(prefix + "could not parse"):
+        first = next((l for l in lines if ": error: " in l), last)
+        return ValueError(f"attn.compile: {first}")
+    return AttnError(last[len(prefix):] if last.startswith(prefix) else msg)
 
 
 def _load_or_compile(source, flags, name, entry):
@@ -248,17 +365,7 @@ def _load_or_compile(source, flags, name, entry):
         _stats["compile_seconds"] += time.perf_counter() - t0
         _stats["misses"] += 1
         if proc.returncode != 0:
-            msg = proc.stderr.strip()
-            last = msg.splitlines()[-1] if msg else f"exit {proc.returncode}"
-            prefix = "attn-compile: error: "
-            # Exit 2 naming a flag (--sdpa's spec, a tuning value out of
-            # range, a --cpu or --kernels it cannot take): the caller's
-            # argument, a ValueError.
-            exc = ValueError if proc.returncode == 2 and (
-                "--sdpa" in last or last.startswith(prefix + "--")) \
-                else AttnError
-            raise exc(last[len(prefix):] if last.startswith(prefix) else msg) \
-                from None
+            raise _compile_error(proc, staging) from None
         # The JSON first, the library last: a library on disk has its JSON.
         os.replace(out[:-3] + ".json", lib[:-3] + ".json")
         os.replace(out, lib)
