@@ -6,6 +6,10 @@ described by the JSON file beside it. Libraries are cached in memory (keyed by
 everything that goes into the compilation) and on disk under cache_dir(); a
 library is published there by os.replace() of complete files, so concurrent
 processes either see a whole library or none and at worst compile it twice.
+The JSON in the cache also records the library's size and sha256 and its own
+description's sha256 (CACHE_RECORD); a cached library is loaded only when both
+files are regular files of ours that no one else can write and both hashes
+match, else it is compiled again and replaced.
 """
 
 import hashlib
@@ -91,8 +95,8 @@ class Kernel:
     ``.results``, ``.dims``, ``.target`` and ``.path`` describe it.
     """
 
-    def __init__(self, path, name=None):
-        library = _loader.Library(path)
+    def __init__(self, path, name=None, desc=None):
+        library = _loader.Library(path, desc)
         entry = library.entry(name)
         self.path = library.path
         self.target = library.target
@@ -307,6 +311,70 @@ def get_kernel(source, flags, name=None, entry=None, key=None):
         return k
 
 
+# The key of the JSON in the cache that records what the library must be.
+CACHE_RECORD = "python_cache"
+# A cached JSON larger than this is not a description attn-compile wrote.
+_MAX_JSON_BYTES = 1 << 20
+
+
+def _sha256_file(f):
+    h = hashlib.sha256()
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def _desc_sha256(desc):
+    """The sha256 of a description without its cache record."""
+    rest = {k: v for k, v in desc.items() if k != CACHE_RECORD}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()
+
+
+def _cached_desc(lib):
+    """The description of the cached library `lib` when its JSON and the
+    library are files of ours that no one else can write, the JSON parses,
+    and the library's size and sha256 and the description's own sha256 are
+    those its record says; else None (compile it again)."""
+    fd = _build.trusted_open(lib[:-3] + ".json")
+    if fd is None:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(_MAX_JSON_BYTES + 1)
+        desc = json.loads(raw) if len(raw) <= _MAX_JSON_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    record = desc.get(CACHE_RECORD) if isinstance(desc, dict) else None
+    if not isinstance(record, dict) or \
+            record.get("description_sha256") != _desc_sha256(desc):
+        return None
+    fd = _build.trusted_open(lib)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if os.fstat(f.fileno()).st_size != record.get("size") or \
+                _sha256_file(f) != record.get("sha256"):
+            return None
+    return desc
+
+
+def _record(out):
+    """Adds the cache record to the JSON attn-compile wrote beside `out`
+    (in the staging directory) and returns the description."""
+    with open(out[:-3] + ".json") as f:
+        desc = json.load(f)
+    with open(out, "rb") as f:
+        desc[CACHE_RECORD] = {"size": os.fstat(f.fileno()).st_size,
+                              "sha256": _sha256_file(f),
+                              "description_sha256": _desc_sha256(desc)}
+    with open(out[:-3] + ".json", "w") as f:
+        json.dump(desc, f, indent=1)
+    # Whatever the umask: writable by us only (the cache's own rule).
+    os.chmod(out, 0o755)
+    os.chmod(out[:-3] + ".json", 0o644)
+    return desc
+
+
 def _compile_error(proc, staging):
     """The exception for a failed attn-compile run: a ValueError for what
     the caller gave (a spec, a flag, .mlir text that does not parse or
@@ -337,13 +405,13 @@ def _load_or_compile(source, flags, name, entry):
     directory = _build.cache_dir()
     lib = os.path.join(directory, f"libattn_{digest}.so")
     fname = name or (None if is_mlir else "sdpa")
-    if os.path.exists(lib) and os.path.exists(lib[:-3] + ".json"):
-        t0 = time.perf_counter()
-        k = Kernel(lib, fname)
+    t0 = time.perf_counter()
+    desc = _cached_desc(lib)
+    if desc is not None:
+        k = Kernel(lib, fname, desc)
         _stats["load_seconds"] += time.perf_counter() - t0
         _stats["disk_hits"] += 1
         return k
-    os.makedirs(directory, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".staging-", dir=directory)
     try:
         out = os.path.join(staging, f"libattn_{digest}.so")
@@ -366,12 +434,14 @@ def _load_or_compile(source, flags, name, entry):
         _stats["misses"] += 1
         if proc.returncode != 0:
             raise _compile_error(proc, staging) from None
-        # The JSON first, the library last: a library on disk has its JSON.
+        desc = _record(out)
+        # The JSON first, the library last; a reader that sees one file new
+        # and the other old finds the hashes differ and compiles again.
         os.replace(out[:-3] + ".json", lib[:-3] + ".json")
         os.replace(out, lib)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Kernel(lib, fname)
+    return Kernel(lib, fname, desc)
 
 
 def _is_mlir(source):
