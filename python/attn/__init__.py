@@ -43,11 +43,17 @@ def compile(source, target="cpu", *, name=None, entry=None, cpu="native",
         **kernel.tuning)).
     The kernel is cached in memory and on disk (attn.cache_info()).
     """
-    if isinstance(source, dict):
-        source = ",".join(f"{k}={v}" for k, v in source.items())
-    if not isinstance(source, str):
-        raise TypeError("attn.compile: expected a spec string, a dict or .mlir "
-                        f"text, got {type(source).__name__}")
+    source = _kernel.spec_source(source)
+    if name is not None:
+        _kernel.word(name, "name", "attn.compile")
+        if not name.isidentifier() or not name.isascii():
+            raise ValueError(f"attn.compile: name must be a C identifier, "
+                             f"got {name!r}")
+    if entry is not None:
+        _kernel.word(entry, "entry", "attn.compile")
+    if tuning is not None and not isinstance(tuning, dict):
+        raise TypeError(f"attn.compile: tuning must be a dict of knobs, got "
+                        f"{type(tuning).__name__}")
     if tuning:
         twice = sorted(set(tuning) & set(options))
         if twice:

@@ -8,13 +8,18 @@ library is published there by os.replace() of complete files, so concurrent
 processes either see a whole library or none; a process about to compile one
 holds an flock on a lock file beside it, so that processes wanting the same
 library at once (the ranks of attn.distributed on one machine) compile it
-once and load it.
+once and load it. The JSON in the cache also records the library's size and
+sha256 and its own description's sha256 (CACHE_RECORD); a cached library is
+loaded only when both files are regular files of ours that no one else can
+write and both hashes match, else it is compiled again and replaced.
 """
 
 import fcntl
 import hashlib
 import json
+import math
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -93,8 +98,8 @@ class Kernel:
     ``.results``, ``.dims``, ``.target`` and ``.path`` describe it.
     """
 
-    def __init__(self, path, name=None):
-        library = _loader.Library(path)
+    def __init__(self, path, name=None, desc=None):
+        library = _loader.Library(path, desc)
         entry = library.entry(name)
         self.path = library.path
         self.target = library.target
@@ -135,7 +140,16 @@ class Kernel:
             raise TypeError(f"attn: {self.name} takes {len(self.args)} "
                             f"arguments ({', '.join(a['name'] for a in self.args)}),"
                             f" got {len(arrays)}")
-        from . import _tensors
+        from . import _sdpa, _tensors
+        if stream is not None:
+            if not (_sdpa.is_int(stream) and 0 <= stream < 2**64):
+                raise TypeError(f"attn: {self.name}: stream must be None or "
+                                f"a CUstream handle (an int), got "
+                                f"{_sdpa.show(stream)}")
+            stream = int(stream)
+        if threads is not None:
+            threads = _sdpa.run_options(None, "cpu", None, threads,
+                                        f"attn: {self.name}")[0]
         backend = _tensors.backend_of(arrays[0])
         sizes = {}
         prepared = []
@@ -163,12 +177,34 @@ class Kernel:
                                     for d in r["shape"]), r["dtype"],
                               prepared[0])
                 for r in self.results]
+        empty = [d for d in self.dims if sizes[d] == 0]
+        if empty:
+            # The C ABI takes sizes >= 1; attn.sdpa's rule for 0-size calls.
+            self._zero_size(outs, empty[0])
+            return outs[0] if len(outs) == 1 else tuple(outs)
         ptrs = [backend.pointer(x) for x in prepared + outs]
         dims = [sizes[d] for d in self.dims]
         if stream is None:
             stream = backend.stream(prepared[0])
         self.call_pointers(ptrs, dims, stream, threads)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _zero_size(self, outs, dim):
+        """Fills the results of a call with a dynamic size of 0 without
+        calling the library (whose sizes are >= 1), as attn.sdpa does: empty
+        results stay empty; an attention of a spec with no keys gives out 0
+        and lse -inf (docs/op.md, rule 6). A function compiled from .mlir
+        text has no such rule: a ValueError unless all results are empty."""
+        if all(math.prod(x.shape) == 0 for x in outs):
+            return
+        if self.spec is None:
+            raise ValueError(f"attn: {self.name}: dim {dim} is 0: the library "
+                             f"takes sizes >= 1 and this function (compiled "
+                             f"from .mlir text) has no rule for a 0-size call")
+        fills = [0, float("-inf")]
+        for x, fill in zip(outs, fills):
+            if math.prod(x.shape):
+                x[...] = fill
 
 
 def compile_options(target="cpu", cpu="native", chip=None, cuda_toolkit=None,
@@ -177,8 +213,14 @@ def compile_options(target="cpu", cpu="native", chip=None, cuda_toolkit=None,
     keyword arguments `options`: the tuning knobs by name (_knobs.flags,
     from attn-compile's own table), checked there; cpu (cpu), chip and
     cuda_toolkit (cuda) are the target's."""
-    if target not in ("cpu", "cuda"):
-        raise ValueError(f"attn: target must be 'cpu' or 'cuda', got {target!r}")
+    from ._sdpa import show
+    if not isinstance(target, str) or target not in ("cpu", "cuda"):
+        raise ValueError(f"attn: target must be 'cpu' or 'cuda', got "
+                         f"{show(target)}")
+    for what, value in (("cpu", cpu), ("chip", chip),
+                        ("cuda_toolkit", cuda_toolkit)):
+        if value is not None:
+            word(value, what, "attn.compile", path=what == "cuda_toolkit")
     flags = ["--target", target] + _knobs.flags(target, options)
     if target == "cpu":
         if cpu != "native":
@@ -191,6 +233,63 @@ def compile_options(target="cpu", cpu="native", chip=None, cuda_toolkit=None,
         if cuda_toolkit:
             flags += ["--cuda-toolkit", cuda_toolkit]
     return tuple(flags)
+
+
+def word(value, what, who, path=False):
+    """A string argument that goes to attn-compile's command line as one
+    word: a str, not empty, without control characters (or spaces, unless it
+    is a path), not starting with '-'."""
+    from ._sdpa import show
+    if not isinstance(value, str):
+        raise TypeError(f"{who}: {what} must be a str, got {show(value)}")
+    bad = [c for c in value if not c.isprintable() or (c.isspace()
+                                                        and not path)]
+    if not value or bad or value.startswith("-"):
+        raise ValueError(f"{who}: {what} must be one word (printable, no "
+                         f"spaces, not starting with '-'), got {show(value)}")
+    return value
+
+
+_SPEC_KEY = re.compile(r"[a-z][a-z0-9_]*\Z")
+
+
+def spec_source(source):
+    """attn.compile's source as the text attn-compile takes: a spec string,
+    a dict of spec keys (values: ints, floats, bools as 0/1, or words), or
+    .mlir text."""
+    from ._sdpa import show
+    if isinstance(source, dict):
+        items = []
+        for key, value in source.items():
+            if not isinstance(key, str) or not _SPEC_KEY.match(key):
+                raise ValueError(f"attn.compile: a spec key must be a name "
+                                 f"like 'lq' or 'mask_shape', got {show(key)}")
+            if isinstance(value, (bool, np.bool_)):
+                value = int(value)
+            if isinstance(value, (int, float, np.integer, np.floating)):
+                value = repr(value.item() if isinstance(
+                    value, np.generic) else value)
+            elif isinstance(value, str):
+                if not value or any(c in ",=" or not c.isprintable()
+                                    or c.isspace() for c in value):
+                    raise ValueError(f"attn.compile: spec value of {key} must "
+                                     f"be one word without ',' or '=', got "
+                                     f"{show(value)}")
+            else:
+                raise TypeError(f"attn.compile: spec value of {key} must be "
+                                f"an int, a float, a bool or a str, got "
+                                f"{show(value)}")
+            items.append(f"{key}={value}")
+        source = ",".join(items)
+    if not isinstance(source, str):
+        raise TypeError("attn.compile: expected a spec string, a dict or .mlir "
+                        f"text, got {type(source).__name__}")
+    if "\0" in source:
+        raise ValueError("attn.compile: the source holds a NUL character")
+    if not _is_mlir(source) and not source.isprintable():
+        raise ValueError(f"attn.compile: a spec string must be printable, got "
+                         f"{show(source)}")
+    return source
 
 
 def get_kernel(source, flags, name=None, entry=None, key=None):
@@ -215,6 +314,91 @@ def get_kernel(source, flags, name=None, entry=None, key=None):
         return k
 
 
+# The key of the JSON in the cache that records what the library must be.
+CACHE_RECORD = "python_cache"
+# A cached JSON larger than this is not a description attn-compile wrote.
+_MAX_JSON_BYTES = 1 << 20
+
+
+def _sha256_file(f):
+    h = hashlib.sha256()
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def _desc_sha256(desc):
+    """The sha256 of a description without its cache record."""
+    rest = {k: v for k, v in desc.items() if k != CACHE_RECORD}
+    return hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()
+
+
+def _cached_desc(lib):
+    """The description of the cached library `lib` when its JSON and the
+    library are files of ours that no one else can write, the JSON parses,
+    and the library's size and sha256 and the description's own sha256 are
+    those its record says; else None (compile it again)."""
+    fd = _build.trusted_open(lib[:-3] + ".json")
+    if fd is None:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(_MAX_JSON_BYTES + 1)
+        desc = json.loads(raw) if len(raw) <= _MAX_JSON_BYTES else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    record = desc.get(CACHE_RECORD) if isinstance(desc, dict) else None
+    if not isinstance(record, dict) or \
+            record.get("description_sha256") != _desc_sha256(desc):
+        return None
+    fd = _build.trusted_open(lib)
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if os.fstat(f.fileno()).st_size != record.get("size") or \
+                _sha256_file(f) != record.get("sha256"):
+            return None
+    return desc
+
+
+def _record(out):
+    """Adds the cache record to the JSON attn-compile wrote beside `out`
+    (in the staging directory) and returns the description."""
+    with open(out[:-3] + ".json") as f:
+        desc = json.load(f)
+    with open(out, "rb") as f:
+        desc[CACHE_RECORD] = {"size": os.fstat(f.fileno()).st_size,
+                              "sha256": _sha256_file(f),
+                              "description_sha256": _desc_sha256(desc)}
+    with open(out[:-3] + ".json", "w") as f:
+        json.dump(desc, f, indent=1)
+    # Whatever the umask: writable by us only (the cache's own rule).
+    os.chmod(out, 0o755)
+    os.chmod(out[:-3] + ".json", 0o644)
+    return desc
+
+
+def _compile_error(proc, staging):
+    """The exception for a failed attn-compile run: a ValueError for what
+    the caller gave (a spec, a flag, .mlir text that does not parse or
+    verify), with attn-compile's one line (or the first MLIR error); else
+    AttnError with everything it printed."""
+    msg = proc.stderr.strip().replace(os.path.join(staging, "input.mlir"),
+                                      "<source>")
+    lines = msg.splitlines()
+    last = lines[-1] if lines else f"exit {proc.returncode}"
+    prefix = "attn-compile: error: "
+    if proc.returncode == 2 and ("--sdpa" in last or
+                                 last.startswith(prefix + "--")):
+        # --sdpa's spec, a tuning value out of range, a --cpu or --kernels
+        # it cannot take.
+        return ValueError(last[len(prefix):])
+    if proc.returncode == 2 and last.startswith(prefix + "could not parse"):
+        first = next((l for l in lines if ": error: " in l), last)
+        return ValueError(f"attn.compile: {first}")
+    return AttnError(last[len(prefix):] if last.startswith(prefix) else msg)
+
+
 def _load_or_compile(source, flags, name, entry):
     compiler = _build.compiler_path()
     is_mlir = _is_mlir(source)
@@ -227,7 +411,6 @@ def _load_or_compile(source, flags, name, entry):
     k = _load_cached(lib, fname)
     if k is not None:
         return k
-    os.makedirs(directory, exist_ok=True)
     with open(lib[:-3] + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         k = _load_cached(lib, fname)  # another process may have compiled it
@@ -238,11 +421,13 @@ def _load_or_compile(source, flags, name, entry):
 
 
 def _load_cached(lib, fname):
-    """The kernel of a library already in the cache directory, else None."""
-    if not (os.path.exists(lib) and os.path.exists(lib[:-3] + ".json")):
-        return None
+    """The kernel of a library already in the cache directory whose record
+    checks out (_cached_desc), else None."""
     t0 = time.perf_counter()
-    k = Kernel(lib, fname)
+    desc = _cached_desc(lib)
+    if desc is None:
+        return None
+    k = Kernel(lib, fname, desc)
     _stats["load_seconds"] += time.perf_counter() - t0
     _stats["disk_hits"] += 1
     return k
@@ -271,23 +456,15 @@ def _compile(source, flags, name, entry, compiler, is_mlir, directory, lib,
         _stats["compile_seconds"] += time.perf_counter() - t0
         _stats["misses"] += 1
         if proc.returncode != 0:
-            msg = proc.stderr.strip()
-            last = msg.splitlines()[-1] if msg else f"exit {proc.returncode}"
-            prefix = "attn-compile: error: "
-            # Exit 2 naming a flag (--sdpa's spec, a tuning value out of
-            # range, a --cpu or --kernels it cannot take): the caller's
-            # argument, a ValueError.
-            exc = ValueError if proc.returncode == 2 and (
-                "--sdpa" in last or last.startswith(prefix + "--")) \
-                else AttnError
-            raise exc(last[len(prefix):] if last.startswith(prefix) else msg) \
-                from None
-        # The JSON first, the library last: a library on disk has its JSON.
+            raise _compile_error(proc, staging) from None
+        desc = _record(out)
+        # The JSON first, the library last; a reader that sees one file new
+        # and the other old finds the hashes differ and compiles again.
         os.replace(out[:-3] + ".json", lib[:-3] + ".json")
         os.replace(out, lib)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return Kernel(lib, fname)
+    return Kernel(lib, fname, desc)
 
 
 def _is_mlir(source):

@@ -80,5 +80,9 @@ def flags(target, options):
                             f"{knob['type']}, got {type(value).__name__}")
         if want is bool:
             value = "true" if value else "false"
+        elif want is str and (not value.isprintable() or any(
+                c.isspace() for c in value)):
+            raise ValueError(f"attn.compile: {name} must be one word, got "
+                             f"{value!r}")
         out.append(f"{knob['flag']}={value}")
     return out

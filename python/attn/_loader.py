@@ -29,10 +29,14 @@ class AttnError(RuntimeError):
 class Library:
     """A library attn-compile wrote and the JSON description beside it."""
 
-    def __init__(self, path):
+    def __init__(self, path, desc=None):
+        """path: the library; desc: its JSON description, already read and
+        checked (the package's disk cache), else read from beside it."""
         path = os.path.abspath(path)
-        with open(os.path.splitext(path)[0] + ".json") as f:
-            self.desc = json.load(f)
+        if desc is None:
+            with open(os.path.splitext(path)[0] + ".json") as f:
+                desc = json.load(f)
+        self.desc = desc
         if self.desc.get("abi") != ABI_VERSION:
             raise AttnError(f"attn: {path}: ABI {self.desc.get('abi')}, this "
                             f"package speaks ABI {ABI_VERSION}")

@@ -7,13 +7,77 @@ flattened into the op's batch dim B), or ``[L, D]`` (B = Hq = 1). The mask
 broadcasts to ``[..., Hq, L, S]`` as in torch.
 """
 
+import collections.abc
 import math
+import numbers
 import os
 import sys
+
+import numpy as np
 
 from . import _kernel, _tensors
 
 _CAUSAL = ("top_left", "bottom_right")
+
+# Softcap and ALiBi run in the kernels' base-2 units: the cap and the slopes
+# times log2(e), in f32 (docs/op.md). Where that product overflows, the
+# scores become inf - inf = NaN, so such values are refused: |c| < 2.3587e38.
+_LOG2E = np.float32(math.log2(math.e))
+BASE2_LIMIT = float(np.finfo(np.float32).max) / math.log2(math.e)
+# The most CPU threads a call may ask for (omp_set_num_threads takes a C
+# int; far past any machine's cores, a team that large only exhausts memory).
+MAX_THREADS = 4096
+
+
+def show(x):
+    """A caller's value as a message shows it: repr on one line, cut short."""
+    text = " ".join(repr(x).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def is_int(x):
+    """An integer (Python's or numpy's), not a bool."""
+    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(
+        x, (bool, np.bool_))
+
+
+def is_real(x):
+    """A real number (Python's or numpy's), not a bool."""
+    return isinstance(x, (numbers.Real, np.floating, np.integer)) and \
+        not isinstance(x, (bool, np.bool_))
+
+
+def flag(x, name, who):
+    """A bool argument: bool, numpy's bool, or the int 0 or 1."""
+    if isinstance(x, (bool, np.bool_)) or (is_int(x) and x in (0, 1)):
+        return bool(x)
+    raise TypeError(f"{who}: {name} must be a bool, got {show(x)}")
+
+
+def real(x, name, who):
+    """A real-number argument as a Python float (TypeError for another type;
+    an int too large for a float is a ValueError)."""
+    if not is_real(x):
+        raise TypeError(f"{who}: {name} must be a real number, got {show(x)}")
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{who}: {name} = {show(x)} is out of range") \
+            from None
+
+
+def check_base2_range(values, name, who):
+    """Refuses values whose magnitude times log2(e) overflows f32 (or that
+    are not finite): the softcap, the ALiBi slopes."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = np.asarray(values, np.float64).reshape(-1)
+        bad = ~np.isfinite(np.abs(x.astype(np.float32)) * _LOG2E)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        where = f"[{i}]" if x.size > 1 else ""
+        raise ValueError(f"{who}: {name}{where} = {float(x[i]):.8g}: expected "
+                         f"a finite value with |{name}| * log2(e) finite in "
+                         f"f32 (|{name}| < {BASE2_LIMIT:.5g})")
 
 
 def _err(message):
@@ -26,12 +90,15 @@ def _check_rank(name, shape, rank):
                    f"{len(shape)}")
 
 
-def aux_operand(backend, target, x, name, dtype, shapes, flat,
+def aux_operand(backend, target, x, name, dtype, shapes, flat, like,
                 who="attn.sdpa"):
-    """An optional operand (key lengths, ALiBi slopes): of `dtype`, of one
-    of `shapes`, contiguous and reshaped to `flat`; None stays None."""
+    """An optional operand (key lengths, ALiBi slopes): an array of the
+    query's kind, or a sequence of numbers (made one on query's device), of
+    `dtype`, of one of `shapes`, contiguous and reshaped to `flat`; None
+    stays None."""
     if x is None:
         return None
+    x = from_sequence(backend, x, name, dtype, like, who)
     if _tensors.backend_of(x) is not backend:
         raise TypeError(f"{who}: expected {name} to be a {backend.name} "
                         f"array like query")
@@ -43,6 +110,32 @@ def aux_operand(backend, target, x, name, dtype, shapes, flat,
         raise ValueError(f"{who}: expected {name} of shape " + " or ".join(
             str(tuple(s)) for s in shapes) + f", but got {tuple(x.shape)}")
     return x.reshape(flat)
+
+
+def from_sequence(backend, x, name, dtype, like, who):
+    """x itself when it is a numpy array or a torch tensor; a list or tuple
+    of numbers as an array of `dtype` (int32 or f32) of the query's kind and
+    device."""
+    if isinstance(x, np.ndarray) or not isinstance(
+            x, (list, tuple)):
+        return x
+    try:
+        host = np.array(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise TypeError(f"{who}: expected {name} to be an array or a "
+                        f"sequence of numbers, got {show(x)}") from None
+    if dtype == "int32":
+        ok = np.isfinite(host) & (host == np.round(host)) & \
+            (np.abs(host) <= np.iinfo(np.int32).max)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok.reshape(-1))[0])
+            raise ValueError(f"{who}: expected {name} to hold int32 values, "
+                             f"got {float(host.reshape(-1)[i]):.8g}")
+        host = host.astype(np.int32)
+    else:
+        with np.errstate(over="ignore"):
+            host = host.astype(np.float32)
+    return backend.from_host(host, like)
 
 
 def default_threads():
@@ -90,26 +183,45 @@ def element_type(backend, q, k, v, who):
 
 
 def score_options(window, softcap, who):
-    """window as (left, right), each -1 or >= 0; softcap finite and > 0."""
+    """window as (left, right), each -1 or >= 0 (ints); softcap a real
+    number, finite and > 0 as an f32, and in the base-2 range."""
     if window is not None:
-        window = tuple(int(w) for w in window)
-        if len(window) != 2 or min(window) < -1:
+        if isinstance(window, (str, bytes)) or not isinstance(
+                window, (collections.abc.Sequence, np.ndarray)):
+            raise TypeError(f"{who}: window must be a pair (left, right) of "
+                            f"ints, got {show(window)}")
+        items = list(window)
+        if len(items) != 2 or not all(is_int(w) for w in items):
+            raise TypeError(f"{who}: window must be a pair (left, right) of "
+                            f"ints, got {show(window)}")
+        window = tuple(int(w) for w in items)
+        if min(window) < -1 or max(window) > 2**63 - 1:
             raise ValueError(f"{who}: window must be (left, right), each "
                              f"-1 or >= 0, got {window!r}")
     if softcap is not None:
-        softcap = float(softcap)
-        if not (0 < softcap < float("inf")):
+        softcap = real(softcap, "softcap", who)
+        if not (0 < softcap < float("inf")) or (
+                softcap < 1 and np.float32(softcap) == 0):
+            f32 = " (0 as an f32)" if 0 < softcap < 1 else ""
             raise ValueError(f"{who}: softcap must be finite and "
-                             f"positive, got {softcap!r}")
+                             f"positive, got {softcap!r}{f32}")
+        check_base2_range(softcap, "softcap", who)
     return window, softcap
 
 
 def check_scale(scale, who):
-    if scale is not None:
-        scale = float(scale)
-        if not math.isfinite(scale) or scale == 0.0:
-            raise ValueError(f"{who}: expected scale to be finite and "
-                             f"non-zero, but got {scale}")
+    """None, or a real number that is finite and non-zero as an f32 (the op's
+    scale attribute)."""
+    if scale is None:
+        return None
+    scale = real(scale, "scale", who)
+    with np.errstate(over="ignore"):
+        as_f32 = np.float32(scale)
+    if not math.isfinite(scale) or not np.isfinite(as_f32) or as_f32 == 0:
+        f32 = "" if not math.isfinite(scale) or scale == 0 else \
+            f" ({float(as_f32)} as an f32)"
+        raise ValueError(f"{who}: expected scale to be finite and "
+                         f"non-zero, but got {scale!r}{f32}")
     return scale
 
 
@@ -117,11 +229,14 @@ def run_options(backend, target, q, threads, who):
     """(threads, openmp, chip): CPU threads (default_threads() by default)
     and a library with OpenMP for more than one; the chip of q's device on
     cuda."""
+    if threads is not None and not is_int(threads):
+        raise TypeError(f"{who}: threads must be an int, got {show(threads)}")
+    if threads is not None and not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"{who}: threads must be in [1, {MAX_THREADS}], got "
+                         f"{threads}")
     if target == "cpu":
         if threads is None:
             threads = default_threads()
-        elif int(threads) < 1:
-            raise ValueError(f"{who}: threads must be >= 1, got {threads}")
         threads = int(threads)
         return threads, threads > 1, None
     # cuda: kernels for the tensor's device (docs/gpu.md: what has run on a GPU)
@@ -196,12 +311,15 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     the same kind. Non-contiguous inputs are copied.
     """
     backend = _tensors.backend_of(query)
-    if dropout_p:
+    if real(dropout_p, "dropout_p", "attn.sdpa") != 0:
         raise ValueError(f"attn.sdpa: dropout_p must be 0, got {dropout_p}")
+    is_causal = flag(is_causal, "is_causal", "attn.sdpa")
+    enable_gqa = flag(enable_gqa, "enable_gqa", "attn.sdpa")
+    return_lse = flag(return_lse, "return_lse", "attn.sdpa")
     window, softcap = score_options(window, softcap, "attn.sdpa")
-    if causal not in _CAUSAL:
+    if not isinstance(causal, str) or causal not in _CAUSAL:
         raise ValueError(f"attn.sdpa: causal must be 'top_left' or "
-                         f"'bottom_right', got {causal!r}")
+                         f"'bottom_right', got {show(causal)}")
     target, q, k, v = prepare_inputs(backend, query, key, value, "attn.sdpa")
 
     qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
@@ -291,14 +409,18 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         m = m.reshape(mask_shape)
 
     kl = aux_operand(backend, target, key_lengths, "key_lengths", "int32",
-              [lead] if lead else [(1,), ()], (b,))
+                     [lead] if lead else [(1,), ()], (b,), q)
     alibi, sl = "none", None
     if alibi_slopes is not None:
         heads = (hq,) if rank >= 3 else (1,)
-        alibi = "h" if tuple(alibi_slopes.shape) == heads or not lead else "bh"
+        alibi_slopes = from_sequence(backend, alibi_slopes, "alibi_slopes",
+                                     "f32", q, "attn.sdpa")
+        shape = tuple(getattr(alibi_slopes, "shape", ()))
+        alibi = "h" if shape == heads or not lead else "bh"
         sl = aux_operand(backend, target, alibi_slopes, "alibi_slopes", "f32",
-                  [heads] if alibi == "h" else [lead + heads],
-                  heads if alibi == "h" else (b,) + heads)
+                         [heads] if alibi == "h" else [lead + heads],
+                         heads if alibi == "h" else (b,) + heads, q)
+        check_base2_range(backend.to_host(sl), "alibi_slopes", "attn.sdpa")
 
     if b == 0 or lq == 0 or hq == 0:
         out = backend.empty(out_shape, dt, q)

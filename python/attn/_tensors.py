@@ -63,6 +63,10 @@ class NumpyBackend:
     def to_host(x):
         return x
 
+    @staticmethod
+    def from_host(x, like):
+        return np.ascontiguousarray(x)
+
 
 class TorchBackend:
     name = "torch"
@@ -120,6 +124,9 @@ class TorchBackend:
     @staticmethod
     def to_host(x):
         return x.detach().cpu().numpy()
+
+    def from_host(self, x, like):
+        return self.torch.from_numpy(np.ascontiguousarray(x)).to(like.device)
 
 
 _numpy = NumpyBackend()

@@ -52,6 +52,9 @@ def _max_seqlen(given, lengths, name, what):
     """FlashAttention's max_seqlen_q/k: optional; when given, at least the
     longest sequence (a smaller one would drop rows there)."""
     longest = int(lengths.max(initial=0))
+    if given is not None and not _sdpa.is_int(given):
+        raise TypeError(f"{_WHO}: {name} must be an int, got "
+                        f"{_sdpa.show(given)}")
     if given is not None and int(given) < longest:
         raise _err(f"{name} ({int(given)}) to be at least the longest {what} "
                    f"sequence ({longest})")
@@ -100,14 +103,16 @@ def sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
     """
     backend = _tensors.backend_of(q)
     window, softcap = _sdpa.score_options(window, softcap, _WHO)
+    return_lse = _sdpa.flag(return_lse, "return_lse", _WHO)
     if isinstance(causal, bool) and causal:
         raise ValueError(f"{_WHO}: causal must be None, 'top_left' or "
                          f"'bottom_right' (True is ambiguous: torch's "
                          f"is_causal is 'top_left', FlashAttention's causal "
                          f"'bottom_right')")
-    if causal not in _CAUSAL:
+    if not (causal is None or causal is False or (
+            isinstance(causal, str) and causal in _CAUSAL)):
         raise ValueError(f"{_WHO}: causal must be None, 'top_left' or "
-                         f"'bottom_right', got {causal!r}")
+                         f"'bottom_right', got {_sdpa.show(causal)}")
     scale = _sdpa.check_scale(scale, _WHO)
     target, q, k, v = _sdpa.prepare_inputs(backend, q, k, v, _WHO)
     for name, x in (("query", q), ("key", k), ("value", v)):
@@ -141,10 +146,13 @@ def sdpa_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=None,
     _max_seqlen(max_seqlen_k, np.diff(host_k), "max_seqlen_k", "key")
     alibi, sl = "none", None
     if alibi_slopes is not None:
-        alibi = "h" if len(alibi_slopes.shape) == 1 else "bh"
+        alibi_slopes = _sdpa.from_sequence(backend, alibi_slopes,
+                                           "alibi_slopes", "f32", q, _WHO)
+        alibi = "h" if len(getattr(alibi_slopes, "shape", ())) == 1 else "bh"
         shape = (hq,) if alibi == "h" else (b, hq)
         sl = _sdpa.aux_operand(backend, target, alibi_slopes, "alibi_slopes",
-                               "f32", [(hq,), (b, hq)], shape, _WHO)
+                               "f32", [(hq,), (b, hq)], shape, q, _WHO)
+        _sdpa.check_base2_range(backend.to_host(sl), "alibi_slopes", _WHO)
 
     out_shape, lse_shape = (total_q, hq, dv), (hq, total_q)
     if total_q == 0 or total_k == 0 or b == 0:

@@ -76,6 +76,47 @@ def test_bad_spec_and_options():
         attn.compile("b=1,hq=2,lq=16,d=32", block_q=0)
 
 
+def test_bad_sources_and_words():
+    # .mlir text that does not verify: a ValueError of one line naming the
+    # first error (it was an AttnError holding every diagnostic).
+    bad = MLIR.replace("tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, "
+                       "tensor<1x2x8x16xf32>\n", "tensor<1x2x8x16xf32>, "
+                       "tensor<1x2x8x8xf32>, tensor<1x2x8x16xf32>\n", 1)
+    assert bad != MLIR
+    with pytest.raises(ValueError) as info:
+        attn.compile(bad, entry="attend")
+    assert str(info.value).startswith("attn.compile: <source>:")
+    assert "error: " in str(info.value) and "\n" not in str(info.value)
+    # A dict's values are words of the spec: no ',' or '=' smuggling keys in.
+    with pytest.raises(ValueError, match="spec value of lq must be one word "
+                                         "without ',' or '='"):
+        attn.compile({"hq": 2, "lq": "4,lq=8", "d": 8})
+    with pytest.raises(ValueError, match="name must be one word"):
+        attn.compile("b=1,hq=2,lq=16,d=32", name="a b")
+    with pytest.raises(ValueError, match="name must be a C identifier"):
+        attn.compile("b=1,hq=2,lq=16,d=32", name="1x")
+    with pytest.raises(TypeError, match="tuning must be a dict of knobs, got "
+                                        "list"):
+        attn.compile("b=1,hq=2,lq=16,d=32", tuning=[1])
+
+
+@pytest.mark.parametrize("b,lq,lk", [(0, 3, 5), (2, 0, 5), (2, 3, 0),
+                                     (0, 0, 0)])
+def test_dynamic_kernel_takes_zero_sizes_as_sdpa_does(b, lq, lk):
+    # The library takes sizes >= 1; the kernel answers 0-size calls itself,
+    # as attn.sdpa does (it raised the library's "must be in [1, 2^40]").
+    kernel = attn.compile({"hq": 2, "lq": 4, "d": 8, "lse": 1, "dynamic": 1})
+    q, k = randn((b, 2, lq, 8), seed=1), randn((b, 2, lk, 8), seed=2)
+    out, lse = kernel(q, k, k)
+    want, want_lse = attn.sdpa(q, k, k, return_lse=True)
+    assert out.shape == want.shape == (b, 2, lq, 8)
+    assert lse.shape == want_lse.shape == (b, 2, lq)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(lse, want_lse)
+    if out.size:
+        assert (out == 0).all() and np.isneginf(lse).all()
+
+
 def test_second_call_hits_memory(private_cache):
     spec = "b=1,hq=2,lq=8,d=16"
     first = attn.compile(spec)

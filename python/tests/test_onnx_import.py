@@ -186,3 +186,173 @@ def test_old_opset_refused():
     model.opset_import[0].version = 22
     with pytest.raises(attn_onnx.UnsupportedError, match="opset 22"):
         attn_onnx.import_model(model)
+
+
+# Hostile models (issue 60): every malformed model is one line on stderr
+# and exit 2, never a traceback; names never reach the MLIR unescaped.
+
+def run_importer(path, *args):
+    """The command line's main() in this process (the subprocess tests
+    above run the installed script): its exit code, stdout and stderr."""
+    import contextlib
+    import io
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = attn_onnx.main([str(path), *args])
+    return subprocess.CompletedProcess(args, rc, out.getvalue(),
+                                       err.getvalue())
+
+
+def attn_opt_path():
+    path = os.environ.get("ATTN_OPT") or os.path.join(
+        HERE, "..", "..", "build", "bin", "attn-opt")
+    if not os.path.isfile(path):
+        pytest.skip("attn-opt not built")
+    return path
+
+
+def plain(attrs=None, opset=23, **kw):
+    return make_model([1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8], attrs or {},
+                      opset=opset, **kw)
+
+
+def with_elem_type(elem):
+    model = plain()
+    model.graph.input[0].type.tensor_type.elem_type = elem
+    return model
+
+
+def with_inputs(names):
+    model = plain()
+    del model.graph.node[0].input[:]
+    model.graph.node[0].input.extend(names)
+    return model
+
+
+def with_attribute(name, kind, value):
+    model = plain()
+    a = onnx.AttributeProto(name=name, type=kind)
+    if kind == onnx.AttributeProto.STRING:
+        a.s = value
+    elif kind == onnx.AttributeProto.FLOAT:
+        a.f = value
+    else:
+        a.i = value
+    model.graph.node[0].attribute.append(a)
+    return model
+
+
+MALFORMED = {
+    "missing-input": (lambda: with_inputs(["Q", "K"]),
+                      "Attention node 'attn': missing input V"),
+    "zero-heads": (lambda: make_model([1, 4, 16], [1, 4, 16], [1, 4, 16],
+                                      dict(q_num_heads=0, kv_num_heads=0)),
+                   "Attention node 'attn': q_num_heads must be positive, "
+                   "got 0"),
+    "unknown-element-type": (lambda: with_elem_type(999),
+                             "unsupported: element type <element type 999> "
+                             "of 'Q' (Q)"),
+    "string-scale": (lambda: with_attribute("scale",
+                                            onnx.AttributeProto.STRING, b"x"),
+                     "attribute scale must be of type FLOAT, got STRING"),
+    "mask-rank-5": (lambda: plain(mask=([1, 1, 2, 4, 4], BOOL)),
+                    "unsupported: an attn_mask of rank 5"),
+    "scale-0": (lambda: plain(dict(scale=0.0)),
+                "scale must be finite and non-zero, got 0.0"),
+    "scale-nan": (lambda: plain(dict(scale=float("nan"))),
+                  "scale must be finite and non-zero, got nan"),
+    "scale-inf": (lambda: plain(dict(scale=float("inf"))),
+                  "scale must be finite and non-zero, got inf"),
+    "softcap-inf": (lambda: plain(dict(softcap=float("inf"))),
+                    "softcap must be finite and >= 0 (0: none), got inf"),
+    "softcap-nan": (lambda: plain(dict(softcap=float("nan"))),
+                    "softcap must be finite and >= 0 (0: none), got nan"),
+    "softcap-overflows": (lambda: plain(dict(softcap=3e38)),
+                          "|softcap| * log2(e) finite in f32"),
+    "opset-99": (lambda: plain(opset=99), "opset 99: attn-import-onnx reads "
+                 "opsets 23"),
+    "window-in-opset-23": (lambda: plain(dict(left_window_size=2)),
+                           "Attention-23 has no attribute "
+                           "'left_window_size'"),
+    "shapes-disagree": (lambda: make_model([1, 2, 4, 8], [1, 2, 4, 16],
+                                           [1, 2, 4, 8], {}),
+                        "expected K's head size (16) to equal Q's (8)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_malformed_model_refused_in_one_line(name, tmp_path):
+    make, message = MALFORMED[name]
+    path = tmp_path / "m.onnx"
+    onnx.save(make(), str(path))
+    run = run_importer(path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.startswith("attn-import-onnx: error: ")
+    assert run.stderr.count("\n") == 1, run.stderr
+    assert message in run.stderr, run.stderr
+
+
+def test_truncated_file_refused_in_one_line(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(plain().SerializeToString()[:41])
+    run = run_importer(path)
+    assert run.returncode == 2
+    assert run.stderr.startswith(f"attn-import-onnx: error: {path}: not a "
+                                 "readable ONNX model: ")
+    assert run.stderr.count("\n") == 1, run.stderr
+
+
+def test_names_are_escaped_in_comments(tmp_path):
+    # A name with a line break once injected IR after the comment line.
+    evil = "x\nfunc.func private @evil()\n// "
+    model = plain()
+    model.graph.node[0].name = evil
+    model.graph.input[1].name = evil
+    model.graph.node[0].input[1] = evil
+    path, out = tmp_path / "m.onnx", tmp_path / "m.mlir"
+    onnx.save(model, str(path))
+    run = run_importer(path, "-o", str(out))
+    assert run.returncode == 0, run.stderr
+    text = out.read_text()
+    assert "@evil" not in text.replace(repr(evil), "")
+    comment = text.splitlines()[0]
+    assert comment == (f"// ONNX Attention node {evil!r}: inputs 'Q', "
+                       f"{evil!r}, 'V'; outputs 'Y'")
+    opt = subprocess.run([attn_opt_path(), str(out)], capture_output=True,
+                         text=True)
+    assert opt.returncode == 0, opt.stderr
+    assert opt.stdout.count("func.func") == 1
+
+
+def test_duplicate_node_names_get_distinct_symbols(tmp_path):
+    model = plain()
+    second = onnx.NodeProto()
+    second.CopyFrom(model.graph.node[0])
+    del second.output[:]
+    second.output.append("Y2")
+    model.graph.node.append(second)
+    model.graph.output.append(helper.make_tensor_value_info("Y2", F32, None))
+    text = attn_onnx.import_model(model)
+    assert "func.func @attn(" in text and "func.func @attn_1(" in text
+    path = tmp_path / "m.mlir"
+    path.write_text(text)
+    opt = subprocess.run([attn_opt_path(), str(path)], capture_output=True,
+                         text=True)
+    assert opt.returncode == 0, opt.stderr
+
+
+def test_external_data_is_not_loaded(tmp_path):
+    # K is an initializer whose data is in a file that does not exist: the
+    # importer reads its dims and type only (onnx.load with
+    # load_external_data=True failed on it before).
+    model = plain()
+    k = TensorProto(name="K", data_type=F32, dims=[1, 2, 4, 8],
+                    data_location=TensorProto.EXTERNAL)
+    k.external_data.add(key="location", value="no-such-weights.bin")
+    model.graph.initializer.append(k)
+    del model.graph.input[1]
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    run = run_importer(path)
+    assert run.returncode == 0, run.stderr
+    assert "%arg1: tensor<1x2x4x8xf32>" in run.stdout

@@ -118,6 +118,63 @@ def test_errors():
         attn.sdpa(q, k, v, alibi_slopes=np.ones((2, 3), np.float32), **T1)
 
 
+def test_sequences_for_key_lengths_and_slopes():
+    # Lists are taken as arrays of the query's kind (a list of slopes was
+    # an AttributeError).
+    q, k, v = qkv((2, 2, 8, 16), (2, 2, 12, 16))
+    want = attn.sdpa(q, k, v, key_lengths=np.array([12, 5], np.int32),
+                     alibi_slopes=np.array([0.5, 0.25], np.float32), **T1)
+    got = attn.sdpa(q, k, v, key_lengths=[12, 5], alibi_slopes=[0.5, 0.25],
+                    **T1)
+    np.testing.assert_array_equal(got, want)
+    got = attn.sdpa(q, k, v, key_lengths=(12, 5),
+                    alibi_slopes=[[0.5, 0.25], [0.5, 0.25]], **T1)
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(TypeError, match="expected alibi_slopes to be an array "
+                                        "or a sequence of numbers"):
+        attn.sdpa(q, k, v, alibi_slopes=[0.5, "a"], **T1)
+    with pytest.raises(ValueError, match="expected key_lengths to hold int32 "
+                                         "values, got 1.5"):
+        attn.sdpa(q, k, v, key_lengths=[12, 1.5], **T1)
+    with pytest.raises(ValueError, match="expected key_lengths to hold int32 "
+                                         "values"):
+        attn.sdpa(q, k, v, key_lengths=[2**40, 1], **T1)
+
+
+@pytest.mark.parametrize("slopes,message", [
+    ([0.5, 3e38], r"alibi_slopes\[1\] = 3e\+38: expected a finite value "
+                  r"with \|alibi_slopes\| \* log2\(e\) finite in f32"),
+    ([float("nan"), 0.5], r"alibi_slopes\[0\] = nan"),
+    ([-float("inf"), 0.5], r"alibi_slopes\[0\] = -inf"),
+])
+def test_slopes_out_of_the_finite_range_refused(slopes, message):
+    # slope * log2(e) = inf gave NaN scores (inf * distance 0).
+    q, k, v = qkv((1, 2, 8, 16), (1, 2, 8, 16))
+    with pytest.raises(ValueError, match=message):
+        attn.sdpa(q, k, v, alibi_slopes=np.array(slopes, np.float32), **T1)
+    with pytest.raises(ValueError, match=message):
+        attn.sdpa_varlen(q[0].swapaxes(0, 1), k[0].swapaxes(0, 1),
+                         v[0].swapaxes(0, 1), np.array([0, 8], np.int32),
+                         np.array([0, 8], np.int32), alibi_slopes=slopes)
+
+
+def test_base2_range_edge():
+    # The last f32 whose product with log2(e) is finite in f32 is accepted,
+    # the next one refused: the rule is the kernels' own arithmetic.
+    from attn import _sdpa
+    top = np.float32(_sdpa.BASE2_LIMIT)
+    while not np.isfinite(top * np.float32(np.log2(np.e))):
+        top = np.nextafter(top, np.float32(0))
+    nxt = np.nextafter(top, np.float32(np.inf))
+    assert abs(float(top) / _sdpa.BASE2_LIMIT - 1) < 1e-6
+    _sdpa.check_base2_range([float(top), -float(top)], "s", "t")
+    assert _sdpa.score_options(None, float(top), "t")[1] == float(top)
+    with pytest.raises(ValueError, match=r"t: s\[1\] = "):
+        _sdpa.check_base2_range([1.0, float(nxt)], "s", "t")
+    with pytest.raises(ValueError, match="softcap = "):
+        _sdpa.score_options(None, float(nxt), "t")
+
+
 def test_torch_custom_op():
     torch = pytest.importorskip("torch")
     import attn.torch  # noqa: F401  (registers torch.ops.attn)
