@@ -17,10 +17,12 @@
 #include "Checks.h"
 
 #include "attn/Dialect/Attn/IR/AttnGradOps.h"
+#include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
 #include "attn/Execution/Peak.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Spec/Error.h"
 #include "attn/Spec/ReferenceGrad.h"
+#include "attn/Spec/ReferenceVarlen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -38,49 +40,85 @@ using namespace mlir::attn::exec::detail;
 
 static constexpr const char *kGradNames[3] = {"d_query", "d_key", "d_value"};
 
-/// Adds `func.func @sdpa_grad(q, k, v, [mask], out, lse, d_out) -> (d_q, d_k,
-/// d_v)` beside the spec's forward function, with the forward's attributes.
-/// attn.sdpa_grad takes a mask, a scale and a causal flag: a forward with
-/// anything else (a window that bounds something, a softcap, key lengths,
-/// ALiBi) is refused, as its backward would be another function's.
+/// "--grad: attn.sdpa_grad has no window, softcap" for the attributes and
+/// operands of a forward that its backward op does not take (a window that
+/// bounds something, a softcap, key lengths, ALiBi); success when none.
+static llvm::Error refuseUnsupported(StringRef backward,
+                                     std::optional<ArrayRef<int64_t>> window,
+                                     Attribute softcap, Value keyLengths,
+                                     Value alibiSlopes) {
+  SmallVector<StringRef> unsupported;
+  if (window && llvm::any_of(*window, [](int64_t x) { return x != -1; }))
+    unsupported.push_back("window");
+  if (softcap)
+    unsupported.push_back("softcap");
+  if (keyLengths)
+    unsupported.push_back("key_lengths");
+  if (alibiSlopes)
+    unsupported.push_back("alibi");
+  if (unsupported.empty())
+    return llvm::Error::success();
+  return makeError(("--grad: " + backward + " has no ").str() +
+                   llvm::join(unsupported, ", ") +
+                   " (its backward takes a mask, scale and causal only)");
+}
+
+/// Adds `func.func @sdpa_grad(<the forward's arguments>, out, lse, d_out) ->
+/// (d_q, d_k, d_v)` beside the spec's forward function, with the forward's
+/// attributes: an attn.sdpa_grad for an attn.sdpa (the arguments q, k, v and
+/// the mask), an attn.sdpa_varlen_grad for an attn.sdpa_varlen (q, k, v and
+/// the two offsets). The backward ops take a mask (attn.sdpa_grad), a scale
+/// and a causal flag: a forward with anything else is refused, as its
+/// backward would be another function's.
 static llvm::Error addGradFunction(ModuleOp module, func::FuncOp forward) {
   SdpaOp fwd = getSoleSdpaOnArguments(forward);
-  if (!fwd || !fwd.getLse())
+  SdpaVarlenOp varlen;
+  forward.walk([&](SdpaVarlenOp op) { varlen = op; });
+  Value out, lse;
+  if (fwd && fwd.getLse()) {
+    if (llvm::Error e = refuseUnsupported(
+            "attn.sdpa_grad", fwd.getWindow(), fwd.getSoftcapAttr(),
+            fwd.getKeyLengths(), fwd.getAlibiSlopes()))
+      return e;
+    out = fwd.getOut();
+    lse = fwd.getLse();
+  } else if (varlen && varlen.getLse()) {
+    if (llvm::Error e = refuseUnsupported(
+            "attn.sdpa_varlen_grad", varlen.getWindow(),
+            varlen.getSoftcapAttr(), Value(), varlen.getAlibiSlopes()))
+      return e;
+    out = varlen.getOut();
+    lse = varlen.getLse();
+  } else {
     return makeError("--grad: could not build the backward entry");
-  SmallVector<StringRef> unsupported;
-  if (std::optional<ArrayRef<int64_t>> w = fwd.getWindow();
-      w && llvm::any_of(*w, [](int64_t x) { return x != -1; }))
-    unsupported.push_back("window");
-  if (fwd.getSoftcap())
-    unsupported.push_back("softcap");
-  if (fwd.getKeyLengths())
-    unsupported.push_back("key_lengths");
-  if (fwd.getAlibiSlopes())
-    unsupported.push_back("alibi");
-  if (!unsupported.empty())
-    return makeError("--grad: attn.sdpa_grad has no " +
-                     llvm::join(unsupported, ", ") +
-                     " (its backward takes a mask, scale and causal only)");
+  }
   OpBuilder b(module.getContext());
   b.setInsertionPointToEnd(module.getBody());
   Location loc = forward.getLoc();
   SmallVector<Type> args(forward.getArgumentTypes());
-  Type outType = fwd.getOut().getType(), lseType = fwd.getLse().getType();
-  args.append({outType, lseType, outType});
-  SmallVector<Type> results = {fwd.getQuery().getType(), fwd.getKey().getType(),
-                               fwd.getValue().getType()};
+  Type outType = out.getType();
+  args.append({outType, lse.getType(), outType});
+  SmallVector<Type> results(forward.getArgumentTypes().take_front(3));
   auto func = func::FuncOp::create(b, loc, "sdpa_grad",
                                    b.getFunctionType(args, results));
   Block *body = func.addEntryBlock();
   b.setInsertionPointToStart(body);
   ValueRange a = body->getArguments();
-  bool hasMask = fwd.getMask() != nullptr;
   size_t n = a.size();
-  auto grad = SdpaGradOp::create(b, loc, results[0], results[1], results[2],
-                                 a[0], a[1], a[2], a[n - 3], a[n - 2], a[n - 1],
-                                 hasMask ? a[3] : Value(), fwd.getScaleAttr(),
-                                 fwd.getCausalAttr());
-  func::ReturnOp::create(b, loc, grad.getResults());
+  Operation *grad;
+  if (fwd) {
+    bool hasMask = fwd.getMask() != nullptr;
+    grad = SdpaGradOp::create(b, loc, results[0], results[1], results[2], a[0],
+                              a[1], a[2], a[n - 3], a[n - 2], a[n - 1],
+                              hasMask ? a[3] : Value(), fwd.getScaleAttr(),
+                              fwd.getCausalAttr());
+  } else {
+    grad = SdpaVarlenGradOp::create(b, loc, results[0], results[1], results[2],
+                                    a[0], a[1], a[2], a[n - 3], a[n - 2],
+                                    a[n - 1], a[3], a[4], varlen.getScaleAttr(),
+                                    varlen.getCausalAttr());
+  }
+  func::ReturnOp::create(b, loc, grad->getResults());
   return llvm::Error::success();
 }
 
@@ -108,8 +146,6 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
                                       const RunOptions &options) {
   if (!options.spec)
     return makeError("--grad goes with --sdpa SPEC");
-  if (options.spec->isVarlen())
-    return makeError("--grad: attn.sdpa_varlen (seqlens_q) has no backward");
   if (options.spec->isPaged())
     return makeError("--grad: attn.sdpa_paged (page_size) has no backward");
   if (options.cuda)
@@ -158,6 +194,12 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
     else
       fillRandomNormal(tensor, seed);
     fwdIn.push_back(std::move(tensor));
+  }
+  if (problem.varlen) {
+    // The spec's offsets (seqlens_q, seqlens_k) in the two offset operands.
+    fillVarlenOffsets(problem, fwdIn);
+    if (llvm::Error e = setVarlenValues(problem, fwdIn))
+      return std::move(e);
   }
   std::vector<HostTensor> fwdOut;
   for (const TensorSpec &t : signature.results)
@@ -231,7 +273,12 @@ mlir::attn::exec::detail::runAttnGrad(MLIRContext &context,
   GradReference ref;
   GradSensitivity sens, sensOut;
   bool lowPrecision = spec.dtype == DType::F16 || spec.dtype == DType::BF16;
-  if (runRef) {
+  if (runRef && problem.varlen) {
+    referenceVarlenGrad(
+        problem, fwdIn, dOut, ref, lowPrecision ? &sensOut : &sens,
+        lowPrecision ? std::optional(fwdOut[0].dtype) : std::nullopt,
+        options.seed);
+  } else if (runRef) {
     referenceSdpaGrad(problem, fwdIn[0], fwdIn[1], fwdIn[2], mask, dOut, ref);
     if (!lowPrecision)
       sens = measureGradSensitivity(problem, fwdIn[0], fwdIn[1], fwdIn[2], mask,

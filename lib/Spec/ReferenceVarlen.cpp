@@ -187,6 +187,17 @@ static double finiteNorm(const std::vector<double> &x) {
   return std::sqrt(sum);
 }
 
+/// A sequence's rel_l2 as the norm of its change (rel_l2 is the plain norm
+/// of the change where the reference's norm is 0), and the changes' squared
+/// sum over the sequences back as a rel_l2 of the packed result: the
+/// sensitivities of the sequences combined as one tensor's.
+static double changeNorm(double rel, double norm) {
+  return rel * (norm > 0 ? norm : 1.0);
+}
+static double combinedRelL2(double change2, double norm) {
+  return norm > 0 ? std::sqrt(change2) / norm : std::sqrt(change2);
+}
+
 Sensitivity measureVarlenSensitivity(const SdpaProblem &p,
                                      const std::vector<HostTensor> &inputs,
                                      const std::vector<double> &refOut,
@@ -221,26 +232,74 @@ Sensitivity measureVarlenSensitivity(const SdpaProblem &p,
     Sensitivity one = measureSensitivity(
         s.problem, s.q, s.k, s.v, nullptr, o, refLse ? &l : nullptr, 1,
         seed * 1000003 + static_cast<uint64_t>(seq), trials);
-    // rel_l2 is the plain norm of the change where the reference's is 0.
-    auto delta = [](double rel, double norm) {
-      return rel * (norm > 0 ? norm : 1.0);
-    };
-    double dOut = delta(one.outRelL2, finiteNorm(o));
+    double dOut = changeNorm(one.outRelL2, finiteNorm(o));
     outDelta2 += dOut * dOut;
     total.outMaxAbs = std::max(total.outMaxAbs, one.outMaxAbs);
     if (refLse) {
-      double dLse = delta(one.lseRelL2, finiteNorm(l));
+      double dLse = changeNorm(one.lseRelL2, finiteNorm(l));
       lseDelta2 += dLse * dLse;
       total.lseMaxAbs = std::max(total.lseMaxAbs, one.lseMaxAbs);
     }
   }
-  auto rel = [](double delta2, double norm) {
-    return norm > 0 ? std::sqrt(delta2) / norm : std::sqrt(delta2);
-  };
-  total.outRelL2 = rel(outDelta2, finiteNorm(refOut));
+  total.outRelL2 = combinedRelL2(outDelta2, finiteNorm(refOut));
   if (refLse)
-    total.lseRelL2 = rel(lseDelta2, finiteNorm(*refLse));
+    total.lseRelL2 = combinedRelL2(lseDelta2, finiteNorm(*refLse));
   return total;
+}
+
+/// Adds sequence rows [start, start + len) of `own` ([1, h, len, d], as
+/// referenceSdpaGrad() gives a gradient) into the packed [total, h, d].
+static void packRows(const std::vector<double> &own,
+                     std::vector<double> &packed, int64_t start, int64_t len,
+                     int64_t h, int64_t d) {
+  for (int64_t head = 0; head < h; ++head)
+    for (int64_t i = 0; i < len; ++i)
+      for (int64_t e = 0; e < d; ++e)
+        packed[static_cast<size_t>(((start + i) * h + head) * d + e)] =
+            own[static_cast<size_t>((head * len + i) * d + e)];
+}
+
+void referenceVarlenGrad(const SdpaProblem &p,
+                         const std::vector<HostTensor> &inputs,
+                         const HostTensor &dOut, GradReference &ref,
+                         GradSensitivity *sens, std::optional<DType> roundedOut,
+                         uint64_t seed) {
+  int64_t totalQ = inputs[0].shape[0], totalK = inputs[1].shape[0];
+  ref.grads[0].assign(static_cast<size_t>(totalQ * p.hq * p.d), 0.0);
+  ref.grads[1].assign(static_cast<size_t>(totalK * p.hkv * p.d), 0.0);
+  ref.grads[2].assign(static_cast<size_t>(totalK * p.hkv * p.dv), 0.0);
+  std::array<double, 3> change2{};
+  if (sens)
+    *sens = GradSensitivity{};
+  for (int64_t seq = 0, n = varlenSequences(p); seq < n; ++seq) {
+    Sequence s = sequenceOf(p, inputs, seq);
+    int64_t lq = s.problem.lq, lk = s.problem.lk, k0 = p.cuSeqlensK[seq];
+    if (lq == 0 || lk == 0)
+      continue; // No visible pair: zero gradients exactly.
+    HostTensor dO = unpack(dOut, s.q0, lq);
+    GradReference one;
+    referenceSdpaGrad(s.problem, s.q, s.k, s.v, nullptr, dO, one);
+    packRows(one.grads[0], ref.grads[0], s.q0, lq, p.hq, p.d);
+    packRows(one.grads[1], ref.grads[1], k0, lk, p.hkv, p.d);
+    packRows(one.grads[2], ref.grads[2], k0, lk, p.hkv, p.dv);
+    if (!sens)
+      continue;
+    GradSensitivity g =
+        roundedOut
+            ? measureOutRoundingSensitivity(s.problem, s.q, s.k, s.v, nullptr,
+                                            dO, *roundedOut, one)
+            : measureGradSensitivity(s.problem, s.q, s.k, s.v, nullptr, dO, one,
+                                     seed * 1000003 +
+                                         static_cast<uint64_t>(seq));
+    for (int i = 0; i < 3; ++i) {
+      double c = changeNorm(g.relL2[i], finiteNorm(one.grads[i]));
+      change2[i] += c * c;
+      sens->maxAbs[i] = std::max(sens->maxAbs[i], g.maxAbs[i]);
+    }
+  }
+  if (sens)
+    for (int i = 0; i < 3; ++i)
+      sens->relL2[i] = combinedRelL2(change2[i], finiteNorm(ref.grads[i]));
 }
 
 } // namespace mlir::attn::exec

@@ -1,6 +1,7 @@
 """attn for PyTorch: the custom ops ``torch.ops.attn.sdpa`` (and
-``attn.sdpa_lse``, which also returns the log-sum-exp) and a context
-manager that routes ``F.scaled_dot_product_attention`` to it.
+``attn.sdpa_lse``, which also returns the log-sum-exp; ``attn.sdpa_varlen``,
+packed sequences with their lse) and a context manager that routes
+``F.scaled_dot_product_attention`` to it.
 
     import attn.torch
     out = torch.ops.attn.sdpa(q, k, v, None, True, None, False, "top_left")
@@ -8,8 +9,9 @@ manager that routes ``F.scaled_dot_product_attention`` to it.
         y = model(x)                     # call inside goes to attn
 
 The op has a fake (meta) implementation, so torch.compile traces it as one
-opaque node of the graph. Both ops are differentiable (CPU, rank-4 tensors):
-their backward is attn.sdpa_grad (docs/op.md), compiled for the shapes at
+opaque node of the graph. The ops are differentiable on the CPU: the
+backward of sdpa and sdpa_lse (rank-4 tensors) is attn.sdpa_grad, that of
+sdpa_varlen attn.sdpa_varlen_grad (docs/op.md), compiled for the shapes at
 hand. ``sdpa_lse`` keeps the forward's lse for it; ``sdpa`` recomputes it (one
 more forward) since its result does not include it.
 CPU tensors are passed by address when contiguous (copied otherwise); CUDA
@@ -23,7 +25,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from . import _grad, _sdpa
+from . import _grad, _sdpa, _varlen
 
 
 @torch.library.custom_op("attn::sdpa", mutates_args=())
@@ -107,6 +109,46 @@ def _backward(ctx, d_out, d_lse=None):
 torch.library.register_autograd("attn::sdpa", _backward, setup_context=_setup)
 torch.library.register_autograd("attn::sdpa_lse", _backward,
                                 setup_context=_setup)
+
+
+@torch.library.custom_op("attn::sdpa_varlen", mutates_args=())
+def sdpa_varlen(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
+                scale: Optional[float] = None, causal: Optional[str] = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """attn.sdpa_varlen(..., return_lse=True) as a torch custom op: (out
+    [total_q, Hq, Dv], lse [Hq, total_q]), differentiable on the CPU
+    (attn.sdpa_varlen_grad) with respect to query, key and value."""
+    return _varlen.sdpa_varlen(query, key, value, cu_seqlens_q, cu_seqlens_k,
+                               scale=scale, causal=causal, return_lse=True)
+
+
+@sdpa_varlen.register_fake
+def _sdpa_varlen_fake(query, key, value, cu_seqlens_q, cu_seqlens_k,
+                      scale=None, causal=None):
+    total_q, hq = query.shape[0], query.shape[1]
+    out = query.new_empty((total_q, hq, value.shape[-1]))
+    return out, query.new_empty((hq, total_q), dtype=torch.float32)
+
+
+def _setup_varlen(ctx, inputs, output):
+    query, key, value, cu_q, cu_k, scale, causal = inputs
+    ctx.save_for_backward(query, key, value, cu_q, cu_k, *output)
+    ctx.options = dict(scale=scale, causal=causal)
+
+
+def _backward_varlen(ctx, d_out, d_lse=None):
+    query, key, value, cu_q, cu_k, out, lse = ctx.saved_tensors
+    if d_lse is not None and bool((d_lse != 0).any()):
+        raise NotImplementedError(
+            "attn: the backward does not take a gradient of the lse")
+    grads = _grad.sdpa_varlen_backward(query, key, value, out, lse, d_out,
+                                       cu_q, cu_k, **ctx.options)
+    return (*grads, None, None, None, None)
+
+
+torch.library.register_autograd("attn::sdpa_varlen", _backward_varlen,
+                                setup_context=_setup_varlen)
 
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)

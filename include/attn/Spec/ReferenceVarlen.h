@@ -15,6 +15,7 @@
 #define ATTN_EXECUTION_REFERENCEVARLEN_H
 
 #include "attn/Spec/Reference.h"
+#include "attn/Spec/ReferenceGrad.h"
 
 #include "llvm/Support/Error.h"
 
@@ -60,6 +61,22 @@ Sensitivity measureVarlenSensitivity(const SdpaProblem &p,
                                      const std::vector<double> &refOut,
                                      const std::vector<double> *refLse,
                                      uint64_t seed, int trials = 3);
+
+/// The f64 gradients of attn.sdpa_varlen_grad for `inputs` (query, key,
+/// value, cu_seqlens_q, cu_seqlens_k, packed) and the packed `dOut`
+/// ([total_q, hq, dv]): referenceSdpaGrad() of each sequence on its own
+/// rows, packed like the query, key and value; rows of no sequence, and
+/// sequences without a query or a key, get 0. With `sens`, also
+/// docs/numerics.md's sensitivity of each gradient, measured per sequence and
+/// combined as measureVarlenSensitivity() combines out's: `sens` from
+/// perturbed scores (f32; `seed`), or, with `roundedOut` (f16/bf16 outs),
+/// `sens_out` from the exact out rounded to that type.
+void referenceVarlenGrad(const SdpaProblem &p,
+                         const std::vector<HostTensor> &inputs,
+                         const HostTensor &dOut, GradReference &ref,
+                         GradSensitivity *sens = nullptr,
+                         std::optional<DType> roundedOut = std::nullopt,
+                         uint64_t seed = 0);
 
 } // namespace mlir::attn::exec
 

@@ -83,3 +83,72 @@ LogicalResult SdpaVarlenOp::verify() {
   return verify::scoreAttributes(*this, getWindow(), getSoftcapAttr(),
                                  getScaleAttr());
 }
+
+LogicalResult SdpaVarlenGradOp::verify() {
+  // The first seven in the order verify::ranksAndElementTypes takes them.
+  enum { Q, K, V, CuQ, CuK, O, Lse, DO, DQ, DK, DV };
+  NamedType all[] = {
+      {"query", getQuery().getType()},
+      {"key", getKey().getType()},
+      {"value", getValue().getType()},
+      {"cu_seqlens_q", getCuSeqlensQ().getType()},
+      {"cu_seqlens_k", getCuSeqlensK().getType()},
+      {"out", getOut().getType()},
+      {"lse", getLse().getType()},
+      {"d_out", getDOut().getType()},
+      {"result d_query", cast<RankedTensorType>(getDQuery().getType())},
+      {"result d_key", cast<RankedTensorType>(getDKey().getType())},
+      {"result d_value", cast<RankedTensorType>(getDValue().getType())},
+  };
+  if (failed(verify::ranksAndElementTypes(*this, ArrayRef(all).take_front(7),
+                                          {3, 3, 3, 1, 1, 3, 2})))
+    return failure();
+  Type elt = all[Q].type.getElementType();
+  for (unsigned t : {DO, DQ, DK, DV}) {
+    if (all[t].type.getRank() != 3)
+      return emitOpError() << "expected " << all[t].name
+                           << " to have rank 3, but got rank "
+                           << all[t].type.getRank();
+    if (all[t].type.getElementType() != elt)
+      return emitOpError() << "expected " << all[t].name << " element type ("
+                           << all[t].type.getElementType()
+                           << ") to equal query element type (" << elt << ")";
+  }
+
+  if (failed(verify::staticHeadDims(*this, {all[Q], all[K], all[V]}, 1, 2)))
+    return failure();
+
+  SmallVector<DimRule> rules = {
+      // key [total_k, Hkv, D], value [total_k, Hkv, Dv].
+      {K, 2, Q, 2},
+      {V, 0, K, 0},
+      {V, 1, K, 1},
+      // out and d_out [total_q, Hq, Dv]; lse [Hq, total_q]; cu_seqlens
+      // both [B + 1].
+      {O, 0, Q, 0},
+      {O, 1, Q, 1},
+      {O, 2, V, 2},
+      {DO, 0, O, 0},
+      {DO, 1, O, 1},
+      {DO, 2, O, 2},
+      {Lse, 0, Q, 1},
+      {Lse, 1, Q, 0},
+      {CuK, 0, CuQ, 0},
+  };
+  // Each gradient has the shape of what it differentiates.
+  for (auto [grad, of] : {std::pair{DQ, Q}, {DK, K}, {DV, V}})
+    for (unsigned d = 0; d < 3; ++d)
+      rules.push_back(
+          {static_cast<unsigned>(grad), d, static_cast<unsigned>(of), d});
+  if (failed(verify::dimRules(*this, all, rules)))
+    return failure();
+  if (all[CuQ].type.getDimSize(0) == 0)
+    return emitOpError() << "expected cu_seqlens_q to hold B + 1 >= 1 "
+                            "offsets, but got 0";
+
+  int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
+  if (failed(verify::heads(*this, hq, hkv)) ||
+      failed(verify::positiveHeadDims(*this, all[Q].type, all[V].type, 2)))
+    return failure();
+  return verify::scoreAttributes(*this, std::nullopt, nullptr, getScaleAttr());
+}

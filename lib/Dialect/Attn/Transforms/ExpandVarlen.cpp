@@ -8,12 +8,14 @@
 // runs one attn.sdpa with dynamic Lq and Lk (which both CPU lowerings handle
 // with their own parallel loops) and writes the result back into the packed
 // output. No row outside a sequence is read or computed: the transposes cost
-// O(total) extra traffic, no padding.
+// O(total) extra traffic, no padding. attn.sdpa_varlen_grad likewise becomes
+// one attn.sdpa_grad per sequence.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "attn/Dialect/Attn/IR/AttnGradOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
 
@@ -72,6 +74,60 @@ static Value sliceSequence(OpBuilder &b, Location loc, Value packed,
       ->getResult(0);
 }
 
+/// The inverse of sliceSequence: a sequence's [1, H, len, D] result written
+/// back as rows [start, start + len) of the packed [total, H, D] `into`.
+static Value insertSequence(OpBuilder &b, Location loc, Value result,
+                            Value into, Value start, Value len) {
+  auto type = cast<RankedTensorType>(into.getType());
+  int64_t h = type.getDimSize(1), d = type.getDimSize(2);
+  Type elt = type.getElementType();
+  auto seqType = RankedTensorType::get({h, ShapedType::kDynamic, d}, elt);
+  Value collapsed = tensor::CollapseShapeOp::create(
+      b, loc, seqType, result,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  Value rowsInit = tensor::EmptyOp::create(
+      b, loc,
+      SmallVector<OpFoldResult>{len, b.getIndexAttr(h), b.getIndexAttr(d)},
+      elt);
+  Value rows = linalg::TransposeOp::create(b, loc, collapsed, rowsInit,
+                                           ArrayRef<int64_t>{1, 0, 2})
+                   ->getResult(0);
+  return tensor::InsertSliceOp::create(
+      b, loc, rows, into,
+      SmallVector<OpFoldResult>{start, b.getIndexAttr(0), b.getIndexAttr(0)},
+      SmallVector<OpFoldResult>{len, b.getIndexAttr(h), b.getIndexAttr(d)},
+      SmallVector<OpFoldResult>(3, b.getIndexAttr(1)));
+}
+
+/// A zero-filled tensor of `like`'s type (its dynamic dims from `like`).
+static Value zerosLike(OpBuilder &b, Location loc, Value like) {
+  auto type = cast<RankedTensorType>(like.getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(tensor::getMixedSize(b, loc, like, d));
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  return linalg::FillOp::create(b, loc, zero, empty)->getResult(0);
+}
+
+/// Sequence `seq`'s offsets: [q0, q0 + lq) and [k0, k0 + lk).
+struct SequenceRows {
+  Value q0, lq, k0, lk;
+};
+static SequenceRows sequenceRows(OpBuilder &b, Location loc, Value cuQ,
+                                 Value cuK, Value seq, Value c1) {
+  Value next = arith::AddIOp::create(b, loc, seq, c1);
+  SequenceRows r;
+  r.q0 = offsetAt(b, loc, cuQ, seq);
+  Value q1 = offsetAt(b, loc, cuQ, next);
+  r.k0 = offsetAt(b, loc, cuK, seq);
+  Value k1 = offsetAt(b, loc, cuK, next);
+  r.lq = arith::SubIOp::create(b, loc, q1, r.q0);
+  r.lk = arith::SubIOp::create(b, loc, k1, r.k0);
+  return r;
+}
+
 static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -108,13 +164,8 @@ static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
   auto loop = scf::ForOp::create(
       b, loc, c0, numSeqs, c1, inits,
       [&](OpBuilder &b, Location loc, Value seq, ValueRange iter) {
-        Value next = arith::AddIOp::create(b, loc, seq, c1);
-        Value q0 = offsetAt(b, loc, op.getCuSeqlensQ(), seq);
-        Value q1 = offsetAt(b, loc, op.getCuSeqlensQ(), next);
-        Value k0 = offsetAt(b, loc, op.getCuSeqlensK(), seq);
-        Value k1 = offsetAt(b, loc, op.getCuSeqlensK(), next);
-        Value lq = arith::SubIOp::create(b, loc, q1, q0);
-        Value lk = arith::SubIOp::create(b, loc, k1, k0);
+        auto [q0, lq, k0, lk] = sequenceRows(b, loc, op.getCuSeqlensQ(),
+                                             op.getCuSeqlensK(), seq, c1);
         Value q = sliceSequence(b, loc, op.getQuery(), q0, lq);
         Value k = sliceSequence(b, loc, op.getKey(), k0, lk);
         Value v = sliceSequence(b, loc, op.getValue(), k0, lk);
@@ -140,26 +191,8 @@ static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
                                    op.getWindowAttr(), op.getSoftcapAttr());
 
         // [1, Hq, Lq_b, Dv] -> [Lq_b, Hq, Dv] rows of the packed out.
-        auto seqOutType =
-            RankedTensorType::get({hq, ShapedType::kDynamic, dv}, elt);
-        Value collapsed = tensor::CollapseShapeOp::create(
-            b, loc, seqOutType, sdpa.getOut(),
-            SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
-        Value rowsInit = tensor::EmptyOp::create(
-            b, loc,
-            SmallVector<OpFoldResult>{lq, b.getIndexAttr(hq),
-                                      b.getIndexAttr(dv)},
-            elt);
-        Value rows = linalg::TransposeOp::create(b, loc, collapsed, rowsInit,
-                                                 ArrayRef<int64_t>{1, 0, 2})
-                         ->getResult(0);
-        SmallVector<OpFoldResult> strides3(3, b.getIndexAttr(1));
-        SmallVector<Value> results = {tensor::InsertSliceOp::create(
-            b, loc, rows, iter[0],
-            SmallVector<OpFoldResult>{q0, b.getIndexAttr(0), b.getIndexAttr(0)},
-            SmallVector<OpFoldResult>{lq, b.getIndexAttr(hq),
-                                      b.getIndexAttr(dv)},
-            strides3)};
+        SmallVector<Value> results = {
+            insertSequence(b, loc, sdpa.getOut(), iter[0], q0, lq)};
         if (withLse) {
           // [1, Hq, Lq_b] -> columns [q0, q1) of lse [Hq, total_q].
           Value lse = tensor::CollapseShapeOp::create(
@@ -185,14 +218,82 @@ static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
   rewriter.replaceOp(op, replacements);
 }
 
+/// attn.sdpa_varlen_grad: one attn.sdpa_grad per sequence, on the rows the
+/// forward's expansion gives it, its gradients written back into zero-filled
+/// packed results (rows of no sequence keep their zeros).
+static void expand(IRRewriter &rewriter, SdpaVarlenGradOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  OpBuilder &b = rewriter;
+  int64_t hq = op.getQuery().getType().getDimSize(1);
+  SmallVector<Value> inits = {zerosLike(b, loc, op.getQuery()),
+                              zerosLike(b, loc, op.getKey()),
+                              zerosLike(b, loc, op.getValue())};
+
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value offsets = tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
+  Value numSeqs = arith::SubIOp::create(b, loc, offsets, c1);
+  auto loop = scf::ForOp::create(
+      b, loc, c0, numSeqs, c1, inits,
+      [&](OpBuilder &b, Location loc, Value seq, ValueRange iter) {
+        auto [q0, lq, k0, lk] = sequenceRows(b, loc, op.getCuSeqlensQ(),
+                                             op.getCuSeqlensK(), seq, c1);
+        Value q = sliceSequence(b, loc, op.getQuery(), q0, lq);
+        Value k = sliceSequence(b, loc, op.getKey(), k0, lk);
+        Value v = sliceSequence(b, loc, op.getValue(), k0, lk);
+        Value o = sliceSequence(b, loc, op.getOut(), q0, lq);
+        Value dO = sliceSequence(b, loc, op.getDOut(), q0, lq);
+        // Columns [q0, q0 + lq) of lse [Hq, total_q] as [1, Hq, Lq_b].
+        Type f32 = b.getF32Type();
+        Value lseCols = tensor::ExtractSliceOp::create(
+            b, loc, RankedTensorType::get({hq, ShapedType::kDynamic}, f32),
+            op.getLse(), SmallVector<OpFoldResult>{b.getIndexAttr(0), q0},
+            SmallVector<OpFoldResult>{b.getIndexAttr(hq), lq},
+            SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+        Value lse = tensor::ExpandShapeOp::create(
+            b, loc, RankedTensorType::get({1, hq, ShapedType::kDynamic}, f32),
+            lseCols, SmallVector<ReassociationIndices>{{0, 1}, {2}},
+            SmallVector<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(hq),
+                                      lq});
+
+        SmallVector<Type> types = {q.getType(), k.getType(), v.getType()};
+        auto grad = SdpaGradOp::create(b, loc, types, q, k, v, o, lse, dO,
+                                       /*mask=*/Value(), op.getScaleAttr(),
+                                       op.getCausalAttr());
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{
+                insertSequence(b, loc, grad.getDQuery(), iter[0], q0, lq),
+                insertSequence(b, loc, grad.getDKey(), iter[1], k0, lk),
+                insertSequence(b, loc, grad.getDValue(), iter[2], k0, lk)});
+      });
+
+  SmallVector<Value> replacements;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    Value r = loop.getResult(i);
+    if (r.getType() != result.getType())
+      r = tensor::CastOp::create(b, loc, result.getType(), r);
+    replacements.push_back(r);
+  }
+  rewriter.replaceOp(op, replacements);
+}
+
 struct AttnExpandVarlenPass
     : public attn::impl::AttnExpandVarlenBase<AttnExpandVarlenPass> {
   void runOnOperation() override {
-    SmallVector<SdpaVarlenOp> ops;
-    getOperation()->walk([&](SdpaVarlenOp op) { ops.push_back(op); });
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<SdpaVarlenOp, SdpaVarlenGradOp>(op))
+        ops.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
-    for (SdpaVarlenOp op : ops)
-      expand(rewriter, op);
+    for (Operation *op : ops) {
+      if (auto fwd = dyn_cast<SdpaVarlenOp>(op))
+        expand(rewriter, fwd);
+      else
+        expand(rewriter, cast<SdpaVarlenGradOp>(op));
+    }
   }
 };
 

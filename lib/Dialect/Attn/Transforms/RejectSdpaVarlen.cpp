@@ -2,8 +2,9 @@
 //
 // Part of the attn project.
 //
-// The GPU pipelines have no lowering of packed variable-length attention:
-// they say so on the op rather than fail later in bufferization.
+// The GPU pipelines have no lowering of packed variable-length attention
+// (attn.sdpa_varlen and its backward, attn.sdpa_varlen_grad): they say so on
+// the op rather than fail later in bufferization.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,10 +24,12 @@ namespace {
 struct AttnRejectSdpaVarlenPass
     : public attn::impl::AttnRejectSdpaVarlenBase<AttnRejectSdpaVarlenPass> {
   void runOnOperation() override {
-    WalkResult found = getOperation()->walk([](SdpaVarlenOp op) {
-      op.emitOpError("has no GPU lowering: packed variable-length attention "
-                     "runs on the CPU pipelines (attn-lower-cpu, "
-                     "attn-lower-naive-cpu)");
+    WalkResult found = getOperation()->walk([](Operation *op) {
+      if (!isa<SdpaVarlenOp, SdpaVarlenGradOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("has no GPU lowering: packed variable-length attention "
+                      "runs on the CPU pipelines (attn-lower-cpu, "
+                      "attn-lower-naive-cpu)");
       return WalkResult::interrupt();
     });
     if (found.wasInterrupted())

@@ -79,3 +79,41 @@ func.func @alibi(%q: tensor<10x2x8xf32>, %k: tensor<7x2x8xf32>, %v: tensor<7x2x8
   %p = attn.sdpa_varlen %q, %k, %v, %cq, %ck alibi_slopes(%h : tensor<2xf32>) : tensor<10x2x8xf32>, tensor<7x2x8xf32>, tensor<7x2x8xf32>, tensor<?xi32>, tensor<?xi32> -> tensor<10x2x8xf32>
   return %o, %p : tensor<10x2x8xf32>, tensor<10x2x8xf32>
 }
+
+// attn.sdpa_varlen_grad: one attn.sdpa_grad per sequence, on the rows the
+// forward's expansion slices (query, key, value, out, d_out) and the
+// sequence's lse columns as [1, Hq, Lq_b]; its gradients are written back
+// into zero-filled packed results.
+// CHECK-LABEL: func.func @varlen_grad
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x4x16xf32>, %[[K:.*]]: tensor<?x2x16xf32>, %[[V:.*]]: tensor<?x2x12xf32>, %[[O:.*]]: tensor<?x4x12xf32>, %[[LSE:.*]]: tensor<4x?xf32>, %[[DO:.*]]: tensor<?x4x12xf32>, %[[CQ:.*]]: tensor<?xi32>, %[[CK:.*]]: tensor<?xi32>)
+// CHECK-NOT: attn.sdpa_varlen_grad
+// CHECK: %[[DQ0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x4x16xf32>)
+// CHECK: %[[DK0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x2x16xf32>)
+// CHECK: %[[DV0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x2x12xf32>)
+// CHECK: %[[LOOP:.*]]:3 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[DQ:.*]] = %[[DQ0]], %[[DK:.*]] = %[[DK0]], %[[DV:.*]] = %[[DV0]])
+// CHECK:   %[[LQ:.*]] = arith.subi
+// CHECK:   %[[LK:.*]] = arith.subi
+// CHECK:   tensor.extract_slice %[[Q]][%[[Q0:.*]], 0, 0] [%[[LQ]], 4, 16] [1, 1, 1]
+// CHECK:   %[[QT:.*]] = linalg.transpose
+// CHECK:   tensor.extract_slice %[[K]][%[[K0:.*]], 0, 0] [%[[LK]], 2, 16] [1, 1, 1]
+// CHECK:   %[[KT:.*]] = linalg.transpose
+// CHECK:   tensor.extract_slice %[[V]][%[[K0]], 0, 0] [%[[LK]], 2, 12] [1, 1, 1]
+// CHECK:   %[[VT:.*]] = linalg.transpose
+// CHECK:   tensor.extract_slice %[[O]][%[[Q0]], 0, 0] [%[[LQ]], 4, 12] [1, 1, 1]
+// CHECK:   %[[OT:.*]] = linalg.transpose
+// CHECK:   tensor.extract_slice %[[DO]][%[[Q0]], 0, 0] [%[[LQ]], 4, 12] [1, 1, 1]
+// CHECK:   %[[DOT:.*]] = linalg.transpose
+// CHECK:   %[[LS:.*]] = tensor.extract_slice %[[LSE]][0, %[[Q0]]] [4, %[[LQ]]] [1, 1] : tensor<4x?xf32> to tensor<4x?xf32>
+// CHECK:   %[[LE:.*]] = tensor.expand_shape %[[LS]] {{\[\[}}0, 1], [2]] output_shape [1, 4, %[[LQ]]] : tensor<4x?xf32> into tensor<1x4x?xf32>
+// CHECK:   %{{.*}}, %{{.*}}, %{{.*}} = attn.sdpa_grad %[[QT]], %[[KT]], %[[VT]], %[[OT]], %[[LE]], %[[DOT]] {causal = #attn.causal<bottom_right>, scale = 2.500000e-01 : f32}
+// CHECK:   tensor.insert_slice %{{.*}} into %[[DQ]][%[[Q0]], 0, 0] [%[[LQ]], 4, 16] [1, 1, 1]
+// CHECK:   tensor.insert_slice %{{.*}} into %[[DK]][%[[K0]], 0, 0] [%[[LK]], 2, 16] [1, 1, 1]
+// CHECK:   tensor.insert_slice %{{.*}} into %[[DV]][%[[K0]], 0, 0] [%[[LK]], 2, 12] [1, 1, 1]
+// CHECK: return %[[LOOP]]#0, %[[LOOP]]#1, %[[LOOP]]#2
+
+// LLVM-LABEL: llvm.func @varlen_grad
+// LLVM-NOT: attn.
+func.func @varlen_grad(%q: tensor<?x4x16xf32>, %k: tensor<?x2x16xf32>, %v: tensor<?x2x12xf32>, %o: tensor<?x4x12xf32>, %lse: tensor<4x?xf32>, %do: tensor<?x4x12xf32>, %cq: tensor<?xi32>, %ck: tensor<?xi32>) -> (tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>) {
+  %dq, %dk, %dv = attn.sdpa_varlen_grad %q, %k, %v, %o, %lse, %do, %cq, %ck {causal = #attn.causal<bottom_right>, scale = 0.25 : f32} : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>, tensor<?x4x12xf32>, tensor<4x?xf32>, tensor<?x4x12xf32>, tensor<?xi32>, tensor<?xi32> -> tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>
+  return %dq, %dk, %dv : tensor<?x4x16xf32>, tensor<?x2x16xf32>, tensor<?x2x12xf32>
+}

@@ -3,7 +3,8 @@
 // Part of the attn project.
 //
 // attn.sdpa_varlen: FlashAttention's varlen API (packed sequences of
-// different lengths, no padding), in its own file like AttnGradOps.td.
+// different lengths, no padding), and its backward attn.sdpa_varlen_grad,
+// in their own file like AttnGradOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +87,67 @@ def Attn_SdpaVarlenOp : Op<Attn_Dialect, "sdpa_varlen",
     /// The packed rows (AttentionOpInterface's sequence dim): [total, H, D].
     unsigned getSequenceDim() { return 0; }
   }];
+}
+
+def Attn_SdpaVarlenGradOp : Op<Attn_Dialect, "sdpa_varlen_grad", [Pure]> {
+  let summary = "gradient of attention over packed sequences";
+  let description = [{
+    The backward of `attn.sdpa_varlen`, as `attn.sdpa_grad` is the backward
+    of `attn.sdpa`: sequence `b`'s gradient rows are exactly
+    `attn.sdpa_grad` of that sequence's rows alone (its own `Lq_b`, `Lk_b`
+    and lse), packed like the forward's operands. Rows of no sequence (past
+    the last offset) get zero gradients, as do the rows of a sequence
+    without keys.
+
+    - `query` `[total_q, Hq, D]`, `key` `[total_k, Hkv, D]`, `value`
+      `[total_k, Hkv, Dv]`, `out` and `d_out` `[total_q, Hq, Dv]`, one
+      element type (f32, f16 or bf16); `lse` `[Hq, total_q]` f32, the
+      forward's (ask `attn.sdpa_varlen` for it).
+    - `cu_seqlens_q`, `cu_seqlens_k`: i32 `[B + 1]`, as for
+      `attn.sdpa_varlen`.
+    - attributes `scale` and `causal` as for `attn.sdpa_grad` (no window,
+      softcap or ALiBi: the backward kernels do not take them).
+    - results `d_query`, `d_key`, `d_value`: the shapes and element type of
+      `query`, `key` and `value`.
+
+    ```mlir
+    %dq, %dk, %dv = attn.sdpa_varlen_grad %q, %k, %v, %o, %lse, %do,
+        %cuq, %cuk {causal = #attn.causal<bottom_right>}
+        : tensor<?x8x64xf32>, tensor<?x2x64xf32>, tensor<?x2x64xf32>,
+          tensor<?x8x64xf32>, tensor<8x?xf32>, tensor<?x8x64xf32>,
+          tensor<4xi32>, tensor<4xi32>
+        -> tensor<?x8x64xf32>, tensor<?x2x64xf32>, tensor<?x2x64xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$query,
+    AnyRankedTensor:$key,
+    AnyRankedTensor:$value,
+    AnyRankedTensor:$out,
+    AnyRankedTensor:$lse,
+    AnyRankedTensor:$d_out,
+    AnyRankedTensor:$cu_seqlens_q,
+    AnyRankedTensor:$cu_seqlens_k,
+    OptionalAttr<F32Attr>:$scale,
+    OptionalAttr<Attn_CausalAttr>:$causal
+  );
+  let results = (outs
+    AnyRankedTensor:$d_query,
+    AnyRankedTensor:$d_key,
+    AnyRankedTensor:$d_value
+  );
+
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $lse `,` $d_out `,`
+    $cu_seqlens_q `,` $cu_seqlens_k attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `,` type($out) `,`
+    type($lse) `,` type($d_out) `,` type($cu_seqlens_q) `,`
+    type($cu_seqlens_k) `->` type($d_query) `,` type($d_key) `,`
+    type($d_value)
+  }];
+
+  let hasVerifier = 1;
 }
 
 #endif // ATTN_DIALECT_ATTN_IR_ATTNVARLENOPS_TD

@@ -169,7 +169,8 @@ def AttnTileOnlineSoftmax : Pass<"attn-tile-online-softmax"> {
 }
 
 def AttnExpandVarlen : Pass<"attn-expand-varlen"> {
-  let summary = "Rewrite attn.sdpa_varlen into one attn.sdpa per sequence";
+  let summary = "Rewrite attn.sdpa_varlen (attn.sdpa_varlen_grad) into one "
+                "attn.sdpa (attn.sdpa_grad) per sequence";
   let description = [{
     Replaces each `attn.sdpa_varlen` by an `scf.for` over its `B` sequences
     (sequential: each inner `attn.sdpa` keeps its own parallel loops). For
@@ -181,6 +182,13 @@ def AttnExpandVarlen : Pass<"attn-expand-varlen"> {
     `out` (and its lse into `[Hq, total_q]`) with `tensor.insert_slice`.
     The transposes copy the sequence's own rows only: `O(total)` extra
     traffic, no padding computed. Both CPU pipelines run it first.
+
+    `attn.sdpa_varlen_grad` likewise becomes one `attn.sdpa_grad` per
+    sequence: the sequence's query, key, value, out and d_out rows sliced
+    and transposed the same way, its lse columns `[Hq, Lq_b]` of
+    `[Hq, total_q]`, and its three gradients written back into zero-filled
+    packed results (rows of no sequence, and keys of a sequence without
+    queries, keep zero gradients).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -304,8 +312,8 @@ def AttnRejectSdpaGrad : Pass<"attn-reject-sdpa-grad"> {
 def AttnRejectSdpaVarlen : Pass<"attn-reject-sdpa-varlen"> {
   let summary = "Fail on attn.sdpa_varlen, for pipelines that cannot lower it";
   let description = [{
-    Emits an error on the first `attn.sdpa_varlen` and fails: the GPU
-    pipelines run it first, because packed variable-length attention is
+    Emits an error on the first `attn.sdpa_varlen` or
+    `attn.sdpa_varlen_grad` and fails: the GPU pipelines run it first, because packed variable-length attention is
     lowered only by the CPU pipelines (`attn-expand-varlen`).
   }];
 }
