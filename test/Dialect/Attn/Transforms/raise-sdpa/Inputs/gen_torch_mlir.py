@@ -10,6 +10,9 @@ with the torch it works with, 2.15, in a virtual environment of its own):
     /tmp/venv-tm/bin/python gen_torch_mlir.py [OUTDIR] [NAME...]
                                          # default: this directory, every input
 
+(Where the venv has no pip: `pip install --no-deps --target DIR
+torch-mlir==20261001` and PYTHONPATH=DIR python3 gen_torch_mlir.py.)
+
 Each model goes through torch-mlir's FX importer (torch.export, torch-mlir's
 default decomposition table, `linalg-on-tensors` output), except `torch_tm_tensor`,
 which uses an empty decomposition table so that SDPA stays one op and lowers to
@@ -114,3 +117,9 @@ if not ONLY or "torch_tm_tensor" in ONLY:
     for i, a in enumerate(tm_args):
         np.save(os.path.join(ref_dir, "arg%d.npy" % i), a.numpy())
     np.save(os.path.join(ref_dir, "torch.npy"), Sdpa(is_causal=True)(*tm_args).numpy())
+# (Last, so that the random draws of the inputs above stay as they were.)
+# Causal with a dynamic L and two batches: the [B*H] products are reshaped
+# with run-time shapes that split 4 into [2, 2].
+emit("torch_dynamic_causal", Sdpa(is_causal=True),
+     (r(2, 2, 16, 32), r(2, 2, 16, 32), r(2, 2, 16, 32)),
+     dynamic_shapes=({2: L}, {2: L}, {2: L}))
