@@ -44,9 +44,10 @@ public:
   LogicalResult matchDecomposed(linalg::BatchMatmulOp pv);
   /// The generic form of torch-mlir's `tm_tensor.attention` on [B*H, L, D].
   LogicalResult matchTmTensorAttention(Operation *op);
-  /// With B = 1: the products on [H, L, D] operands traced element-wise
-  /// whatever the reshapes and transposes around them (JAX's form through
-  /// IREE); `transposedProduct`: the P.V product computed as V^T.P^T.
+  /// The products on [B*H, L, D] operands traced element-wise whatever the
+  /// reshapes and transposes around them (JAX's form through IREE; with
+  /// B > 1 the reshapes must split B*H exactly); `transposedProduct`: the
+  /// P.V product computed as V^T.P^T.
   LogicalResult matchUnitBatch(linalg::BatchMatmulOp pv,
                                bool transposedProduct);
 
@@ -74,7 +75,8 @@ private:
   SdpaMatch &m;
   Tracer &tr;
   int64_t lq = ShapedType::kDynamic, lk = ShapedType::kDynamic;
-  bool unitBatch = false;    // the unit-batch form (matchUnitBatch)
+  bool unitBatch = false; // the unit-batch form (matchUnitBatch)
+  int64_t flatExtent = ShapedType::kDynamic; // its products' [B*H] extent
   bool finiteHidden = false; // hidden scores set to a finite -1e30 or less
   int64_t group = 1;         // Hq / Hkv
   bool haveCondition = false;
