@@ -407,7 +407,30 @@ std::optional<double> Tracer::constantValue(const Term &t) {
   return std::nullopt;
 }
 
+/// Whether `v` is a constant rank-1 integer tensor holding 0, 1, 2, ... (an
+/// iota a producer folded: JAX through IREE).
+static bool isIotaConstant(Value v) {
+  DenseIntElementsAttr values;
+  if (!matchPattern(v, m_Constant(&values)) || values.getType().getRank() != 1)
+    return false;
+  int64_t k = 0;
+  for (const APInt &x : values.getValues<APInt>())
+    if (x.getSExtValue() != k++)
+      return false;
+  return true;
+}
+
 std::optional<Tracer::Linear> Tracer::linear(const Term &t) {
+  if (t.isLeaf() && t.leafIdx.size() == 1 && isIotaConstant(t.leaf)) {
+    const Idx &i = t.leafIdx[0];
+    if (i.isPlain(kI))
+      return Linear{1, 0, 0};
+    if (i.isPlain(kJ))
+      return Linear{0, 1, 0};
+    if (i.isZero())
+      return Linear{0, 0, 0};
+    return std::nullopt;
+  }
   if (auto index = opOf<linalg::IndexOp>(t)) {
     if (!t.generic || index.getDim() >= t.iter.size())
       return std::nullopt;

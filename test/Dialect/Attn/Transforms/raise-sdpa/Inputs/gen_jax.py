@@ -67,3 +67,9 @@ convert("jax_causal_batched", attention,
 # GQA with B > 1: JAX folds the group into the query length; not raised.
 convert("jax_gqa_batched", attention,
         spec(3, 16, 4, 32), spec(3, 24, 2, 32), spec(3, 24, 2, 32))
+# A causal sliding window (JAX's local_window_size: keys i - 4 .. i) with
+# B > 1: band compares against a folded iota constant.
+convert("jax_window_batched",
+        lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True,
+                                                     local_window_size=(4, 0)),
+        spec(2, 16, 2, 32), spec(2, 16, 2, 32), spec(2, 16, 2, 32))
