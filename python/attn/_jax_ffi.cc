@@ -45,7 +45,7 @@ ffi::Error callEntry(int64_t fn, int64_t lastError, ffi::RemainingArgs args,
   if (fn == 0)
     return ffi::Error::InvalidArgument("attn_call: no entry point given");
   int32_t status = reinterpret_cast<AttnEntry>(fn)(buffers.data(),
-                                                    /*dims=*/nullptr, stream);
+                                                   /*dims=*/nullptr, stream);
   if (status == 0)
     return ffi::Error::Success();
   std::string message = "attn: status " + std::to_string(status);
