@@ -72,6 +72,11 @@ def compare(name, fa, fx, args, a):
 
 def main(argv):
     a = parse_args(argv)
+    global jax, jnp, attn
+    import jax
+    import jax.numpy as jnp
+
+    import attn.jax
     s, k = a.s or a.t, a.k or a.n
     rng = np.random.default_rng(0)
     q = jnp.asarray(rng.standard_normal((a.b, a.t, a.n, a.h)), jnp.float32)
@@ -94,8 +99,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    import jax
-    import jax.numpy as jnp
-
-    import attn.jax
     sys.exit(main(sys.argv[1:]))
