@@ -248,8 +248,10 @@ def AttnRaiseSdpa : Pass<"attn-raise-sdpa", "func::FuncOp"> {
     tensor and arith ops and replaces it with one `attn.sdpa`, folding into
     the op what it can: the scale (also split as sqrt(scale) on Q and K), an
     added float mask, an i1 mask as a select of 0/-inf, causal `linalg.index`
-    comparisons (`j - i <= 0` top-left, `j - i <= Lk - Lq` bottom-right),
-    grouped-query broadcasts of K/V (read in place), the empty-row guard, and
+    comparisons (`j - i <= 0` top-left, `j - i <= Lk - Lq` bottom-right,
+    other bounds on `j - i` as a `window`), a softcap `c * tanh(s / c)` on
+    the scaled scores, an ALiBi bias `-slope[h] * |j - i|`, grouped-query
+    broadcasts of K/V (read in place), the empty-row guard, and
     `extf`/`truncf` around an f32 computation on f16/bf16 operands. It also
     raises the generic form of torch-mlir's `tm_tensor.attention` with the
     collapse/expand around it (parse it with `--allow-unregistered-dialect`).

@@ -293,11 +293,49 @@ bool Matcher::reachesScoresMatmul(Term t) {
   return expand && expand.getSrc().getDefiningOp<linalg::BatchMatmulOp>();
 }
 
-/// x = scale * Q.K^T [+ float mask | select(cond, ., -inf)], in any nesting.
+/// x = cap * tanh(scale * Q.K^T / cap) (the softcap, before anything is
+/// added): `x` is the tanh, `cap` the factor outside it.
+LogicalResult Matcher::matchSoftcap(Term &x, double cap) {
+  if (m.softcap)
+    return fail("two softcaps");
+  if (!(cap > 0.0) || std::isinf(cap))
+    return fail("a tanh on the scores times a non-positive or infinite cap");
+  double inner = 1.0;
+  Term s = stripScale(tr.operands(x)[0], inner);
+  // tanh(f * S) with f = scale / cap.
+  if (!reachesScoresMatmul(s))
+    return fail("a tanh of something else than the scaled scores");
+  m.softcap = cap;
+  double scale = inner * cap;
+  if (scale != 1.0)
+    m.scale = m.scale.value_or(1.0) * scale;
+  x = s;
+  return success();
+}
+
+/// x = scale * Q.K^T [softcapped] [- ALiBi] [+ float mask | select(cond, .,
+/// -inf) | select(not cond, -inf, .)], in any nesting of the masks.
 LogicalResult Matcher::matchScores(Term x) {
   double scale = 1.0;
   while (true) {
     x = stripScale(x, scale);
+    if (tr.opOf<math::TanhOp>(x)) {
+      // What multiplies the tanh (after the last add or select) is the cap.
+      if (failed(matchSoftcap(x, scale)))
+        return failure();
+      scale = 1.0;
+      break;
+    }
+    if (tr.opOf<arith::SubFOp>(x)) {
+      // s - slope * |distance|: ALiBi written as a subtraction.
+      if (scale != 1.0)
+        return fail("a scale applied after a bias is subtracted");
+      SmallVector<Term> in = tr.operands(x);
+      if (failed(matchAlibi(in[1], -1.0)))
+        return failure();
+      x = in[0];
+      continue;
+    }
     if (tr.opOf<arith::AddFOp>(x)) {
       // c * (s + mask) scales the mask too: attn.sdpa adds it unscaled.
       if (scale != 1.0)
@@ -307,12 +345,17 @@ LogicalResult Matcher::matchScores(Term x) {
               : reachesScoresMatmul(in[1]) ? 1
                                            : -1;
       if (s < 0) {
-        // The mask may be added after a select: look one level further.
-        s = (tr.opOf<arith::SelectOp>(in[0]) || tr.opOf<arith::AddFOp>(in[0]))
-                ? 0
-                : 1;
+        // The mask may be added after a select, a softcap or another add:
+        // look one level further.
+        auto inner = [&](const Term &t) {
+          return tr.opOf<arith::SelectOp>(t) || tr.opOf<arith::AddFOp>(t) ||
+                 tr.opOf<arith::SubFOp>(t) || tr.opOf<math::TanhOp>(t) ||
+                 tr.opOf<arith::MulFOp>(t);
+        };
+        s = inner(in[0]) && !inner(in[1]) ? 0 : 1;
       }
-      if (failed(matchAdditiveMask(in[1 - s])))
+      if (failed(matchAlibi(in[1 - s], 1.0)) &&
+          failed(matchAdditiveMask(in[1 - s])))
         return failure();
       x = in[s];
       continue;
@@ -322,14 +365,18 @@ LogicalResult Matcher::matchScores(Term x) {
       if (scale <= 0.0)
         return fail("a non-positive scale applied after a select");
       SmallVector<Term> in = tr.operands(x);
-      std::optional<double> hidden = tr.constantValue(in[2]);
+      // select(m, s, -inf), or select(not m, -inf, s) (masked_fill).
+      bool hiddenIfTrue = static_cast<bool>(tr.constantValue(in[1])) &&
+                          !tr.constantValue(in[2]);
+      std::optional<double> hidden =
+          tr.constantValue(hiddenIfTrue ? in[1] : in[2]);
       if (hidden && !isNegInf(hidden) && *hidden <= -1e30)
         finiteHidden = true;
       else if (!isNegInf(hidden))
         return fail("a select on the scores that is not (cond, s, -inf)");
-      if (failed(matchCondition(in[0])))
+      if (failed(matchCondition(in[0], /*negated=*/hiddenIfTrue)))
         return failure();
-      x = in[1];
+      x = hiddenIfTrue ? in[2] : in[1];
       continue;
     }
     break;

@@ -27,6 +27,9 @@ struct SdpaMatch {
   SmallVector<Idx> maskIdx;
   std::optional<double> scale; // none: the op's default 1/sqrt(D)
   std::optional<CausalKind> causal;
+  std::optional<std::pair<int64_t, int64_t>> window; // [left, right]
+  std::optional<double> softcap;
+  Value alibiSlopes;    // f32 [Hq] or [B, Hq], read at (h) or (b, h)
   bool guarded = false; // the softmax had the empty-row guard
   int64_t kvGroup = 1;  // query heads per key/value head, as read
   Value root;           // the [B, Hq, Lq, Dv] result the attn.sdpa replaces
@@ -44,9 +47,10 @@ public:
   LogicalResult matchDecomposed(linalg::BatchMatmulOp pv);
   /// The generic form of torch-mlir's `tm_tensor.attention` on [B*H, L, D].
   LogicalResult matchTmTensorAttention(Operation *op);
-  /// With B = 1: the products on [H, L, D] operands traced element-wise
-  /// whatever the reshapes and transposes around them (JAX's form through
-  /// IREE); `transposedProduct`: the P.V product computed as V^T.P^T.
+  /// The products on [B*H, L, D] operands traced element-wise whatever the
+  /// reshapes and transposes around them (JAX's form through IREE; with
+  /// B > 1 the reshapes must split B*H exactly); `transposedProduct`: the
+  /// P.V product computed as V^T.P^T.
   LogicalResult matchUnitBatch(linalg::BatchMatmulOp pv,
                                bool transposedProduct);
 
@@ -56,8 +60,11 @@ private:
                                    double init);
   LogicalResult matchScores(Term x);
   LogicalResult matchAdditiveMask(Term mask);
-  LogicalResult matchCondition(Term cond);
-  LogicalResult matchCausal(arith::CmpIOp cmp, const Term &t);
+  LogicalResult matchCondition(Term cond, bool negated = false);
+  LogicalResult matchCausal(arith::CmpIOp cmp, const Term &t, bool negated);
+  LogicalResult matchSoftcap(Term &x, double cap);
+  LogicalResult matchAlibi(Term bias, double sign);
+  LogicalResult finishBand();
   LogicalResult matchQK(Term s);
   LogicalResult matchQKUnitBatch(Term s);
   bool unitBatchRead(Term &t, ArrayRef<int> roots, SmallVector<int64_t> &perm,
@@ -74,10 +81,14 @@ private:
   SdpaMatch &m;
   Tracer &tr;
   int64_t lq = ShapedType::kDynamic, lk = ShapedType::kDynamic;
-  bool unitBatch = false;    // the unit-batch form (matchUnitBatch)
+  bool unitBatch = false; // the unit-batch form (matchUnitBatch)
+  int64_t flatExtent = ShapedType::kDynamic; // its products' [B*H] extent
   bool finiteHidden = false; // hidden scores set to a finite -1e30 or less
   int64_t group = 1;         // Hq / Hkv
   bool haveCondition = false;
+  // Key bounds j - i <= bandUpper and j - i >= bandLower other than the
+  // causal rules (a sliding window), made into m.window by finishBand.
+  std::optional<int64_t> bandUpper, bandLower;
 };
 
 /// Whether `tensor` is linalg.fill of 0 or a splat zero constant.

@@ -6,8 +6,9 @@
 // computed at run time (tensor.from_elements of i64 arithmetic on the
 // source's dims). When every element of that shape is provably the size of
 // a source dim (Sizes.cpp), in order, with only unit dims inserted or
-// removed, the reshape is the same row-major reinterpretation as a
-// tensor.expand_shape or tensor.collapse_shape, which the matcher follows.
+// removed or a static dim split into static dims (or merged), the reshape
+// is the same row-major reinterpretation as a tensor.expand_shape or
+// tensor.collapse_shape, which the matcher follows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,8 +32,9 @@ struct DimInfo {
 };
 
 /// Groups of `big`'s dims, one per dim of `small`: each group holds one dim
-/// of the same size and static-ness as the small one (or one unit dim for a
-/// unit dim), the big side's other unit dims joining a neighbouring group.
+/// of the same size and static-ness as the small one, or static dims whose
+/// product is the small one's static size (or one unit dim for a unit dim),
+/// the big side's other unit dims joining a neighbouring group.
 std::optional<SmallVector<ReassociationIndices>>
 groupDims(ArrayRef<DimInfo> small, ArrayRef<DimInfo> big) {
   if (small.empty())
@@ -47,13 +49,26 @@ groupDims(ArrayRef<DimInfo> small, ArrayRef<DimInfo> big) {
         return std::nullopt;
       group.push_back(next++);
     } else {
-      // Unit dims, then the dim that matches.
+      // Unit dims, then the dim that matches, or static dims whose product
+      // is the static small dim (torch-mlir's [B*H] split into [B, H]).
       while (next < big.size() && big[next].isUnit())
         group.push_back(next++);
-      if (next >= big.size() || !(big[next].size == s.size) ||
-          big[next].isStatic != s.isStatic)
-        return std::nullopt;
-      group.push_back(next++);
+      if (next < big.size() && big[next].size == s.size &&
+          big[next].isStatic == s.isStatic) {
+        group.push_back(next++);
+      } else {
+        if (!s.isStatic || s.size.base)
+          return std::nullopt;
+        int64_t product = 1;
+        while (product < s.size.constant && next < big.size() &&
+               big[next].isStatic && !big[next].size.base &&
+               big[next].size.constant > 0) {
+          product *= big[next].size.constant;
+          group.push_back(next++);
+        }
+        if (product != s.size.constant)
+          return std::nullopt;
+      }
     }
     groups.push_back(group);
   }

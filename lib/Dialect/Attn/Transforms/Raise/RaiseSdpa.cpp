@@ -123,6 +123,12 @@ LogicalResult checkTypes(const SdpaMatch &m, bool boolMask) {
   }
   if (out.getShape() != ArrayRef<int64_t>(expected))
     return reject("the result is not [B, Hq, Lq, Dv] (or its transpose)");
+  if (Value slopes = m.alibiSlopes) {
+    auto type = cast<RankedTensorType>(slopes.getType());
+    if (type.getDimSize(type.getRank() - 1) != q.getDimSize(1) ||
+        (type.getRank() == 2 && type.getDimSize(0) != q.getDimSize(0)))
+      return reject("ALiBi slopes that are not [Hq] or [B, Hq]");
+  }
   if (m.mask && !boolMask) {
     Type me = getElementTypeOrSelf(m.mask.getType());
     if (me != elem && !me.isF32())
@@ -305,10 +311,15 @@ struct AttnRaiseSdpaPass
           q.getElementType());
       if (m.outPerm.empty())
         outType = cast<RankedTensorType>(m.root.getType());
+      DenseI64ArrayAttr window;
+      if (m.window)
+        window = b.getDenseI64ArrayAttr({m.window->first, m.window->second});
+      FloatAttr softcap;
+      if (m.softcap)
+        softcap = b.getF32FloatAttr(static_cast<float>(*m.softcap));
       auto sdpa = SdpaOp::create(b, loc, TypeRange{outType}, query, key, value,
-                                 mask, /*key_lengths=*/Value(),
-                                 /*alibi_slopes=*/Value(), scale, causal,
-                                 /*window=*/nullptr, /*softcap=*/nullptr);
+                                 mask, /*key_lengths=*/Value(), m.alibiSlopes,
+                                 scale, causal, window, softcap);
       LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] raised: " << sdpa << "\n");
       m.root.replaceAllUsesWith(transposed(b, loc, sdpa.getOut(), m.outPerm));
       eraseMatched(m, erased);

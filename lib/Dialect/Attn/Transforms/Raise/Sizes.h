@@ -49,9 +49,9 @@ std::optional<bool> knownCondition(Value cond);
 
 /// Rewrites each tensor.reshape under `root` whose shape operand is a
 /// tensor.from_elements of values provably equal to the source's sizes, up to
-/// inserted or removed unit dims, into a tensor.expand_shape or
-/// tensor.collapse_shape (the same row-major reinterpretation). The others
-/// are left as they are.
+/// inserted or removed unit dims and static dims split or merged, into a
+/// tensor.expand_shape or tensor.collapse_shape (the same row-major
+/// reinterpretation). The others are left as they are.
 void normalizeReshapes(Operation *root);
 
 } // namespace mlir::attn::raise

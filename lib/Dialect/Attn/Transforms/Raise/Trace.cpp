@@ -33,8 +33,36 @@ static bool isUnitDim(ShapedType type, int64_t dim) {
   return type.getDimSize(dim) == 1;
 }
 
+/// The index of a merged dim from those of its static parts `dims` (outer
+/// first), when they split one index as a collapse_shape does: the innermost
+/// reads (x / D) % n_k, the next (x / (D * n_k)) % n_(k-1), and so on, the
+/// outermost possibly without a modulus. The merged index is (x / D) % the
+/// product (no modulus if the outermost had none).
+static std::optional<Idx>
+mergeSplit(ShapedType expanded, ArrayRef<int64_t> dims, ArrayRef<Idx> idx) {
+  const Idx &innermost = idx[dims.back()];
+  if (innermost.isZero())
+    return std::nullopt;
+  int64_t inner = 1;
+  bool unbounded = false;
+  for (auto [k, d] : llvm::enumerate(llvm::reverse(dims))) {
+    int64_t n = expanded.getDimSize(d);
+    const Idx &i = idx[d];
+    if (ShapedType::isDynamic(n) || i.root != innermost.root ||
+        i.div != innermost.div * inner)
+      return std::nullopt;
+    bool outermost = k + 1 == dims.size();
+    if (i.mod != n && !(outermost && i.mod == 0))
+      return std::nullopt;
+    unbounded = i.mod == 0;
+    inner *= n;
+  }
+  return Idx{innermost.root, innermost.div, unbounded ? 0 : inner};
+}
+
 /// Indices of the source of an expand_shape from those of its result: each
-/// group must have at most one dim that is not a static 1.
+/// group must have at most one dim that is not a static 1, or split one
+/// index into its static dims (mergeSplit).
 std::optional<SmallVector<Idx>>
 mlir::attn::raise::collapseGroups(ShapedType expanded,
                                   ArrayRef<ReassociationIndices> groups,
@@ -42,15 +70,19 @@ mlir::attn::raise::collapseGroups(ShapedType expanded,
   SmallVector<Idx> src;
   for (const ReassociationIndices &group : groups) {
     Idx chosen = group.size() == 1 ? idx[group[0]] : Idx::zero();
-    int nonUnit = 0;
+    SmallVector<int64_t> nonUnit;
     for (int64_t d : group) {
       if (isUnitDim(expanded, d))
         continue;
       chosen = idx[d];
-      ++nonUnit;
+      nonUnit.push_back(d);
     }
-    if (nonUnit > 1)
-      return std::nullopt;
+    if (nonUnit.size() > 1) {
+      std::optional<Idx> merged = mergeSplit(expanded, nonUnit, idx);
+      if (!merged)
+        return std::nullopt;
+      chosen = *merged;
+    }
     src.push_back(chosen);
   }
   return src;
@@ -375,7 +407,30 @@ std::optional<double> Tracer::constantValue(const Term &t) {
   return std::nullopt;
 }
 
+/// Whether `v` is a constant rank-1 integer tensor holding 0, 1, 2, ... (an
+/// iota a producer folded: JAX through IREE).
+static bool isIotaConstant(Value v) {
+  DenseIntElementsAttr values;
+  if (!matchPattern(v, m_Constant(&values)) || values.getType().getRank() != 1)
+    return false;
+  int64_t k = 0;
+  for (const APInt &x : values.getValues<APInt>())
+    if (x.getSExtValue() != k++)
+      return false;
+  return true;
+}
+
 std::optional<Tracer::Linear> Tracer::linear(const Term &t) {
+  if (t.isLeaf() && t.leafIdx.size() == 1 && isIotaConstant(t.leaf)) {
+    const Idx &i = t.leafIdx[0];
+    if (i.isPlain(kI))
+      return Linear{1, 0, 0};
+    if (i.isPlain(kJ))
+      return Linear{0, 1, 0};
+    if (i.isZero())
+      return Linear{0, 0, 0};
+    return std::nullopt;
+  }
   if (auto index = opOf<linalg::IndexOp>(t)) {
     if (!t.generic || index.getDim() >= t.iter.size())
       return std::nullopt;

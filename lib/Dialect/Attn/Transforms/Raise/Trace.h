@@ -120,7 +120,8 @@ private:
 };
 
 /// The indices of an expand_shape's source from those of its result, when
-/// each group has at most one dim that is not a static 1.
+/// each group has at most one dim that is not a static 1 or its dims read
+/// one index split as a collapse_shape splits it ((x / n) and x % n).
 std::optional<SmallVector<Idx>>
 collapseGroups(ShapedType expanded, ArrayRef<ReassociationIndices> groups,
                ArrayRef<Idx> idx);

@@ -1,13 +1,15 @@
-//===- UnitBatch.cpp - attention on [H, L, D] products when B = 1 ---------===//
+//===- UnitBatch.cpp - attention traced through its [B*H, L, D] products --===//
 //
 // Part of the attn project.
 //
-// With one batch, the [B*H] dim of the batch_matmuls is the head, so the
-// products can be traced element by element in (h, i, j, d, e) whatever the
-// reshapes and transposes around them: this is how JAX's form, converted to
-// linalg by IREE, reads (5-D tensors with unit dims, P.V computed as
-// V^T.P^T, the output transposed to [B, L, H, D]). Q, K, V and the output
-// may then be read through a transpose (a linalg.transpose is inserted).
+// The products are traced element by element in (h, i, j, d, e), h the
+// index of their [B*H] dim, whatever the reshapes and transposes around
+// them: this is how JAX's form, converted to linalg by IREE, reads (5-D
+// tensors with unit dims, P.V computed as V^T.P^T, the output transposed to
+// [B, L, H, D]). With one batch h is the head; with more, the reshapes split
+// it into (h / H, h % H), which the reads of Q, K, V and the output must do
+// exactly. Q, K, V and the output may be read through a transpose (a
+// linalg.transpose is inserted).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,37 +24,51 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::raise;
 
-/// A 4-D leaf whose dims are a unit batch dim (index 0) and `roots` = (h, x,
-/// y) in some order, h possibly h / group: `perm` puts them in [B, H, X, Y]
-/// order (empty when they already are).
+/// A 4-D leaf whose dims are a batch dim, a head dim and `roots` = (h, x, y)'s
+/// x and y in some order: `perm` puts them in [B, H, X, Y] order (empty when
+/// they already are). The products' batch index h is either the head (a unit
+/// batch dim read at 0, the head at h / group) or, with B > 1, the flat
+/// index n = b * M + h' split by a reshape: the batch dim read at n / (g * M)
+/// and the head at (n / g) % M, g the group (1 for Q), M the head count.
 bool Matcher::unitBatchRead(Term &t, ArrayRef<int> roots,
                             SmallVector<int64_t> &perm, int64_t &kvGroup) {
   if (!t.isLeaf() || t.leafIdx.size() != 4)
     return false;
   auto type = cast<ShapedType>(t.leaf.getType());
-  SmallVector<int64_t> order;
-  kvGroup = 0;
-  for (int root : roots) {
-    auto it = llvm::find_if(t.leafIdx, [&](const Idx &i) {
-      return i.root == root && i.mod == 0 && (i.div == 1 || root == kH);
-    });
-    if (it == t.leafIdx.end())
-      return false;
-    if (root == kH)
-      kvGroup = it->div;
-    order.push_back(it - t.leafIdx.begin());
-  }
-  int64_t batch = -1;
-  for (int64_t d = 0; d < 4; ++d)
-    if (!llvm::is_contained(order, d))
-      batch = d;
-  if (batch < 0 || !t.leafIdx[batch].isZero() || type.getDimSize(batch) != 1)
+  auto find = [&](auto pred) -> int64_t {
+    auto it = llvm::find_if(t.leafIdx, pred);
+    return it == t.leafIdx.end() ? -1 : it - t.leafIdx.begin();
+  };
+  // The head is the read of h with a modulus (B > 1), else the read of h.
+  int64_t head = find([](const Idx &i) { return i.root == kH && i.mod != 0; });
+  if (head < 0)
+    head = find([](const Idx &i) { return i.root == kH; });
+  int64_t x = find([&](const Idx &i) { return i.isPlain(roots[1]); });
+  int64_t y = find([&](const Idx &i) { return i.isPlain(roots[2]); });
+  if (head < 0 || x < 0 || y < 0)
     return false;
-  perm = {batch, order[0], order[1], order[2]};
+  int64_t batch = 0 + 1 + 2 + 3 - head - x - y;
+  if (batch == head || batch == x || batch == y || batch < 0 || batch > 3)
+    return false;
+  const Idx &h = t.leafIdx[head], &b = t.leafIdx[batch];
+  if (h.mod == 0) {
+    // One batch: the head is h / group.
+    if (!b.isZero() || type.getDimSize(batch) != 1)
+      return false;
+  } else {
+    // The flat [B * M] index: n / (g * M) and (n / g) % M, the batch extent
+    // times g * M covering the products' batch dim exactly.
+    if (b.root != kH || b.mod != 0 || b.div != h.div * h.mod ||
+        type.getDimSize(head) != h.mod || type.isDynamicDim(batch) ||
+        ShapedType::isDynamic(flatExtent) ||
+        type.getDimSize(batch) * b.div != flatExtent)
+      return false;
+  }
+  kvGroup = h.div;
+  perm = {batch, head, x, y};
   if (llvm::equal(perm, ArrayRef<int64_t>{0, 1, 2, 3}))
     perm.clear();
-  t.leafIdx = {Idx::zero(), t.leafIdx[order[0]], Idx::of(roots[1]),
-               Idx::of(roots[2])};
+  t.leafIdx = {b, h, Idx::of(roots[1]), Idx::of(roots[2])};
   return true;
 }
 
@@ -87,9 +103,9 @@ LogicalResult Matcher::matchQKUnitBatch(Term s) {
       scale));
   int64_t qGroup, kGroup;
   if (!unitBatchRead(q, {kH, kI, kD}, m.queryPerm, qGroup) || qGroup != 1)
-    return fail("Q is not a read of a [1, H, L, D] tensor (any order)");
+    return fail("Q is not a read of a [B, H, L, D] tensor (any order)");
   if (!unitBatchRead(k, {kH, kJ, kD}, m.keyPerm, kGroup) || kGroup != group)
-    return fail("K is not a read of a [1, Hkv, L, D] tensor grouped as V");
+    return fail("K is not a read of a [B, Hkv, L, D] tensor grouped as V");
   m.query = q.leaf;
   m.key = k.leaf;
   if (scale != 1.0)
@@ -133,21 +149,47 @@ LogicalResult Matcher::findOutput(Value product, bool transposedProduct) {
   back.throughContractionReshapes = true;
   Term t =
       back.element(root, {Idx::of(10), Idx::of(11), Idx::of(12), Idx::of(13)});
-  if (!t.isLeaf() || t.leaf != product || t.leafIdx.size() != 3)
-    return fail("the output is not a reshape/transpose of the P.V product");
   // The product is (h, i, e), or (h, e, i) when transposed.
   SmallVector<int64_t> sdpaDimOf = transposedProduct
                                        ? SmallVector<int64_t>{1, 3, 2}
                                        : SmallVector<int64_t>{1, 2, 3};
   SmallVector<int64_t> perm(4, 0);
-  auto type = cast<ShapedType>(root.getType());
   SmallVector<bool> used(4, false);
-  for (auto [k, i] : llvm::enumerate(t.leafIdx)) {
-    if (i.root < 10 || i.div != 1 || i.mod != 0)
-      return fail("the output reads the P.V product in another way");
-    perm[i.root - 10] = sdpaDimOf[k];
+  auto place = [&](const Idx &i, int64_t sdpaDim) {
+    if (i.root < 10 || i.div != 1 || i.mod != 0 || used[i.root - 10])
+      return false;
+    perm[i.root - 10] = sdpaDim;
     used[i.root - 10] = true;
+    return true;
+  };
+  // With B > 1: the product's [B * H] dim split into [B, H] by its
+  // expand_shape, each read at an output dim of its own.
+  if (auto expand = t.isLeaf() ? t.leaf.getDefiningOp<tensor::ExpandShapeOp>()
+                               : tensor::ExpandShapeOp()) {
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    ShapedType type = expand.getResultType();
+    SmallVector<int64_t> batchHeads;
+    for (int64_t d : groups[0])
+      if (type.getDimSize(d) != 1)
+        batchHeads.push_back(d);
+    std::optional<SmallVector<Idx>> rest =
+        collapseGroups(type, ArrayRef(groups).drop_front(), t.leafIdx);
+    if (expand.getSrc() != product || batchHeads.size() != 2 || !rest ||
+        type.isDynamicDim(batchHeads[0]) || type.isDynamicDim(batchHeads[1]) ||
+        !place(t.leafIdx[batchHeads[0]], 0) ||
+        !place(t.leafIdx[batchHeads[1]], 1))
+      return fail("the output is not the P.V product's [B * H] split in two");
+    for (auto [k, i] : llvm::enumerate(*rest))
+      if (!place(i, sdpaDimOf[k + 1]))
+        return fail("the output reads the P.V product in another way");
+  } else {
+    if (!t.isLeaf() || t.leaf != product || t.leafIdx.size() != 3)
+      return fail("the output is not a reshape/transpose of the P.V product");
+    for (auto [k, i] : llvm::enumerate(t.leafIdx))
+      if (!place(i, sdpaDimOf[k]))
+        return fail("the output reads the P.V product in another way");
   }
+  auto type = cast<ShapedType>(root.getType());
   for (int64_t d = 0; d < 4; ++d)
     if (!used[d] && type.getDimSize(d) != 1)
       return fail("the output has a dim that is neither 1 nor of the product");
@@ -173,6 +215,7 @@ LogicalResult Matcher::matchUnitBatch(linalg::BatchMatmulOp pv,
   auto pType = cast<ShapedType>(pOperand.getType());
   lq = pType.getDimSize(transposedProduct ? 2 : 1);
   lk = pType.getDimSize(transposedProduct ? 1 : 2);
+  flatExtent = pType.getDimSize(0);
   tr.consume(pv);
   if (failed(findOutput(pv.getResult(0), transposedProduct)))
     return failure();
@@ -182,7 +225,7 @@ LogicalResult Matcher::matchUnitBatch(linalg::BatchMatmulOp pv,
                    ? tr.element(a, {Idx::of(kH), Idx::of(kE), Idx::of(kJ)})
                    : tr.element(b, {Idx::of(kH), Idx::of(kJ), Idx::of(kE)}));
   if (!unitBatchRead(v, {kH, kJ, kE}, m.valuePerm, group))
-    return fail("V is not a read of a [1, Hkv, L, Dv] tensor (any order)");
+    return fail("V is not a read of a [B, Hkv, L, Dv] tensor (any order)");
   m.kvGroup = group;
   m.value = v.leaf;
 

@@ -71,3 +71,58 @@ func.func @unknown(%x: tensor<2x?x?xf32>, %m: i64, %c: i1) -> (tensor<1x2x?x?xf3
   %r2 = tensor.reshape %x(%s2) : (tensor<2x?x?xf32>, tensor<4xi64>) -> tensor<1x2x?x?xf32>
   return %r0, %r1, %r2 : tensor<1x2x?x?xf32>, tensor<1x2x?x?xf32>, tensor<1x2x?x?xf32>
 }
+
+// -----
+
+// torch-mlir's [B*H] split into [B, H] with B > 1 (the scores of
+// Inputs/torch_dynamic_causal.mlir) and merged back: static dims whose
+// product is the static dim.
+// CHECK-LABEL: func.func @split_batch_heads(
+// CHECK-NOT: tensor.reshape
+// CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [2, 2, %{{.*}}, %{{.*}}] : tensor<4x?x?xf32> into tensor<2x2x?x?xf32>
+// CHECK: tensor.collapse_shape %[[E]] {{\[\[}}0, 1], [2], [3]] : tensor<2x2x?x?xf32> into tensor<4x?x?xf32>
+// CHECK-NOT: tensor.reshape
+func.func @split_batch_heads(%x: tensor<4x?x?xf32>) -> tensor<4x?x?xf32> {
+  %c2_i64 = arith.constant 2 : i64
+  %c4_i64 = arith.constant 4 : i64
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %d1 = tensor.dim %x, %c1 : tensor<4x?x?xf32>
+  %d2 = tensor.dim %x, %c2 : tensor<4x?x?xf32>
+  %i1 = arith.index_cast %d1 : index to i64
+  %i2 = arith.index_cast %d2 : index to i64
+  %s = tensor.from_elements %c2_i64, %c2_i64, %i1, %i2 : tensor<4xi64>
+  %r = tensor.reshape %x(%s) : (tensor<4x?x?xf32>, tensor<4xi64>) -> tensor<2x2x?x?xf32>
+  %t = tensor.from_elements %c4_i64, %i1, %i2 : tensor<3xi64>
+  %u = tensor.reshape %r(%t) : (tensor<2x2x?x?xf32>, tensor<3xi64>) -> tensor<4x?x?xf32>
+  return %u : tensor<4x?x?xf32>
+}
+
+// -----
+
+// Splits the rewrite cannot prove: a static dim split into a dynamic one
+// (2 * ?), a dynamic dim split (? into 2 * ?). They stay; a static dim
+// split into static ones (8 into 2 * 4) is rewritten.
+// CHECK-LABEL: func.func @split_unprovable(
+// CHECK-COUNT-2: tensor.reshape
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [%{{.*}}, 2, 4] : tensor<?x8xf32> into tensor<?x2x4xf32>
+// CHECK-NOT: tensor.reshape
+func.func @split_unprovable(%x: tensor<4x?xf32>, %y: tensor<?x8xf32>, %z: tensor<?xf32>) -> (tensor<2x?x?xf32>, tensor<2x?xf32>, tensor<?x2x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c2_i64 = arith.constant 2 : i64
+  %c4_i64 = arith.constant 4 : i64
+  %d1 = tensor.dim %x, %c1 : tensor<4x?xf32>
+  %i1 = arith.index_cast %d1 : index to i64
+  %s0 = tensor.from_elements %c2_i64, %c2_i64, %i1 : tensor<3xi64>
+  %r0 = tensor.reshape %x(%s0) : (tensor<4x?xf32>, tensor<3xi64>) -> tensor<2x?x?xf32>
+  %dz = tensor.dim %z, %c0 : tensor<?xf32>
+  %iz = arith.index_cast %dz : index to i64
+  %s2 = tensor.from_elements %c2_i64, %iz : tensor<2xi64>
+  %r2 = tensor.reshape %z(%s2) : (tensor<?xf32>, tensor<2xi64>) -> tensor<2x?xf32>
+  %d0 = tensor.dim %y, %c0 : tensor<?x8xf32>
+  %i0 = arith.index_cast %d0 : index to i64
+  %s1 = tensor.from_elements %i0, %c2_i64, %c4_i64 : tensor<3xi64>
+  %r1 = tensor.reshape %y(%s1) : (tensor<?x8xf32>, tensor<3xi64>) -> tensor<?x2x4xf32>
+  return %r0, %r2, %r1 : tensor<2x?x?xf32>, tensor<2x?xf32>, tensor<?x2x4xf32>
+}

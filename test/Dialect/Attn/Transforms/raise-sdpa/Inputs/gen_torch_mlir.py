@@ -10,6 +10,9 @@ with the torch it works with, 2.15, in a virtual environment of its own):
     /tmp/venv-tm/bin/python gen_torch_mlir.py [OUTDIR] [NAME...]
                                          # default: this directory, every input
 
+(Where the venv has no pip: `pip install --no-deps --target DIR
+torch-mlir==20261001` and PYTHONPATH=DIR python3 gen_torch_mlir.py.)
+
 Each model goes through torch-mlir's FX importer (torch.export, torch-mlir's
 default decomposition table, `linalg-on-tensors` output), except `torch_tm_tensor`,
 which uses an empty decomposition table so that SDPA stays one op and lowers to
@@ -74,6 +77,45 @@ class Block(torch.nn.Module):
         return x + self.fc2(F.relu(self.fc1(self.ln2(x))))
 
 
+class EagerSoftcap(torch.nn.Module):
+    """Attention written out as Gemma 2's eager path does: scores scaled,
+    soft-capped (cap * tanh(s / cap)), softmax, P.V."""
+
+    def forward(self, q, k, v):
+        s = torch.matmul(q, k.transpose(2, 3)) * 0.125
+        s = torch.tanh(s / 30.0) * 30.0
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+class EagerWindow(torch.nn.Module):
+    """A causal sliding window of 4 keys from iota compares, applied with
+    masked_fill (Mistral-style eager attention)."""
+
+    def forward(self, q, k, v):
+        n = q.shape[2]
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        visible = (j <= i) & (j > i - 4)
+        s = torch.matmul(q, k.transpose(2, 3)) * 0.125
+        s = s.masked_fill(~visible, float("-inf"))
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+class EagerAlibi(torch.nn.Module):
+    """Causal ALiBi: -slope[h] * |j - i| added to the scores."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("slopes", torch.tensor([0.5, 0.25]))
+
+    def forward(self, q, k, v):
+        n = q.shape[2]
+        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        bias = -self.slopes[:, None, None] * (j - i).abs()
+        s = torch.matmul(q, k.transpose(2, 3)) * 0.125 + bias
+        s = s.masked_fill(j > i, float("-inf"))
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
 def r(*shape, dtype=torch.float32):
     return torch.randn(*shape, dtype=dtype)
 
@@ -114,3 +156,14 @@ if not ONLY or "torch_tm_tensor" in ONLY:
     for i, a in enumerate(tm_args):
         np.save(os.path.join(ref_dir, "arg%d.npy" % i), a.numpy())
     np.save(os.path.join(ref_dir, "torch.npy"), Sdpa(is_causal=True)(*tm_args).numpy())
+# (Last, so that the random draws of the inputs above stay as they were.)
+# Causal with a dynamic L and two batches: the [B*H] products are reshaped
+# with run-time shapes that split 4 into [2, 2].
+emit("torch_dynamic_causal", Sdpa(is_causal=True),
+     (r(2, 2, 16, 32), r(2, 2, 16, 32), r(2, 2, 16, 32)),
+     dynamic_shapes=({2: L}, {2: L}, {2: L}))
+# Written-out softcap, sliding window and ALiBi (after the inputs above, which
+# keep their random draws).
+for name, model in (("torch_softcap", EagerSoftcap()), ("torch_window", EagerWindow()),
+                    ("torch_alibi", EagerAlibi())):
+    emit(name, model, (r(2, 2, 16, 32), r(2, 2, 16, 32), r(2, 2, 16, 32)))
