@@ -33,19 +33,20 @@ def sdpa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
          causal: str = "top_left", window: Optional[list[int]] = None,
          softcap: Optional[float] = None,
          key_lengths: Optional[torch.Tensor] = None,
-         alibi_slopes: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """attn.sdpa on torch tensors, as a torch custom op (the variants as
-    attn.sdpa's keywords of the same names)."""
+         alibi_slopes: Optional[torch.Tensor] = None,
+         dynamic: bool = False) -> torch.Tensor:
+    """attn.sdpa on torch tensors, as a torch custom op (the variants and
+    dynamic as attn.sdpa's keywords of the same names)."""
     return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
                       enable_gqa, causal=causal, window=window,
                       softcap=softcap, key_lengths=key_lengths,
-                      alibi_slopes=alibi_slopes)
+                      alibi_slopes=alibi_slopes, dynamic=dynamic)
 
 
 @sdpa.register_fake
 def _sdpa_fake(query, key, value, attn_mask=None, is_causal=False, scale=None,
                enable_gqa=False, causal="top_left", window=None, softcap=None,
-               key_lengths=None, alibi_slopes=None):
+               key_lengths=None, alibi_slopes=None, dynamic=False):
     return query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
 
 
@@ -56,20 +57,20 @@ def sdpa_lse(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
              causal: str = "top_left", window: Optional[list[int]] = None,
              softcap: Optional[float] = None,
              key_lengths: Optional[torch.Tensor] = None,
-             alibi_slopes: Optional[torch.Tensor] = None
-             ) -> tuple[torch.Tensor, torch.Tensor]:
+             alibi_slopes: Optional[torch.Tensor] = None,
+             dynamic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """attn.sdpa(..., return_lse=True) as a torch custom op: (out, lse)."""
     return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
                       enable_gqa, causal=causal, return_lse=True,
                       window=window, softcap=softcap, key_lengths=key_lengths,
-                      alibi_slopes=alibi_slopes)
+                      alibi_slopes=alibi_slopes, dynamic=dynamic)
 
 
 @sdpa_lse.register_fake
 def _sdpa_lse_fake(query, key, value, attn_mask=None, is_causal=False,
                    scale=None, enable_gqa=False, causal="top_left",
                    window=None, softcap=None, key_lengths=None,
-                   alibi_slopes=None):
+                   alibi_slopes=None, dynamic=False):
     out = query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
     return out, query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
 
@@ -78,7 +79,7 @@ def _setup(ctx, inputs, output):
     query, key, value, attn_mask, is_causal, scale, _, causal = inputs[:8]
     # attn.sdpa_grad has no window, softcap, key lengths or ALiBi.
     ctx.variants = [name for name, x in zip(
-        ("window", "softcap", "key_lengths", "alibi_slopes"), inputs[8:])
+        ("window", "softcap", "key_lengths", "alibi_slopes"), inputs[8:12])
         if x is not None]
     out, lse = output if isinstance(output, tuple) else (output, None)
     ctx.save_for_backward(query, key, value, attn_mask, out, lse)
@@ -101,7 +102,8 @@ def _backward(ctx, d_out, d_lse=None):
                               **ctx.options)
     grads = _grad.sdpa_backward(query, key, value, out, lse, d_out,
                                 attn_mask, **ctx.options)
-    return (*grads, None, None, None, None, None, None, None, None, None)
+    return (*grads, None, None, None, None, None, None, None, None, None,
+            None)
 
 
 torch.library.register_autograd("attn::sdpa", _backward, setup_context=_setup)
