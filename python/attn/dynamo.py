@@ -22,10 +22,11 @@ Inductor. ``rewrite(gm)`` applies the same rewrite to any FX graph
 Calls left to torch's SDPA, counted by reason in stats() and logged (logger
 "attn", one line per graph): dropout_p other than a literal 0, is_causal or
 scale that are not constants, masks of another element type, element types
-other than f32/f16/bf16, devices other than cpu and cuda, and tensors that
-require grad (attn's backward is not yet traceable by AOTAutograd; autograd
-on the op itself works eagerly). Counts are per SDPA call site of each
-compiled graph (a recompile counts again), not per run.
+other than f32/f16/bf16, devices other than cpu and cuda, a mask that
+requires grad (attn's backward gives none), and autograd where attn's
+backward (attn::sdpa_backward, AOTAutograd traces it) cannot run: CUDA
+tensors, ranks other than 4. Counts are per SDPA call site of each compiled
+graph (a recompile counts again), not per run.
 """
 
 import collections
@@ -93,9 +94,15 @@ def _fallback_reason(args):
     mask = _value(args["attn_mask"])
     if mask is not None and mask.dtype not in (torch.bool, q.dtype):
         return f"mask dtype {mask.dtype}"
+    if mask is not None and mask.requires_grad:
+        return "mask requires grad"  # attn's backward has no mask gradient
     if any(isinstance(t, torch.Tensor) and t.requires_grad
-           for t in (q, _value(args["key"]), _value(args["value"]), mask)):
-        return "requires grad"
+           for t in (q, _value(args["key"]), _value(args["value"]))):
+        # attn.sdpa_grad: CPU and [B, H, L, D] tensors
+        if q.device.type != "cpu":
+            return "autograd on " + q.device.type
+        if q.dim() != 4:
+            return f"autograd on rank {q.dim()}"
     return None
 
 

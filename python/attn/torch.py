@@ -10,7 +10,7 @@ manager that routes ``F.scaled_dot_product_attention`` to it.
 The op has a fake (meta) implementation, so torch.compile traces it as one
 opaque node of the graph. Both ops are differentiable (CPU, rank-4 tensors):
 their backward is attn.sdpa_grad (docs/op.md), compiled for the shapes at
-hand. ``sdpa_lse`` keeps the forward's lse for it; ``sdpa`` recomputes it (one
+hand, as the custom op attn::sdpa_backward (so AOTAutograd traces it too). ``sdpa_lse`` keeps the forward's lse for it; ``sdpa`` recomputes it (one
 more forward) since its result does not include it.
 CPU tensors are passed by address when contiguous (copied otherwise); CUDA
 tensors go to a cuda library on the current stream (untested: it needs a
@@ -75,6 +75,29 @@ def _sdpa_lse_fake(query, key, value, attn_mask=None, is_causal=False,
     return out, query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
 
 
+@torch.library.custom_op("attn::sdpa_backward", mutates_args=())
+def sdpa_backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                  out: torch.Tensor, lse: torch.Tensor, d_out: torch.Tensor,
+                  attn_mask: Optional[torch.Tensor] = None,
+                  is_causal: bool = False, scale: Optional[float] = None,
+                  causal: str = "top_left"
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """attn.sdpa_grad (docs/op.md) as a torch custom op: (d_query, d_key,
+    d_value) for the gradient d_out of attn::sdpa's result, given its out
+    and lse. An op of its own so that AOTAutograd (torch.compile) traces the
+    backward as one opaque node."""
+    return tuple(_grad.sdpa_backward(query, key, value, out, lse, d_out,
+                                     attn_mask, is_causal, scale,
+                                     causal=causal))
+
+
+@sdpa_backward.register_fake
+def _sdpa_backward_fake(query, key, value, out, lse, d_out, attn_mask=None,
+                        is_causal=False, scale=None, causal="top_left"):
+    return (query.new_empty(query.shape), key.new_empty(key.shape),
+            value.new_empty(value.shape))
+
+
 def _setup(ctx, inputs, output):
     query, key, value, attn_mask, is_causal, scale, _, causal = inputs[:8]
     # attn.sdpa_grad has no window, softcap, key lengths or ALiBi.
@@ -83,8 +106,8 @@ def _setup(ctx, inputs, output):
         if x is not None]
     out, lse = output if isinstance(output, tuple) else (output, None)
     ctx.save_for_backward(query, key, value, attn_mask, out, lse)
-    ctx.options = dict(is_causal=is_causal, scale=scale, causal=causal)
-    ctx.enable_gqa = inputs[6]
+    ctx.options = (is_causal, scale, causal)
+    ctx.enable_gqa, ctx.dynamic = inputs[6], inputs[12]
 
 
 def _backward(ctx, d_out, d_lse=None):
@@ -96,12 +119,13 @@ def _backward(ctx, d_out, d_lse=None):
     if d_lse is not None and bool((d_lse != 0).any()):
         raise NotImplementedError(
             "attn: the backward does not take a gradient of the lse")
+    is_causal, scale, causal = ctx.options
     if lse is None:  # attn::sdpa: its lse was not kept
-        out, lse = _sdpa.sdpa(query, key, value, attn_mask,
-                              enable_gqa=ctx.enable_gqa, return_lse=True,
-                              **ctx.options)
-    grads = _grad.sdpa_backward(query, key, value, out, lse, d_out,
-                                attn_mask, **ctx.options)
+        _, lse = torch.ops.attn.sdpa_lse(
+            query, key, value, attn_mask, is_causal, scale, ctx.enable_gqa,
+            causal, None, None, None, None, ctx.dynamic)
+    grads = torch.ops.attn.sdpa_backward(query, key, value, out, lse, d_out,
+                                         attn_mask, is_causal, scale, causal)
     return (*grads, None, None, None, None, None, None, None, None, None,
             None)
 

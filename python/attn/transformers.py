@@ -27,7 +27,8 @@ backward through autograd), with one library for all sequence lengths
 
 What attn does not do goes to transformers' own code, counted by reason in
 stats() and logged once per reason (logger "attn"): dropout > 0 (training
-mode with attention dropout), output_attentions, a softcap under autograd
+mode with attention dropout), output_attentions, a mask that requires grad
+(position biases being trained), a softcap under autograd
 (the backward has none) or on a CUDA device under autograd (the backward is
 CPU-only), element types other than f32/f16/bf16, other devices, and masks
 that are not tensors. The fallback is transformers' "sdpa", or the model's
@@ -193,6 +194,9 @@ def _fallback_reason(query, key, dropout, softcap, attention_mask, kwargs):
         return "mask type " + type(attention_mask).__name__
     grad = torch.is_grad_enabled() and any(
         t.requires_grad for t in (query, key))
+    if (torch.is_grad_enabled() and attention_mask is not None
+            and attention_mask.requires_grad):
+        return "mask requires grad"  # learned biases: attn gives no gradient
     if grad and softcap is not None:
         return "softcap under autograd"
     if grad and query.device.type != "cpu":

@@ -3,6 +3,7 @@ compiled graph become torch.ops.attn.sdpa without use_attn(); outputs
 against eager torch; fallbacks counted. Skipped where torch is not
 installed."""
 
+import copy
 import logging
 
 import pytest
@@ -103,22 +104,43 @@ def test_inductor_backend(monkeypatch):
     torch.testing.assert_close(out, f(q, k, v), rtol=1e-4, atol=1e-5)
 
 
-def test_fallbacks_counted(monkeypatch, caplog):
+def test_fallbacks_counted(caplog):
     torch.manual_seed(0)
     x = torch.randn(2, 16, 64)
     torch._dynamo.reset()
     attn.dynamo.reset_stats()
-    # Dropout in training, and a block whose parameters require grad.
+    # Dropout in training; then float64, which attn has no kernels for.
     block = Block(causal=True, dropout=0.5).train()
     with caplog.at_level(logging.INFO, logger="attn"):
         torch.compile(block, backend="attn_eager")(x).sum().backward()
         block.dropout = 0.0
+        block.double()
         torch._dynamo.reset()
-        out = torch.compile(block, backend="attn_eager")(x)
+        out = torch.compile(block, backend="attn_eager")(x.double())
     assert attn.dynamo.stats() == {
-        "replaced": 0, "fallbacks": {"dropout": 1, "requires grad": 1}}
-    assert "0 left to torch" not in caplog.text and "dropout: 1" in caplog.text
-    torch.testing.assert_close(out, block(x), rtol=1e-4, atol=1e-5)
+        "replaced": 0, "fallbacks": {"dropout": 1, "dtype torch.float64": 1}}
+    assert "0 SDPA call(s) to attn.sdpa, 1 left to torch; dropout: 1" \
+        in caplog.text
+    torch.testing.assert_close(out, block(x.double()))
+
+
+def test_compiled_training_step(monkeypatch):
+    """Autograd through the compiled graph: AOTAutograd traces attn's
+    backward (attn::sdpa_backward); gradients against eager torch's."""
+    torch.manual_seed(0)
+    block = Block(causal=True).train()
+    x = torch.randn(2, 16, 64)
+    ref = copy.deepcopy(block)
+    ref(x).square().sum().backward()
+    graphs = capture_graphs(monkeypatch)
+    torch._dynamo.reset()
+    attn.dynamo.reset_stats()
+    torch.compile(block, backend="attn_eager")(x).square().sum().backward()
+    assert attn.dynamo.stats() == {"replaced": 1, "fallbacks": {}}
+    assert torch.ops.attn.sdpa.default in ops_of(graphs[0])
+    for (name, p), r in zip(block.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad, r.grad, rtol=1e-4, atol=1e-5,
+                                   msg=name)
 
 
 def test_rewrite_exported_program():
