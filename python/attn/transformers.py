@@ -136,7 +136,11 @@ _plans = collections.OrderedDict()
 
 
 def _plan_for(mask, batch, sliding_window):
-    key = (id(mask), mask._version, batch, sliding_window)
+    try:
+        version = mask._version
+    except RuntimeError:  # an inference tensor keeps no version counter
+        version = None
+    key = (id(mask), version, batch, sliding_window)
     hit = _plans.get(key)
     if hit is not None and hit[0]() is mask:
         _plans.move_to_end(key)

@@ -213,6 +213,8 @@ def test_mask_plans(case):
     assert (p.key_lengths is None if kl is None
             else p.key_lengths.tolist() == kl)
     assert (p.mask is not None) == expect.get("mask", False)
+    with torch.inference_mode():  # inference tensors have no _version
+        assert attn_tf.plan(m.clone(), q, k, True, window).causal == p.causal
     # Under autograd a window or padding stays a mask (the backward's).
     g = attn_tf.plan(m, q, k, True, window, grad=True)
     assert g.key_lengths is None and g.window is None
