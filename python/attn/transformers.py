@@ -11,7 +11,10 @@ transformers' SDPA mask builder (boolean 4-D masks, or none where torch's
 is_causal would do) to its AttentionMaskInterface under the same name. Each
 call goes to the custom op torch.ops.attn.sdpa (attn.torch: forward, and
 backward through autograd), with one library for all sequence lengths
-(attn.sdpa's dynamic=True), so generate()'s growing KV cache compiles once:
+(attn.sdpa's dynamic=True), so prefills of any length compile once, and a
+decode step (one query) to a static library (which has the decode path)
+for the KV cache rounded up to a multiple of DECODE_BUCKET (256) keys, its
+padding hidden by key lengths, so generate() compiles once per 256 tokens:
 
 - scale: the module's ``scaling``; grouped-query heads are read in place
   (the op's GQA), never repeated.
@@ -184,6 +187,32 @@ def _squeeze_broadcast(mask):
     return mask[index]
 
 
+# Decode steps (one query) run a static library for the keys rounded up to
+# a multiple of this: the dynamic library has no decode path (a static Lq
+# selects it), and one library per length would compile at every step.
+DECODE_BUCKET = 256
+
+
+def _decode_bucket(key, value, p):
+    """key and value padded with zero rows to a multiple of DECODE_BUCKET,
+    and the plan with key lengths that hide the padding (bottom-right
+    causality and windows align to the key lengths, so they are unchanged;
+    the mask is padded too)."""
+    lk = key.shape[2]
+    pad = -lk % DECODE_BUCKET
+    lengths = p.key_lengths
+    if lengths is None:
+        lengths = torch.full((key.shape[0],), lk, dtype=torch.int32,
+                             device=key.device)
+    mask = p.mask
+    if pad:
+        key = torch.nn.functional.pad(key, (0, 0, 0, pad))
+        value = torch.nn.functional.pad(value, (0, 0, 0, pad))
+        if mask is not None and mask.shape[-1] != 1:
+            mask = torch.nn.functional.pad(mask, (0, pad))
+    return key, value, Plan(p.causal, p.window, lengths, mask)
+
+
 def _fallback_reason(query, key, dropout, softcap, attention_mask, kwargs):
     if dropout:
         return "dropout"
@@ -265,10 +294,14 @@ def attention_forward(module, query, key, value, attention_mask,
     grad = torch.is_grad_enabled() and any(
         t.requires_grad for t in (query, key, value))
     p = plan(attention_mask, query, key, is_causal, sliding_window, grad)
+    dynamic = True
+    if query.shape[2] == 1 and not grad and not torch.compiler.is_compiling():
+        key, value, p = _decode_bucket(key, value, p)
+        dynamic = False
     out = torch.ops.attn.sdpa(
         query, key, value, p.mask, p.causal is not None, scaling,
         query.shape[1] != key.shape[1], p.causal or "top_left",
         None if p.window is None else list(p.window), softcap, p.key_lengths,
-        None, True)
+        None, dynamic)
     _stats["calls"] += 1
     return out.transpose(1, 2).contiguous(), None

@@ -221,3 +221,32 @@ def test_mask_plans(case):
     assert g.causal == p.causal
     assert (g.mask is not None) == bool(
         expect.get("mask") or kl or expect.get("window"))
+
+
+def test_decode_step():
+    """One query over 300 cached keys: K and V padded to 512 rows for a
+    static library (DECODE_BUCKET), key lengths hiding the padding; with no
+    mask, a left-padding mask and a sliding window, against transformers'
+    sdpa."""
+    import types
+    from transformers.integrations.sdpa_attention import \
+        sdpa_attention_forward
+    module = types.SimpleNamespace(is_causal=True, num_key_value_groups=2)
+    g = torch.Generator().manual_seed(5)
+    q = torch.randn(2, 4, 1, 16, generator=g)
+    k, v = (torch.randn(2, 2, 300, 16, generator=g) for _ in range(2))
+    left = torch.ones(2, 1, 1, 300, dtype=torch.bool)
+    left[1, ..., :7] = False
+    window = torch.zeros(2, 1, 1, 300, dtype=torch.bool)
+    window[..., -6:] = True
+    for mask, sliding in ((None, None), (left, None), (window, 6)):
+        p = attn_tf.plan(mask, q, k, True, sliding)
+        kp, vp, bp = attn_tf._decode_bucket(k, v, p)
+        assert kp.shape[2] == vp.shape[2] == 512
+        assert bp.key_lengths.tolist() == [300, 300]
+        assert (bp.window is None) == (sliding is None)
+        out, _ = attn_tf.attention_forward(module, q, k, v, mask,
+                                           scaling=0.25,
+                                           sliding_window=sliding)
+        ref, _ = sdpa_attention_forward(module, q, k, v, mask, scaling=0.25)
+        torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-5)
