@@ -279,7 +279,7 @@ def cached_kernel(ckey, spec, target, openmp, chip):
 def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
          enable_gqa=False, *, causal="top_left", return_lse=False,
          threads=None, dropout_p=0.0, window=None, softcap=None,
-         key_lengths=None, alibi_slopes=None):
+         key_lengths=None, alibi_slopes=None, dynamic=False):
     """Scaled dot-product attention, fused, compiled by attn.
 
     Arguments as torch.nn.functional.scaled_dot_product_attention's (a bool
@@ -305,6 +305,10 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         else $OMP_NUM_THREADS, else all CPUs). threads > 1 uses a library
         compiled with OpenMP.
     dropout_p: must be 0 (accepted for torch's signature).
+    dynamic: one library for every B, L and S (attn-compile's dynamic=1)
+        instead of one per shape: a growing KV cache or varying lengths
+        compile once (per heads, head dims, dtype, variants and the mask's
+        broadcast dims).
 
     A row with nothing visible gives 0 (torch gives NaN). Inputs are numpy
     arrays (f32, f16, bf16 via ml_dtypes) or torch tensors; the result is of
@@ -434,7 +438,13 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     c = causal if is_causal else "none"
     threads, openmp, chip = run_options(backend, target, q, threads,
                                         "attn.sdpa")
-    ckey = ("sdpa", target, dt, b, hq, hkv, lq, lk, d, dv, mask_kind,
+    sizes = (b, lq, lk)
+    if dynamic:  # the library's sizes are '?': key on what stays fixed
+        sizes = None
+        if mask_shape is not None:
+            # Mask dims of size 1 stay static 1 (broadcast) in the library.
+            mask_shape = tuple(n if n == 1 else 2 for n in mask_shape)
+    ckey = ("sdpa", target, dt, sizes, hq, hkv, d, dv, mask_kind,
             mask_shape, c, scale, bool(return_lse), openmp, chip, window,
             softcap, kl is not None, alibi)
 
@@ -442,7 +452,9 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
         text = (f"b={b},hq={hq},hkv={hkv},lq={lq},lk={lk},d={d},dv={dv},"
                 f"dtype={dt},causal={c},mask={mask_kind}")
         if mask_shape is not None:
-            text += ",mask_shape=" + "x".join(map(str, mask_shape))
+            text += ",mask_shape=" + "x".join(map(str, m.shape))
+        if dynamic:
+            text += ",dynamic=1"
         return text + variant_spec(window, softcap, scale, kl is not None,
                                    alibi if sl is not None else None,
                                    return_lse)
@@ -458,5 +470,6 @@ def sdpa(query, key, value, attn_mask=None, is_causal=False, scale=None,
     if return_lse:
         lse = backend.empty(lse_shape, "f32", q)
         ptrs.append(backend.pointer(lse))
-    kernel.call_pointers(ptrs, None, backend.stream(q), threads)
+    dims = dict(b=b, lq=lq, lk=lk) if dynamic else None
+    kernel.call_pointers(ptrs, dims, backend.stream(q), threads)
     return (out, lse) if return_lse else out

@@ -10,9 +10,10 @@ packed sequences with their lse) and a context manager that routes
 
 The op has a fake (meta) implementation, so torch.compile traces it as one
 opaque node of the graph. The ops are differentiable on the CPU: the
-backward of sdpa and sdpa_lse (rank-4 tensors) is attn.sdpa_grad, that of
-sdpa_varlen attn.sdpa_varlen_grad (docs/op.md), compiled for the shapes at
-hand. ``sdpa_lse`` keeps the forward's lse for it; ``sdpa`` recomputes it (one
+backward of sdpa and sdpa_lse (rank-4 tensors) is attn.sdpa_grad, as the
+custom op attn::sdpa_backward (so AOTAutograd traces it too), that of
+sdpa_varlen attn.sdpa_varlen_grad (docs/op.md), each compiled for the shapes
+at hand. ``sdpa_lse`` keeps the forward's lse for it; ``sdpa`` recomputes it (one
 more forward) since its result does not include it.
 CPU tensors are passed by address when contiguous (copied otherwise); CUDA
 tensors go to a cuda library on the current stream (untested: it needs a
@@ -35,19 +36,20 @@ def sdpa(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
          causal: str = "top_left", window: Optional[list[int]] = None,
          softcap: Optional[float] = None,
          key_lengths: Optional[torch.Tensor] = None,
-         alibi_slopes: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """attn.sdpa on torch tensors, as a torch custom op (the variants as
-    attn.sdpa's keywords of the same names)."""
+         alibi_slopes: Optional[torch.Tensor] = None,
+         dynamic: bool = False) -> torch.Tensor:
+    """attn.sdpa on torch tensors, as a torch custom op (the variants and
+    dynamic as attn.sdpa's keywords of the same names)."""
     return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
                       enable_gqa, causal=causal, window=window,
                       softcap=softcap, key_lengths=key_lengths,
-                      alibi_slopes=alibi_slopes)
+                      alibi_slopes=alibi_slopes, dynamic=dynamic)
 
 
 @sdpa.register_fake
 def _sdpa_fake(query, key, value, attn_mask=None, is_causal=False, scale=None,
                enable_gqa=False, causal="top_left", window=None, softcap=None,
-               key_lengths=None, alibi_slopes=None):
+               key_lengths=None, alibi_slopes=None, dynamic=False):
     return query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
 
 
@@ -58,34 +60,57 @@ def sdpa_lse(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
              causal: str = "top_left", window: Optional[list[int]] = None,
              softcap: Optional[float] = None,
              key_lengths: Optional[torch.Tensor] = None,
-             alibi_slopes: Optional[torch.Tensor] = None
-             ) -> tuple[torch.Tensor, torch.Tensor]:
+             alibi_slopes: Optional[torch.Tensor] = None,
+             dynamic: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """attn.sdpa(..., return_lse=True) as a torch custom op: (out, lse)."""
     return _sdpa.sdpa(query, key, value, attn_mask, is_causal, scale,
                       enable_gqa, causal=causal, return_lse=True,
                       window=window, softcap=softcap, key_lengths=key_lengths,
-                      alibi_slopes=alibi_slopes)
+                      alibi_slopes=alibi_slopes, dynamic=dynamic)
 
 
 @sdpa_lse.register_fake
 def _sdpa_lse_fake(query, key, value, attn_mask=None, is_causal=False,
                    scale=None, enable_gqa=False, causal="top_left",
                    window=None, softcap=None, key_lengths=None,
-                   alibi_slopes=None):
+                   alibi_slopes=None, dynamic=False):
     out = query.new_empty(tuple(query.shape[:-1]) + (value.shape[-1],))
     return out, query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
+
+
+@torch.library.custom_op("attn::sdpa_backward", mutates_args=())
+def sdpa_backward(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                  out: torch.Tensor, lse: torch.Tensor, d_out: torch.Tensor,
+                  attn_mask: Optional[torch.Tensor] = None,
+                  is_causal: bool = False, scale: Optional[float] = None,
+                  causal: str = "top_left"
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """attn.sdpa_grad (docs/op.md) as a torch custom op: (d_query, d_key,
+    d_value) for the gradient d_out of attn::sdpa's result, given its out
+    and lse. An op of its own so that AOTAutograd (torch.compile) traces the
+    backward as one opaque node."""
+    return tuple(_grad.sdpa_backward(query, key, value, out, lse, d_out,
+                                     attn_mask, is_causal, scale,
+                                     causal=causal))
+
+
+@sdpa_backward.register_fake
+def _sdpa_backward_fake(query, key, value, out, lse, d_out, attn_mask=None,
+                        is_causal=False, scale=None, causal="top_left"):
+    return (query.new_empty(query.shape), key.new_empty(key.shape),
+            value.new_empty(value.shape))
 
 
 def _setup(ctx, inputs, output):
     query, key, value, attn_mask, is_causal, scale, _, causal = inputs[:8]
     # attn.sdpa_grad has no window, softcap, key lengths or ALiBi.
     ctx.variants = [name for name, x in zip(
-        ("window", "softcap", "key_lengths", "alibi_slopes"), inputs[8:])
+        ("window", "softcap", "key_lengths", "alibi_slopes"), inputs[8:12])
         if x is not None]
     out, lse = output if isinstance(output, tuple) else (output, None)
     ctx.save_for_backward(query, key, value, attn_mask, out, lse)
-    ctx.options = dict(is_causal=is_causal, scale=scale, causal=causal)
-    ctx.enable_gqa = inputs[6]
+    ctx.options = (is_causal, scale, causal)
+    ctx.enable_gqa, ctx.dynamic = inputs[6], inputs[12]
 
 
 def _backward(ctx, d_out, d_lse=None):
@@ -97,13 +122,15 @@ def _backward(ctx, d_out, d_lse=None):
     if d_lse is not None and bool((d_lse != 0).any()):
         raise NotImplementedError(
             "attn: the backward does not take a gradient of the lse")
+    is_causal, scale, causal = ctx.options
     if lse is None:  # attn::sdpa: its lse was not kept
-        out, lse = _sdpa.sdpa(query, key, value, attn_mask,
-                              enable_gqa=ctx.enable_gqa, return_lse=True,
-                              **ctx.options)
-    grads = _grad.sdpa_backward(query, key, value, out, lse, d_out,
-                                attn_mask, **ctx.options)
-    return (*grads, None, None, None, None, None, None, None, None, None)
+        _, lse = torch.ops.attn.sdpa_lse(
+            query, key, value, attn_mask, is_causal, scale, ctx.enable_gqa,
+            causal, None, None, None, None, ctx.dynamic)
+    grads = torch.ops.attn.sdpa_backward(query, key, value, out, lse, d_out,
+                                         attn_mask, is_causal, scale, causal)
+    return (*grads, None, None, None, None, None, None, None, None, None,
+            None)
 
 
 torch.library.register_autograd("attn::sdpa", _backward, setup_context=_setup)

@@ -206,3 +206,19 @@ def test_lse_op_under_torch_compile():
     assert lse.shape == (1, 4, 1) and lse.dtype == torch.float32
     check(out.numpy(), q.numpy(), k.numpy(), v.numpy(), is_causal=True,
           causal="bottom_right", lse=lse.numpy())
+
+
+def test_dynamic_library_serves_every_length(private_cache):
+    # dynamic=True: one library (attn-compile's dynamic=1) for all B, L, S
+    # of the same heads, head dims and mask broadcast (which mask dims are
+    # 1): a growing KV cache compiles once.
+    for b, lq, lk in ((2, 5, 9), (3, 2, 17), (2, 7, 7)):
+        q = t((b, 4, lq, 16), seed=lq)
+        k, v = t((b, 2, lk, 16), seed=lk), t((b, 2, lk, 16), seed=lk + 1)
+        mask = torch.rand(b, 1, lq, lk, generator=torch.Generator().manual_seed(b)) < 0.8
+        mask[..., 0] = True
+        out = torch.ops.attn.sdpa(q, k, v, mask, True, None, True,
+                                  "bottom_right", None, None, None, None, True)
+        check(out.numpy(), q.numpy(), k.numpy(), v.numpy(), mask=mask.numpy(),
+              is_causal=True, causal="bottom_right")
+    assert attn.cache_info()["misses"] == 1
