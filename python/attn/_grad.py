@@ -16,6 +16,18 @@ def _ttype(shape, dtype):
     return "tensor<" + "x".join(str(s) for s in shape) + f"x{dtype}>"
 
 
+def attributes(scale, causal):
+    """The op's attribute dictionary (with its leading space) for a scale
+    (None: the default) and a causal alignment ("none": no band), "" when
+    neither is given."""
+    attrs = []
+    if scale is not None:
+        attrs.append(f"scale = {float(scale)!r} : f32")
+    if causal != "none":
+        attrs.append(f"causal = #attn.causal<{causal}>")
+    return (" {" + ", ".join(attrs) + "}") if attrs else ""
+
+
 def _module(qs, ks, vs, dt, mask_type, causal, scale):
     """The .mlir text of @sdpa_grad for these static shapes."""
     os_ = qs[:-1] + (vs[-1],)
@@ -28,12 +40,7 @@ def _module(qs, ks, vs, dt, mask_type, causal, scale):
         args.append(f"%m: {mask_type}")
         mask = " mask(%m)"
         types.append(mask_type)
-    attrs = []
-    if scale is not None:
-        attrs.append(f"scale = {float(scale)!r} : f32")
-    if causal != "none":
-        attrs.append(f"causal = #attn.causal<{causal}>")
-    attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
+    attr = attributes(scale, causal)
     results = ", ".join(types[:3])
     return (f"func.func @sdpa_grad({', '.join(args)}) -> ({results}) {{\n"
             f"  %dq, %dk, %dv = attn.sdpa_grad {operands}{mask}{attr}\n"
@@ -87,12 +94,7 @@ def _varlen_module(qs, ks, vs, b, dt, causal, scale):
              _ttype((qs[1], qs[0]), "f32"), _ttype(os_, dt), cu, cu]
     args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
     operands = ", ".join(f"%a{i}" for i in range(8))
-    attrs = []
-    if scale is not None:
-        attrs.append(f"scale = {float(scale)!r} : f32")
-    if causal != "none":
-        attrs.append(f"causal = #attn.causal<{causal}>")
-    attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
+    attr = attributes(scale, causal)
     results = ", ".join(types[:3])
     return (f"func.func @sdpa_grad({args}) -> ({results}) {{\n"
             f"  %dq, %dk, %dv = attn.sdpa_varlen_grad {operands}{attr}\n"

@@ -113,12 +113,7 @@ def _forward_module(qs, ks, vs, dt, mask_type, causal, scale):
         args.append(f"%m: {mask_type}")
         types.append(mask_type)
         mask = " mask(%m)"
-    attrs = []
-    if scale is not None:
-        attrs.append(f"scale = {float(scale)!r} : f32")
-    if causal != "none":
-        attrs.append(f"causal = #attn.causal<{causal}>")
-    attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
+    attr = _grad.attributes(scale, causal)
     results = f"{_ttype(os_, dt)}, {_ttype(ls, 'f32')}"
     return (f"func.func @sdpa_fwd({', '.join(args)}) -> ({results}) {{\n"
             f"  %o, %l = attn.sdpa %q, %k, %v{mask}{attr}\n"

@@ -128,6 +128,41 @@ static SequenceRows sequenceRows(OpBuilder &b, Location loc, Value cuQ,
   return r;
 }
 
+/// The sequential scf.for over the B = dim(cuQ) - 1 sequences, carrying
+/// `inits`; `body` gets each sequence's rows and the carried values and
+/// returns what the iteration yields.
+static scf::ForOp
+forEachSequence(OpBuilder &b, Location loc, Value cuQ, Value cuK,
+                ValueRange inits,
+                function_ref<SmallVector<Value>(OpBuilder &, Location, Value,
+                                                SequenceRows, ValueRange)>
+                    body) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value offsets = tensor::DimOp::create(b, loc, cuQ, 0);
+  Value numSeqs = arith::SubIOp::create(b, loc, offsets, c1);
+  return scf::ForOp::create(
+      b, loc, c0, numSeqs, c1, inits,
+      [&](OpBuilder &b, Location loc, Value seq, ValueRange iter) {
+        SequenceRows rows = sequenceRows(b, loc, cuQ, cuK, seq, c1);
+        scf::YieldOp::create(b, loc, body(b, loc, seq, rows, iter));
+      });
+}
+
+/// Replaces `op` by the loop's results (cast to the op's result types where
+/// the loop's are more dynamic).
+static void replaceWithResults(IRRewriter &rewriter, Operation *op,
+                               scf::ForOp loop) {
+  SmallVector<Value> replacements;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    Value r = loop.getResult(i);
+    if (r.getType() != result.getType())
+      r = tensor::CastOp::create(rewriter, op->getLoc(), result.getType(), r);
+    replacements.push_back(r);
+  }
+  rewriter.replaceOp(op, replacements);
+}
+
 static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -157,15 +192,11 @@ static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
     inits.push_back(linalg::FillOp::create(b, loc, ninf, lse)->getResult(0));
   }
 
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  Value offsets = tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
-  Value numSeqs = arith::SubIOp::create(b, loc, offsets, c1);
-  auto loop = scf::ForOp::create(
-      b, loc, c0, numSeqs, c1, inits,
-      [&](OpBuilder &b, Location loc, Value seq, ValueRange iter) {
-        auto [q0, lq, k0, lk] = sequenceRows(b, loc, op.getCuSeqlensQ(),
-                                             op.getCuSeqlensK(), seq, c1);
+  auto loop = forEachSequence(
+      b, loc, op.getCuSeqlensQ(), op.getCuSeqlensK(), inits,
+      [&](OpBuilder &b, Location loc, Value seq, SequenceRows rows,
+          ValueRange iter) -> SmallVector<Value> {
+        auto [q0, lq, k0, lk] = rows;
         Value q = sliceSequence(b, loc, op.getQuery(), q0, lq);
         Value k = sliceSequence(b, loc, op.getKey(), k0, lk);
         Value v = sliceSequence(b, loc, op.getValue(), k0, lk);
@@ -205,17 +236,10 @@ static void expand(IRRewriter &rewriter, SdpaVarlenOp op) {
               SmallVector<OpFoldResult>{b.getIndexAttr(hq), lq},
               SmallVector<OpFoldResult>(2, b.getIndexAttr(1))));
         }
-        scf::YieldOp::create(b, loc, results);
+        return results;
       });
 
-  SmallVector<Value> replacements;
-  for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    Value r = loop.getResult(i);
-    if (r.getType() != result.getType())
-      r = tensor::CastOp::create(b, loc, result.getType(), r);
-    replacements.push_back(r);
-  }
-  rewriter.replaceOp(op, replacements);
+  replaceWithResults(rewriter, op, loop);
 }
 
 /// attn.sdpa_varlen_grad: one attn.sdpa_grad per sequence, on the rows the
@@ -230,15 +254,11 @@ static void expand(IRRewriter &rewriter, SdpaVarlenGradOp op) {
                               zerosLike(b, loc, op.getKey()),
                               zerosLike(b, loc, op.getValue())};
 
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  Value offsets = tensor::DimOp::create(b, loc, op.getCuSeqlensQ(), 0);
-  Value numSeqs = arith::SubIOp::create(b, loc, offsets, c1);
-  auto loop = scf::ForOp::create(
-      b, loc, c0, numSeqs, c1, inits,
-      [&](OpBuilder &b, Location loc, Value seq, ValueRange iter) {
-        auto [q0, lq, k0, lk] = sequenceRows(b, loc, op.getCuSeqlensQ(),
-                                             op.getCuSeqlensK(), seq, c1);
+  auto loop = forEachSequence(
+      b, loc, op.getCuSeqlensQ(), op.getCuSeqlensK(), inits,
+      [&](OpBuilder &b, Location loc, Value seq, SequenceRows rows,
+          ValueRange iter) -> SmallVector<Value> {
+        auto [q0, lq, k0, lk] = rows;
         Value q = sliceSequence(b, loc, op.getQuery(), q0, lq);
         Value k = sliceSequence(b, loc, op.getKey(), k0, lk);
         Value v = sliceSequence(b, loc, op.getValue(), k0, lk);
@@ -261,22 +281,13 @@ static void expand(IRRewriter &rewriter, SdpaVarlenGradOp op) {
         auto grad = SdpaGradOp::create(b, loc, types, q, k, v, o, lse, dO,
                                        /*mask=*/Value(), op.getScaleAttr(),
                                        op.getCausalAttr());
-        scf::YieldOp::create(
-            b, loc,
-            ValueRange{
-                insertSequence(b, loc, grad.getDQuery(), iter[0], q0, lq),
-                insertSequence(b, loc, grad.getDKey(), iter[1], k0, lk),
-                insertSequence(b, loc, grad.getDValue(), iter[2], k0, lk)});
+        return SmallVector<Value>{
+            insertSequence(b, loc, grad.getDQuery(), iter[0], q0, lq),
+            insertSequence(b, loc, grad.getDKey(), iter[1], k0, lk),
+            insertSequence(b, loc, grad.getDValue(), iter[2], k0, lk)};
       });
 
-  SmallVector<Value> replacements;
-  for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    Value r = loop.getResult(i);
-    if (r.getType() != result.getType())
-      r = tensor::CastOp::create(b, loc, result.getType(), r);
-    replacements.push_back(r);
-  }
-  rewriter.replaceOp(op, replacements);
+  replaceWithResults(rewriter, op, loop);
 }
 
 struct AttnExpandVarlenPass
