@@ -13,7 +13,7 @@ import pytest
 from conftest import reference, rel_l2
 
 pytest.importorskip("ggml")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+sys.path.append(os.path.join(os.path.dirname(__file__), "..", "..",
                                 "bench"))
 import ggml_peer  # noqa: E402
 

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
-sys.path.insert(0, BENCH)
+sys.path.append(BENCH)  # after site-packages: a bench script never shadows a package
 port_cost = __import__("port-cost")
 
 

@@ -20,7 +20,7 @@ and whether the greedy tokens are equal. Each side runs once untimed first
 (attn compiles its kernels then: one library per phase, for every length).
 Threads: --threads (torch.set_num_threads; attn uses torch's setting).
 
-e.g. python3 bench/transformers.py --prefill 2048 --decode 128 --pairs 5
+e.g. python3 bench/hf_models.py --prefill 2048 --decode 128 --pairs 5
 """
 import argparse
 import copy
@@ -38,7 +38,7 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
 
 def parse_args():
     p = argparse.ArgumentParser(
-        prog="bench/transformers.py", description=__doc__,
+        prog="bench/hf_models.py", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--hidden", type=int, default=512)
     p.add_argument("--layers", type=int, default=4)
@@ -95,7 +95,7 @@ def main():
             cache, token = out.cache, out.logits[:, -1:].argmax(-1)
         return time.perf_counter() - t0, torch.cat(tokens, 1)
 
-    print(f"bench/transformers.py: Llama config hidden={args.hidden} "
+    print(f"bench/hf_models.py: Llama config hidden={args.hidden} "
           f"layers={args.layers} heads={args.heads}/{args.kv_heads} "
           f"(d={args.hidden // args.heads}) intermediate={args.intermediate} "
           f"vocab={args.vocab} {args.dtype}; batch {args.batch}, prefill "
