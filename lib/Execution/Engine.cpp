@@ -437,7 +437,8 @@ static llvm::Error dumpTensors(StringRef dir,
   for (auto [i, t] : llvm::enumerate(inputs))
     if (llvm::Error e = write("arg" + std::to_string(i) + ".npy", t))
       return e;
-  // No fused results where the op has no fused lowering (attn.sdpa_paged).
+  // No fused results where the op has no fused lowering (attn.sdpa_paged
+  // outside the decode kernel's reach).
   size_t results = std::max(fusedOut.size(), naiveOut ? naiveOut->size() : 0);
   for (size_t r = 0; r < results; ++r) {
     std::string suffix = r == 0             ? ""
@@ -519,25 +520,33 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
   report.flops = problem ? problem->flops() : 0;
 
   OraclePlan plan = planOracles(options, problem, report);
-  // attn.sdpa_paged has no fused lowering yet (the fused pipelines reject
-  // it): its runs check the naive lowering against the f64 reference.
-  bool withFused = !(problem && problem->paged);
+  // attn.sdpa_paged runs fused on the CPU where its query blocks are decode
+  // groups (the decode kernel reads the caches in place); elsewhere its runs
+  // check the naive lowering against the f64 reference.
+  std::string noFused;
+  if (problem && problem->paged)
+    noFused = options.cuda ? "the GPU pipelines have no lowering of it"
+                           : whyNoFusedPagedLowering(*loaded->module, pipeline);
+  bool withFused = noFused.empty();
   if (!withFused) {
     if (options.benchRuns > 0)
       return makeError("--bench: attn.sdpa_paged (page_size) has no fused "
-                       "lowering yet to time");
+                       "lowering for this problem to time: " +
+                       noFused);
     plan.naive = report.naiveSkipped.empty();
     if (!plan.naive || !plan.ref)
       return makeError("attn.sdpa_paged (page_size) has no fused lowering "
-                       "yet: a run checks its naive lowering against the f64 "
+                       "for this problem (" +
+                       noFused +
+                       "): a run checks its naive lowering against the f64 "
                        "reference (--check all or f64, within "
                        "--naive-limit-gib and --ref-limit-gflop)");
   }
   if (llvm::Error e = checkHostMemory(signature, problem, plan, report))
     return std::move(e);
   if (!withFused && !plan.naive)
-    return makeError("attn.sdpa_paged (page_size) has no fused lowering yet, "
-                     "and its naive lowering does not fit: " +
+    return makeError("attn.sdpa_paged (page_size) has no fused lowering for "
+                     "this problem, and its naive lowering does not fit: " +
                      report.naiveSkipped);
 
   llvm::Expected<std::vector<HostTensor>> inputs =

@@ -9,7 +9,10 @@
 #include "attn/Codegen/CPU/Passes.h"
 #include "attn/Codegen/GPU/Passes.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnPagedOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Tuning/CpuPathDefaults.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -209,15 +212,56 @@ int64_t mlir::attn::wideBlockKVFor(const CpuPipelineOptions &options) {
       .wideBlockKV;
 }
 
+/// attn-tile-online-softmax's options in attn-lower-cpu, with the
+/// microkernels' options `kernels`.
+static AttnTileOnlineSoftmaxOptions
+tilingOptionsFor(const CpuPipelineOptions &options,
+                 const AttnCpuMicrokernelsOptions &kernels) {
+  AttnTileOnlineSoftmaxOptions tiling;
+  tiling.blockQ = options.blockQ;
+  tiling.blockKV = options.blockKV;
+  tiling.kvSplits = options.kvSplits;
+  // Query rows run along the microkernels' vectors: fill whole vectors. A
+  // width that is not positive is left to attn-cpu-microkernels to reject,
+  // under its own name.
+  if (options.microkernels && kernels.vectorWidth > 0)
+    tiling.rowMultiple = kernels.vectorWidth;
+  // Few query rows per block (decoding): decode groups (attn-tile-online-
+  // softmax's decode-rows), whose kernel runs vectors along D
+  // (attn-cpu-decode): D and Dv whole vectors.
+  tiling.decodeRows = decodeRowsFor(options);
+  if (tiling.decodeRows > 0)
+    tiling.decodeDimMultiple = kernels.vectorWidth;
+  return tiling;
+}
+
+std::string
+mlir::attn::whyNoFusedPagedLowering(ModuleOp module,
+                                    const CpuPipelineOptions &options) {
+  // attn-lower-cpu's first step on a copy, then the tiling's own verdict on
+  // each attn.sdpa over paged views.
+  OwningOpRef<ModuleOp> copy = module.clone();
+  PassManager pm(module.getContext(), ModuleOp::getOperationName());
+  pm.addPass(createAttnViewPaged());
+  if (failed(pm.run(*copy)))
+    return "attn-view-paged failed";
+  AttnTileOnlineSoftmaxOptions tiling =
+      tilingOptionsFor(options, microkernelOptionsFor(options));
+  std::string why;
+  copy->walk([&](SdpaOp op) {
+    if (why.empty() && op.getKey().getDefiningOp<PagedViewOp>())
+      why = whyNotDecodeGroups(op, tiling);
+  });
+  return why;
+}
+
 void mlir::attn::buildCpuPipeline(OpPassManager &pm,
                                   const CpuPipelineOptions &options) {
   AttnCpuMicrokernelsOptions kernels = microkernelOptionsFor(options);
   // The path's defaults at the kernels' vector-width (Tuning.td).
   tuning::CpuPathDefaults onPath = tuning::cpuPathDefaults(
       resolveCpuKernelsForHost(options.kernels), kernels.vectorWidth);
-  AttnTileOnlineSoftmaxOptions tiling;
-  tiling.blockQ = options.blockQ;
-  tiling.blockKV = options.blockKV;
+  AttnTileOnlineSoftmaxOptions tiling = tilingOptionsFor(options, kernels);
   // What the kernels want of the tiling, op by op (attn-cpu-plan-tiling).
   AttnCpuPlanTilingOptions plan;
   plan.narrowBlockQ = narrowBlockQFor(options);
@@ -233,19 +277,8 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
   if (options.microkernels)
     plan.narrowLowpMaxD = onPath.narrowLowpMaxD;
   plan.wideBlockKV = wideBlockKVFor(options);
-  tiling.kvSplits = options.kvSplits;
-  // Query rows run along the microkernels' vectors: fill whole vectors. A
-  // width that is not positive is left to attn-cpu-microkernels to reject,
-  // under its own name.
-  if (options.microkernels && kernels.vectorWidth > 0)
-    tiling.rowMultiple = kernels.vectorWidth;
-  // Few query rows per block (decoding): decode groups (attn-tile-online-
-  // softmax's decode-rows), whose kernel runs vectors along D
-  // (attn-cpu-decode): D and Dv whole vectors.
-  tiling.decodeRows = decodeRowsFor(options);
   AttnCpuDecodeOptions decode;
   if (tiling.decodeRows > 0) {
-    tiling.decodeDimMultiple = kernels.vectorWidth;
     decode.decodeWidth = kernels.vectorWidth;
     decode.decodeBf16Dot = kernels.bf16Dot;
     decode.decodeBf16ValueDot = kernels.bf16Dot;
@@ -256,8 +289,9 @@ void mlir::attn::buildCpuPipeline(OpPassManager &pm,
     decode.decodePageTouch = options.decodePageTouch;
     decode.decodePhased = onPath.decodePhased;
   }
-  // No fused lowering of paged caches yet (attn-lower-naive-cpu has one).
-  pm.addPass(createAttnRejectSdpaPaged());
+  // Paged caches as views that the decode kernel reads in place (the
+  // tiling refuses an op whose blocks are not decode groups).
+  pm.addPass(createAttnViewPaged());
   pm.addPass(createAttnExpandVarlen());
   pm.addPass(createAttnCpuPlanTiling(plan));
   pm.addPass(createAttnTileOnlineSoftmax(tiling));
@@ -456,9 +490,8 @@ static void registerGpuPipeline(llvm::StringRef name,
         build(pm, options);
         return success();
       },
-      [](llvm::function_ref<void(const detail::PassOptions &)> printOptions) {
-        printOptions(GpuPipelineOptions());
-      });
+      [](llvm::function_ref<void(const mlir::detail::PassOptions &)>
+             printOptions) { printOptions(GpuPipelineOptions()); });
 }
 
 void mlir::attn::registerAttnPipelines() {

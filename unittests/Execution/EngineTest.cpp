@@ -6,10 +6,10 @@
 
 #include "attn/Execution/Engine.h"
 #include "attn/Execution/HugePages.h"
-#include "attn/Spec/Npy.h"
 #include "attn/Execution/Peak.h"
-#include "attn/Spec/Problem.h"
 #include "attn/Execution/Report.h"
+#include "attn/Spec/Npy.h"
+#include "attn/Spec/Problem.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -274,6 +274,40 @@ TEST(EngineTest, IllConditionedInputsPassThroughSens) {
       << "the example no longer needs the sens term: make it harsher";
   EXPECT_TRUE(report->pass);
   llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(EngineTest, PagedRunsFusedWhereTheDecodeKernelTakesIt) {
+  // A decode over a paged cache runs fused (the decode kernel reading the
+  // pages in place), checked against the naive lowering and f64.
+  llvm::Expected<RunReport> decode = runAttn(
+      context(),
+      optionsFor("hq=4,hkv=2,lq=1,d=32,page_size=3,kv_lens=10/0/1,lse=1"));
+  ASSERT_TRUE(bool(decode)) << errorOf(decode);
+  EXPECT_TRUE(decode->pass);
+  std::vector<std::string> seen;
+  for (const CheckRecord &c : decode->checks)
+    if (!c.isNaNCheck())
+      seen.push_back(c.result + " " + c.oracle);
+  EXPECT_EQ(
+      (std::vector<std::string>{"out f64 (naive)", "out f64", "out naive",
+                                "lse f64 (naive)", "lse f64", "lse naive"}),
+      seen);
+  // Softcap keeps its blocks off the decode kernel: the naive lowering
+  // alone, against f64; --bench is refused with the reason.
+  RunOptions capped =
+      optionsFor("hq=4,hkv=2,lq=1,d=32,page_size=3,kv_lens=10/0/1,softcap=5");
+  llvm::Expected<RunReport> naive = runAttn(context(), capped);
+  ASSERT_TRUE(bool(naive)) << errorOf(naive);
+  seen.clear();
+  for (const CheckRecord &c : naive->checks)
+    if (!c.isNaNCheck())
+      seen.push_back(c.result + " " + c.oracle);
+  EXPECT_EQ((std::vector<std::string>{"out f64 (naive)"}), seen);
+  capped.benchRuns = 2;
+  llvm::Expected<RunReport> bench = runAttn(context(), capped);
+  EXPECT_EQ("--bench: attn.sdpa_paged (page_size) has no fused lowering for "
+            "this problem to time: a mask, softcap or ALiBi",
+            errorOf(bench));
 }
 
 TEST(EngineTest, PipelineOptionsAreChecked) {

@@ -17,6 +17,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Tuning/Tuning.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassOptions.h"
 
 #include "llvm/Support/Error.h"
@@ -65,6 +66,13 @@ int64_t decodeRowsFor(const CpuPipelineOptions &options);
 /// else the default of its `kernels` path (resolved for this host) at the
 /// kernels' vector-width (Tuning.td: 128 on amx, else 0).
 int64_t wideBlockKVFor(const CpuPipelineOptions &options);
+
+/// Why attn-lower-cpu with `options` refuses an attn.sdpa_paged of
+/// `module` (it reads paged caches through the decode kernel only: every
+/// query block must be one decode group, attn-tile-online-softmax's
+/// verdict); empty where it lowers them all.
+std::string whyNoFusedPagedLowering(ModuleOp module,
+                                    const CpuPipelineOptions &options);
 
 /// `attn-lower-cpu`: attn-tile-online-softmax, attn-cpu-decode,
 /// bufferization, loops, OpenMP, LLVM. The fused lowering for the CPU.

@@ -12,6 +12,7 @@
 
 #include "CpuDecodeKernel.h"
 
+#include "attn/Dialect/Attn/IR/AttnPagedOps.h"
 #include "attn/Dialect/Attn/IR/AttnTileOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -97,6 +98,53 @@ struct AttnCpuDecodePass
       DecodeResult result = emitDecodeKeys(rewriter, group, *options,
                                            op.getKeyBegin(), op.getKeyEnd());
       rewriter.replaceOp(op, ValueRange{result.m, result.l, result.acc});
+    }
+    if (failed(dropPagedViews(rewriter)))
+      signalPassFailure();
+  }
+
+  /// The views of paged caches (attn-view-paged), read by the kernels in
+  /// place: their sizes, where the tiling asked for them, from the page
+  /// table and the cache; then the views go. A view read otherwise is an
+  /// error (the tiling refuses such ops).
+  LogicalResult dropPagedViews(IRRewriter &rewriter) {
+    SmallVector<PagedViewOp> views;
+    getOperation()->walk([&](PagedViewOp op) { views.push_back(op); });
+    for (PagedViewOp view : views) {
+      for (OpOperand &use : llvm::make_early_inc_range(view->getUses())) {
+        auto dim = dyn_cast<tensor::DimOp>(use.getOwner());
+        std::optional<int64_t> index =
+            dim ? dim.getConstantIndex() : std::nullopt;
+        if (!index || *index < 0 || *index > 3)
+          continue;
+        rewriter.setInsertionPoint(dim);
+        rewriter.replaceOp(dim, viewSize(rewriter, view, *index));
+      }
+      if (!view->use_empty())
+        return view.emitOpError()
+               << "is read by something other than the decode kernel (the "
+                  "fused CPU lowering reads paged caches in place)";
+      rewriter.eraseOp(view);
+    }
+    return success();
+  }
+
+  /// Dim `dim` of `view`: [B, Hkv, max_pages * page_size, D].
+  static Value viewSize(OpBuilder &b, PagedViewOp view, int64_t dim) {
+    Location loc = view.getLoc();
+    auto size = [&](Value t, int64_t i) -> Value {
+      return tensor::DimOp::create(b, loc, t, i);
+    };
+    switch (dim) {
+    case 0:
+      return size(view.getPageTable(), 0);
+    case 2:
+      return arith::MulIOp::create(
+          b, loc, size(view.getPageTable(), 1),
+          size(view.getCache(), view.getPageSlotDim()));
+    default:
+      return arith::ConstantIndexOp::create(
+          b, loc, view.getView().getType().getDimSize(dim));
     }
   }
 };

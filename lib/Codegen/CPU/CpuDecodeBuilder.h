@@ -214,6 +214,12 @@ private:
   /// options.pageTouch bytes past prefetchBase's row and one of K past
   /// keyPrefetchBase's (rows clamped to `last`), kept by an empty asm.
   void touchPagesAhead(Value last);
+  /// The indices of K's or V's (tensor or buffer) row `row` at head `head`,
+  /// column `col`: (batch, head, row, col), or in a paged cache the row's
+  /// page (from the page table, clamped into the cache) and slot.
+  SmallVector<Value> kvAt(Value head, Value row, Value col);
+  /// With a paged cache: its page size and last page index (build).
+  Value pageSize, lastPage;
   /// Row `row`, columns [c * W, (c + 1) * W) of the [B, H, L, D] tensor
   /// `src` at (batch, head), as f32.
   Value readRow(Value src, Value head, Value row, int64_t c, bool paired);

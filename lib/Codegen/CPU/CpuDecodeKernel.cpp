@@ -10,8 +10,10 @@
 #include "CpuDecodeScores.h"
 #include "CpuKernels.h"
 
+#include "attn/Dialect/Attn/IR/AttnPagedOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -43,17 +45,47 @@ DecodeGroup DecodeGroup::of(DecodeKeysOp op) {
   group.head = op.getHead();
   group.kvHead = op.getKvHead();
   group.qStart = op.getQStart();
+  // Paged caches: the views' caches and page table, read in place.
+  auto keyView = group.key.getDefiningOp<PagedViewOp>();
+  auto valueView = group.value.getDefiningOp<PagedViewOp>();
+  if (keyView && valueView) {
+    group.key = keyView.getCache();
+    group.value = valueView.getCache();
+    group.pageTable = keyView.getPageTable();
+    group.pageSlotDim = keyView.getPageSlotDim();
+  }
   return group;
+}
+
+SmallVector<Value> CpuDecodeBuilder::kvAt(Value head, Value row, Value col) {
+  if (!decode.pageTable)
+    return {decode.batch, head, row, col};
+  // The key's page and its slot in it. Rows are never negative.
+  Value pageCol = arith::DivUIOp::create(b, loc, row, pageSize);
+  Value slot = arith::RemUIOp::create(b, loc, row, pageSize);
+  Value entry = tensor::ExtractOp::create(b, loc, decode.pageTable,
+                                          ValueRange{decode.batch, pageCol});
+  Value page =
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), entry).getResult();
+  // A page outside the cache is never read: clamped into it (such keys are
+  // undefined; attn-run refuses such tables before running).
+  page = maxIndex(minIndex(page, lastPage), kernel.idx(0));
+  if (decode.pageSlotDim == 1)
+    return {page, slot, head, col};
+  return {page, head, slot, col};
 }
 
 Value CpuDecodeBuilder::readPairChunk(Value src, Value head, Value row,
                                       int64_t p) {
   auto eltType = cast<RankedTensorType>(src.getType()).getElementType();
   Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
-  return vector::TransferReadOp::create(
-      b, loc, VectorType::get({2 * width}, eltType), src,
-      ValueRange{decode.batch, head, row, kernel.idx(p * 2 * width)}, pad,
-      ArrayRef<bool>{true});
+  Value col = kernel.idx(p * 2 * width);
+  SmallVector<Value> at = src == decode.query
+                              ? SmallVector<Value>{decode.batch, head, row, col}
+                              : kvAt(head, row, col);
+  return vector::TransferReadOp::create(b, loc,
+                                        VectorType::get({2 * width}, eltType),
+                                        src, at, pad, ArrayRef<bool>{true});
 }
 
 Value CpuDecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
@@ -62,10 +94,12 @@ Value CpuDecodeBuilder::readRow(Value src, Value head, Value row, int64_t c,
   if (!paired) {
     auto type = VectorType::get({width}, eltType);
     Value pad = arith::ConstantOp::create(b, loc, b.getFloatAttr(eltType, 0.0));
-    Value x = vector::TransferReadOp::create(
-        b, loc, type, src,
-        ValueRange{decode.batch, head, row, kernel.idx(c * width)}, pad,
-        ArrayRef<bool>{true});
+    Value col = kernel.idx(c * width);
+    SmallVector<Value> at =
+        src == decode.query ? SmallVector<Value>{decode.batch, head, row, col}
+                            : kvAt(head, row, col);
+    Value x = vector::TransferReadOp::create(b, loc, type, src, at, pad,
+                                             ArrayRef<bool>{true});
     if (!eltType.isF32())
       x = arith::ExtFOp::create(b, loc, kernel.vecType, x);
     return x;
@@ -123,10 +157,10 @@ void CpuDecodeBuilder::prefetchRow(Value buf, Value row, int64_t c0,
   // (0.989-0.990) of the time (journal/round-19.md).
   for (int64_t col = llvm::alignTo(c0 * width, perLine); col < c1 * width;
        col += perLine)
-    memref::PrefetchOp::create(
-        b, loc, buf,
-        ValueRange{decode.batch, decode.kvHead, row, kernel.idx(col)},
-        /*isWrite=*/false, locality, /*isDataCache=*/true);
+    memref::PrefetchOp::create(b, loc, buf,
+                               kvAt(decode.kvHead, row, kernel.idx(col)),
+                               /*isWrite=*/false, locality,
+                               /*isDataCache=*/true);
 }
 
 void CpuDecodeBuilder::readQueries() {
@@ -493,9 +527,8 @@ void CpuDecodeBuilder::touchPagesAhead(Value last) {
     Value row = minIndex(
         kernel.add(base, std::max<int64_t>(1, options.pageTouch / rowBytes)),
         last);
-    Value x = memref::LoadOp::create(
-        b, loc, buf,
-        ValueRange{decode.batch, decode.kvHead, row, kernel.idx(0)});
+    Value x = memref::LoadOp::create(b, loc, buf,
+                                     kvAt(decode.kvHead, row, kernel.idx(0)));
     // The loaded value only has to reach a register: an empty asm that
     // takes it keeps the load.
     Value word = arith::BitcastOp::create(b, loc, b.getI16Type(), x);
@@ -614,6 +647,16 @@ DecodeState CpuDecodeBuilder::phasedBlocks(Value begin, Value end,
 DecodeResult CpuDecodeBuilder::build(Value begin, Value end) {
   readQueries();
   end = maxIndex(end, begin);
+  if (decode.pageTable) {
+    pageSize = getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, decode.key, decode.pageSlotDim));
+    Value numPages = tensor::DimOp::create(b, loc, decode.key, 0);
+    lastPage = arith::SubIOp::create(b, loc, numPages, kernel.idx(1));
+    // An empty cache has no key to read.
+    Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        numPages, kernel.idx(0));
+    end = arith::SelectOp::create(b, loc, empty, begin, end);
+  }
   Value w = kernel.idx(width);
   Value numFull = arith::DivUIOp::create(
       b, loc, arith::SubIOp::create(b, loc, end, begin), w);

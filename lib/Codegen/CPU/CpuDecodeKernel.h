@@ -98,6 +98,15 @@ struct DecodeGroup {
   int64_t rowsPerHead = 0;
   Value query, key, value;
   Value batch, head, kvHead, qStart;
+  /// K and V read in place from a paged cache (attn.paged_view operands,
+  /// attn.sdpa_paged): `key` and `value` are then the caches, [num_pages,
+  /// page_size, Hkv, D] (NHD) or [num_pages, Hkv, page_size, D] (HND), and
+  /// key t of the group is slot t mod page_size of page pageTable[batch, t
+  /// floordiv page_size] (i32 [B, max_pages]), its index clamped into the
+  /// cache. Null for dense K and V.
+  Value pageTable;
+  /// The caches' page slot dim: 1 (NHD) or 2 (HND).
+  unsigned pageSlotDim = 1;
 
   static DecodeGroup of(DecodeKeysOp op);
 };

@@ -91,3 +91,40 @@ LogicalResult SdpaPagedOp::verify() {
   return verify::scoreAttributes(*this, getWindow(), getSoftcapAttr(),
                                  getScaleAttr());
 }
+
+LogicalResult PagedViewOp::verify() {
+  enum { Cache, Table, View };
+  auto cacheType = cast<RankedTensorType>(getCache().getType());
+  auto tableType = cast<RankedTensorType>(getPageTable().getType());
+  auto viewType = cast<RankedTensorType>(getView().getType());
+  if (cacheType.getRank() != 4 || viewType.getRank() != 4)
+    return emitOpError() << "expected cache and view to have rank 4, but got "
+                         << cacheType.getRank() << " and "
+                         << viewType.getRank();
+  if (tableType.getRank() != 2 || !tableType.getElementType().isInteger(32))
+    return emitOpError() << "expected page_table to be a rank-2 i32 tensor, "
+                            "but got "
+                         << tableType;
+  if (viewType.getElementType() != cacheType.getElementType())
+    return emitOpError() << "expected view element type ("
+                         << viewType.getElementType()
+                         << ") to equal cache element type ("
+                         << cacheType.getElementType() << ")";
+  NamedType all[] = {
+      {"cache", cacheType}, {"page_table", tableType}, {"view", viewType}};
+  // view [B, Hkv, max_pages * page_size, D].
+  if (failed(verify::dimRules(*this, all,
+                              {{View, 0, Table, 0},
+                               {View, 1, Cache, getHeadsDim()},
+                               {View, 3, Cache, 3}})))
+    return failure();
+  int64_t pages = tableType.getDimSize(1),
+          pageSize = cacheType.getDimSize(getPageSlotDim()),
+          keys = viewType.getDimSize(2);
+  if (!ShapedType::isDynamic(pages) && !ShapedType::isDynamic(pageSize) &&
+      !ShapedType::isDynamic(keys) && keys != pages * pageSize)
+    return emitOpError() << "expected view dim 2 (" << keys
+                         << ") to be page_table dim 1 times the page size ("
+                         << pages << " * " << pageSize << ")";
+  return success();
+}

@@ -2,10 +2,11 @@
 //
 // Part of the attn project.
 //
-// Attention over a paged cache has only its oracle's lowering so far (a
-// gather into dense keys and values, attn-gather-paged): the fused
-// pipelines say so on the op rather than fail later in bufferization, or
-// run a copy that a fused lowering exists to avoid.
+// Attention over a paged cache has no GPU lowering yet: the GPU pipelines
+// say so on the op rather than fail later in bufferization, or run a copy
+// (attn-gather-paged) that a fused lowering exists to avoid. The CPU
+// pipelines lower it: attn-lower-cpu in place (attn-view-paged, the decode
+// kernel), attn-lower-naive-cpu by a gather.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,8 +27,9 @@ struct AttnRejectSdpaPagedPass
     : public attn::impl::AttnRejectSdpaPagedBase<AttnRejectSdpaPagedPass> {
   void runOnOperation() override {
     WalkResult found = getOperation()->walk([](SdpaPagedOp op) {
-      op.emitOpError("has no fused lowering yet: attention over a paged "
-                     "cache runs on attn-lower-naive-cpu only");
+      op.emitOpError("has no lowering in this pipeline: attention over a "
+                     "paged cache runs on attn-lower-cpu (decode groups) and "
+                     "attn-lower-naive-cpu");
       return WalkResult::interrupt();
     });
     if (found.wasInterrupted())

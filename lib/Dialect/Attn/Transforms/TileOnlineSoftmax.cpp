@@ -21,6 +21,7 @@
 #include "TileOps.h"
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/IR/AttnPagedOps.h"
 #include "attn/Dialect/Attn/IR/AttnTileOps.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
 
@@ -302,36 +303,60 @@ void writeBlockResults(OpBuilder &b, const TiledSdpa &sdpa,
   }
 }
 
-/// The rows of the decode group that `sdpa`'s query blocks are (planned with
-/// its groupedRows), or 0 if the op goes to the tile ops: a static Lq whose
-/// block (Lq, or group * Lq with grouped rows) has at most `maxRows` rows
-/// and at most block-q, D and Dv multiples of `dimMultiple`, no user mask,
-/// no softcap, no ALiBi, and a causal or window band only with Lq = 1
-/// (where the band is one key range for every row).
-static int64_t decodeRowsFor(const TiledSdpa &sdpa, int64_t maxRows,
-                             int64_t dimMultiple, int64_t blockQ) {
+/// Whether `op`'s query blocks hold grouped rows (TiledSdpa::groupedRows)
+/// under block-q `blockQ`: a static Lq with group * Lq rows fitting a block,
+/// and no ALiBi (its slope is per head: a grouped block would need one per
+/// row).
+static bool takesGroupedRows(SdpaOp op, int64_t blockQ) {
+  RankedTensorType qType = op.getQueryType();
+  int64_t group = op.getGroupSize();
+  std::optional<int64_t> groupRows =
+      qType.isDynamicDim(2) ? std::nullopt
+                            : llvm::checkedMul(group, qType.getDimSize(2));
+  return group > 1 && groupRows && qType.getDimSize(2) > 0 &&
+         !op.getAlibiSlopes() && *groupRows <= blockQ;
+}
+
+/// The rows of the decode group that `op`'s query blocks are (with grouped
+/// rows where `groupedRows`), or 0 if the op goes to the tile ops: a static
+/// Lq whose block (Lq, or group * Lq with grouped rows) has at most
+/// `maxRows` rows and at most block-q, D and Dv multiples of `dimMultiple`,
+/// no user mask, no softcap, no ALiBi, and a causal or window band only
+/// with Lq = 1 (where the band is one key range for every row). Where 0,
+/// `why` (if given) says why.
+static int64_t decodeRowsFor(SdpaOp op, bool groupedRows, int64_t maxRows,
+                             int64_t dimMultiple, int64_t blockQ,
+                             std::string *why = nullptr) {
+  auto refuse = [&](const Twine &reason) -> int64_t {
+    if (why)
+      *why = reason.str();
+    return 0;
+  };
   if (maxRows <= 0 || dimMultiple <= 0)
-    return 0;
-  RankedTensorType qType = sdpa.op.getQueryType();
+    return refuse("decode groups are off (decode-rows 0)");
+  RankedTensorType qType = op.getQueryType();
   if (qType.isDynamicDim(2) || qType.getDimSize(2) <= 0)
-    return 0;
+    return refuse("the query length is dynamic or 0");
   int64_t lq = qType.getDimSize(2);
   // Without grouped rows every query head is a block of its own (MHA, or a
   // group too large for one block).
-  int64_t rows = sdpa.groupedRows ? sdpa.group * lq : lq;
+  int64_t rows = groupedRows ? op.getGroupSize() * lq : lq;
   if (rows > maxRows || rows > blockQ)
-    return 0;
-  if (sdpa.op.getMask() || sdpa.softcap || sdpa.op.getAlibiSlopes())
-    return 0;
-  if (sdpa.band && lq != 1)
-    return 0;
-  if (sdpa.d <= 0 || sdpa.d % dimMultiple != 0 || sdpa.dv % dimMultiple != 0)
-    return 0;
-  for (Value v : {sdpa.op.getQuery(), sdpa.op.getKey(), sdpa.op.getValue()}) {
+    return refuse(Twine(rows) + " query rows per block exceed decode-rows (" +
+                  Twine(maxRows) + ") or block-q (" + Twine(blockQ) + ")");
+  if (op.getMask() || op.getSoftcap() || op.getAlibiSlopes())
+    return refuse("a mask, softcap or ALiBi");
+  if (getVisibleBand(op) && lq != 1)
+    return refuse("a causal or window band with more than one query row");
+  int64_t d = qType.getDimSize(3), dv = op.getValueType().getDimSize(3);
+  if (d <= 0 || d % dimMultiple != 0 || dv % dimMultiple != 0)
+    return refuse("D (" + Twine(d) + ") and Dv (" + Twine(dv) +
+                  ") not multiples of " + Twine(dimMultiple));
+  for (Value v : {op.getQuery(), op.getKey(), op.getValue()}) {
     auto elt = dyn_cast<FloatType>(
         cast<RankedTensorType>(v.getType()).getElementType());
     if (!elt || elt.getWidth() > 32)
-      return 0;
+      return refuse("an element type wider than 32 bits");
   }
   return rows;
 }
@@ -437,12 +462,7 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op, const OpTiling &tiling,
   // Static sizes may be anything up to 2^63 - 1: every product is checked
   // (an overflow here would silently tile a huge op into one small block).
   sdpa.bq = tiling.blockQ;
-  std::optional<int64_t> groupRows =
-      qType.isDynamicDim(2) ? std::nullopt
-                            : llvm::checkedMul(sdpa.group, qType.getDimSize(2));
-  // ALiBi's slope is per head: a grouped block would need one per row.
-  if (sdpa.group > 1 && groupRows && qType.getDimSize(2) > 0 &&
-      !op.getAlibiSlopes() && *groupRows <= tiling.blockQ) {
+  if (takesGroupedRows(op, tiling.blockQ)) {
     sdpa.groupedRows = true;
     sdpa.staticLq = qType.getDimSize(2);
   }
@@ -451,14 +471,14 @@ TiledSdpa planTiling(OpBuilder &b, SdpaOp op, const OpTiling &tiling,
     // up to row-multiple); larger sequences keep block-q.
     int64_t rows = std::max<int64_t>(1, qType.getDimSize(2));
     if (sdpa.groupedRows)
-      rows = *groupRows;
+      rows = sdpa.group * sdpa.staticLq;
     if (rows < sdpa.bq)
       if (std::optional<int64_t> rounded = llvm::checkedMul(
               static_cast<int64_t>(llvm::divideCeil(rows, options.rowMultiple)),
               options.rowMultiple))
         sdpa.bq = std::min(sdpa.bq, *rounded);
   }
-  if (int64_t rows = decodeRowsFor(sdpa, options.decodeRows,
+  if (int64_t rows = decodeRowsFor(op, sdpa.groupedRows, options.decodeRows,
                                    options.decodeDimMultiple, tiling.blockQ)) {
     sdpa.decode = true;
     sdpa.bq = rows;
@@ -567,10 +587,28 @@ struct AttnTileOnlineSoftmaxPass
             << ") must not be negative";
         return signalPassFailure();
       }
+    AttnTileOnlineSoftmaxOptions options{
+        blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeDimMultiple};
+    // Keys and values that are views of paged caches (attn-view-paged) are
+    // read by the decode kernel only, in place: an op whose query blocks
+    // are not decode groups is refused, with the reason.
+    WalkResult paged = getOperation()->walk([&](SdpaOp op) {
+      if (!op.getKey().getDefiningOp<PagedViewOp>() &&
+          !op.getValue().getDefiningOp<PagedViewOp>())
+        return WalkResult::advance();
+      std::string why = whyNotDecodeGroups(op, options);
+      if (why.empty())
+        return WalkResult::advance();
+      op.emitOpError() << "reads a paged cache (attn.sdpa_paged), which the "
+                          "fused CPU lowering reads through the decode kernel "
+                          "only, and its query blocks are not decode groups: "
+                       << why << " (attn-lower-naive-cpu lowers it)";
+      return WalkResult::interrupt();
+    });
+    if (paged.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    populateTileOnlineSoftmaxPatterns(patterns,
-                                      {blockQ, blockKV, rowMultiple, kvSplits,
-                                       decodeRows, decodeDimMultiple});
+    populateTileOnlineSoftmaxPatterns(patterns, options);
     // Only the sdpa ops are rewritten; leave the rest of the IR as it is.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
@@ -589,4 +627,14 @@ struct AttnTileOnlineSoftmaxPass
 void mlir::attn::populateTileOnlineSoftmaxPatterns(
     RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &options) {
   patterns.add<TileSdpa>(patterns.getContext(), options);
+}
+
+std::string
+mlir::attn::whyNotDecodeGroups(SdpaOp op,
+                               const AttnTileOnlineSoftmaxOptions &options) {
+  OpTiling tiling = tilingOf(op, options);
+  std::string why;
+  decodeRowsFor(op, takesGroupedRows(op, tiling.blockQ), options.decodeRows,
+                options.decodeDimMultiple, tiling.blockQ, &why);
+  return why;
 }

@@ -294,3 +294,44 @@ func.func @layout_attr(%q: tensor<2x4x3x16xf32>, %k: tensor<?x5x2x16xf32>, %v: t
   %o = attn.sdpa_paged %q, %k, %v, %t, %l {layout = #attn.causal<top_left>} : tensor<2x4x3x16xf32>, tensor<?x5x2x16xf32>, tensor<?x5x2x12xf32>, tensor<2x3xi32>, tensor<2xi32> -> tensor<2x4x3x12xf32>
   return
 }
+
+// -----
+
+// attn.paged_view's diagnostics.
+func.func @view_rank(%c: tensor<?x16x64xf32>, %t: tensor<2x3xi32>) {
+  // expected-error @+1 {{expected cache and view to have rank 4, but got 3 and 4}}
+  %v = attn.paged_view %c, %t : tensor<?x16x64xf32>, tensor<2x3xi32> -> tensor<2x2x48x64xf32>
+  return
+}
+
+// -----
+
+func.func @view_table(%c: tensor<?x16x2x64xf32>, %t: tensor<2x3xi64>) {
+  // expected-error @+1 {{expected page_table to be a rank-2 i32 tensor, but got 'tensor<2x3xi64>'}}
+  %v = attn.paged_view %c, %t : tensor<?x16x2x64xf32>, tensor<2x3xi64> -> tensor<2x2x48x64xf32>
+  return
+}
+
+// -----
+
+func.func @view_element_type(%c: tensor<?x16x2x64xf32>, %t: tensor<2x3xi32>) {
+  // expected-error @+1 {{expected view element type ('bf16') to equal cache element type ('f32')}}
+  %v = attn.paged_view %c, %t : tensor<?x16x2x64xf32>, tensor<2x3xi32> -> tensor<2x2x48x64xbf16>
+  return
+}
+
+// -----
+
+func.func @view_heads(%c: tensor<?x16x2x64xf32>, %t: tensor<2x3xi32>) {
+  // expected-error @+1 {{expected view dim 1 (4) to equal cache dim 2 (2)}}
+  %v = attn.paged_view %c, %t : tensor<?x16x2x64xf32>, tensor<2x3xi32> -> tensor<2x4x48x64xf32>
+  return
+}
+
+// -----
+
+func.func @view_keys(%c: tensor<?x2x16x64xf32>, %t: tensor<2x3xi32>) {
+  // expected-error @+1 {{expected view dim 2 (32) to be page_table dim 1 times the page size (3 * 16)}}
+  %v = attn.paged_view %c, %t {layout = #attn.kv_layout<hnd>} : tensor<?x2x16x64xf32>, tensor<2x3xi32> -> tensor<2x2x32x64xf32>
+  return
+}

@@ -35,3 +35,14 @@ func.func @alibi(%q: tensor<2x4x1x16xf16>, %kc: tensor<?x1x4x16xf16>, %vc: tenso
   %p = attn.sdpa_paged %q, %kc, %vc, %pt, %len alibi_slopes(%bh : tensor<2x4xf32>) {layout = #attn.kv_layout<nhd>} : tensor<2x4x1x16xf16>, tensor<?x1x4x16xf16>, tensor<?x1x4x16xf16>, tensor<2x7xi32>, tensor<2xi32> -> tensor<2x4x1x16xf16>
   return %o, %p : tensor<2x4x1x16xf16>, tensor<2x4x1x16xf16>
 }
+
+// attn.paged_view (attn-view-paged's view of a cache), both layouts, a
+// dynamic page count and table width.
+// CHECK-LABEL: func.func @views
+// CHECK: attn.paged_view %{{.*}}, %{{.*}} : tensor<?x16x2x64xbf16>, tensor<3x4xi32> -> tensor<3x2x64x64xbf16>
+// CHECK: attn.paged_view %{{.*}}, %{{.*}} {layout = #attn.kv_layout<hnd>} : tensor<?x2x16x64xbf16>, tensor<3x?xi32> -> tensor<3x2x?x64xbf16>
+func.func @views(%kc: tensor<?x16x2x64xbf16>, %hc: tensor<?x2x16x64xbf16>, %pt: tensor<3x4xi32>, %dt: tensor<3x?xi32>) -> (tensor<3x2x64x64xbf16>, tensor<3x2x?x64xbf16>) {
+  %a = attn.paged_view %kc, %pt : tensor<?x16x2x64xbf16>, tensor<3x4xi32> -> tensor<3x2x64x64xbf16>
+  %b = attn.paged_view %hc, %dt {layout = #attn.kv_layout<hnd>} : tensor<?x2x16x64xbf16>, tensor<3x?xi32> -> tensor<3x2x?x64xbf16>
+  return %a, %b : tensor<3x2x64x64xbf16>, tensor<3x2x?x64xbf16>
+}

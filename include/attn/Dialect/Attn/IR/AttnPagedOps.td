@@ -3,7 +3,9 @@
 // Part of the attn project.
 //
 // attn.sdpa_paged: attention over a paged key/value cache (vLLM's block
-// tables, FlashInfer's page tables), in its own file like AttnVarlenOps.td.
+// tables, FlashInfer's page tables), in its own file like AttnVarlenOps.td;
+// attn.paged_view, the dense view of a cache that the fused CPU lowering
+// reads in place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,6 +100,59 @@ def Attn_SdpaPagedOp : Op<Attn_Dialect, "sdpa_paged",
     }
     /// The caches' heads dim (AttentionOpInterface's) and token dim.
     unsigned getKeyValueHeadsDim() {
+      return getKvLayout() == ::mlir::attn::KvLayout::NHD ? 2 : 1;
+    }
+    unsigned getPageSlotDim() {
+      return getKvLayout() == ::mlir::attn::KvLayout::NHD ? 1 : 2;
+    }
+  }];
+}
+
+def Attn_PagedViewOp : Op<Attn_Dialect, "paged_view", [Pure]> {
+  let summary = "a paged cache seen as dense keys (or values) per sequence";
+  let description = [{
+    The keys (or values) of `B` sequences held in the pages of one cache,
+    seen as the dense `[B, Hkv, max_pages * page_size, D]` tensor that
+    `attn.sdpa` takes: element `(b, h, t, d)` is row `t mod page_size` of
+    page `page_table[b, t floordiv page_size]` at head `h` (the cache's
+    layout, NHD by default, as for `attn.sdpa_paged`). Nothing copies it:
+    `attn-view-paged` makes one for each cache of an `attn.sdpa_paged` in
+    the fused CPU pipeline, and the decode kernel (`attn-cpu-decode`) reads
+    the cache in place through it, resolving the page of each key it reads
+    (a page index outside `[0, num_pages)` is clamped into the cache: such
+    keys have undefined values, never an out-of-bounds read). A view that a
+    pass other than the decode kernel would read is an error
+    (`attn-tile-online-softmax` refuses such ops).
+
+    ```mlir
+    %k = attn.paged_view %kc, %table
+        : tensor<?x16x8x128xbf16>, tensor<4x64xi32> -> tensor<4x8x1024x128xbf16>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$cache,
+    AnyRankedTensor:$page_table,
+    OptionalAttr<Attn_KvLayoutAttr>:$layout
+  );
+  let results = (outs AnyRankedTensor:$view);
+
+  let assemblyFormat = [{
+    $cache `,` $page_table attr-dict `:` type($cache) `,` type($page_table)
+    `->` type($view)
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// The cache's layout (absent: NHD).
+    ::mlir::attn::KvLayout getKvLayout() {
+      if (::mlir::attn::KvLayoutAttr attr = getLayoutAttr())
+        return attr.getValue();
+      return ::mlir::attn::KvLayout::NHD;
+    }
+    /// The cache's heads dim and token (page slot) dim.
+    unsigned getHeadsDim() {
       return getKvLayout() == ::mlir::attn::KvLayout::NHD ? 2 : 1;
     }
     unsigned getPageSlotDim() {

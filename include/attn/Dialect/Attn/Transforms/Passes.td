@@ -210,8 +210,9 @@ def AttnGatherPaged : Pass<"attn-gather-paged"> {
     op's attributes and slopes. The gather reads a page only for keys below
     the sequence's length and when its index is in `[0, num_pages)`; other
     keys read as 0, so no index in the page table makes it read outside the
-    caches. `attn-lower-naive-cpu` runs it; the fused pipelines reject the op
-    (`attn-reject-sdpa-paged`): the copy is what a fused lowering must avoid.
+    caches. `attn-lower-naive-cpu` runs it; the copy is what a fused lowering
+    must avoid: `attn-lower-cpu` reads the caches in place instead
+    (`attn-view-paged`).
 
     Before:
 
@@ -323,11 +324,47 @@ def AttnRejectSdpaVarlen : Pass<"attn-reject-sdpa-varlen"> {
 def AttnRejectSdpaPaged : Pass<"attn-reject-sdpa-paged"> {
   let summary = "Fail on attn.sdpa_paged, for pipelines that cannot lower it";
   let description = [{
-    Emits an error on the first `attn.sdpa_paged` and fails: the fused CPU
-    pipeline and both GPU pipelines run it first, because attention over a
-    paged cache has no fused lowering yet; only `attn-lower-naive-cpu`
-    lowers it (`attn-gather-paged`).
+    Emits an error on the first `attn.sdpa_paged` and fails: both GPU
+    pipelines run it first, because attention over a paged cache has no GPU
+    lowering yet; `attn-lower-cpu` lowers it in place (`attn-view-paged`,
+    the decode kernel) and `attn-lower-naive-cpu` by a gather
+    (`attn-gather-paged`).
   }];
+}
+
+def AttnViewPaged : Pass<"attn-view-paged"> {
+  let summary = "Rewrite attn.sdpa_paged into attn.sdpa over views of its "
+                "caches";
+  let description = [{
+    The fused CPU lowering's form of attention over a paged cache: one
+    `attn.sdpa` with `key_lengths = kv_lens` whose keys and values are
+    `attn.paged_view`s of the caches (nothing is copied), with the op's
+    attributes and slopes. `attn-tile-online-softmax` takes such an op only
+    where its query blocks are decode groups (it refuses the others, with
+    the reason), and `attn-cpu-decode` reads the caches in place through the
+    views: the page of each key it reads resolved from the page table.
+
+    Before:
+
+    ```mlir
+    %o = attn.sdpa_paged %q, %kc, %vc, %table, %lens
+        : tensor<2x8x1x64xf32>, tensor<?x16x2x64xf32>, tensor<?x16x2x64xf32>,
+          tensor<2x4xi32>, tensor<2xi32> -> tensor<2x8x1x64xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %k = attn.paged_view %kc, %table
+        : tensor<?x16x2x64xf32>, tensor<2x4xi32> -> tensor<2x2x64x64xf32>
+    %v = attn.paged_view %vc, %table
+        : tensor<?x16x2x64xf32>, tensor<2x4xi32> -> tensor<2x2x64x64xf32>
+    %o = attn.sdpa %q, %k, %v key_lengths(%lens : tensor<2xi32>)
+        : tensor<2x8x1x64xf32>, tensor<2x2x64x64xf32>, tensor<2x2x64x64xf32>
+        -> tensor<2x8x1x64xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::attn::AttnDialect"];
 }
 
 #endif // ATTN_DIALECT_ATTN_TRANSFORMS_PASSES_TD

@@ -9,6 +9,10 @@
 
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include <string>
+
 namespace mlir {
 class RewritePatternSet;
 namespace attn {
@@ -18,6 +22,12 @@ namespace attn {
 /// The pattern does not apply if a size is not positive.
 void populateTileOnlineSoftmaxPatterns(
     RewritePatternSet &patterns, const AttnTileOnlineSoftmaxOptions &options);
+
+/// Why attn-tile-online-softmax with `options` does not make every query
+/// block of `op` one decode group (an attn.decode_keys, for a target's
+/// decode kernel); empty where it does.
+std::string whyNotDecodeGroups(SdpaOp op,
+                               const AttnTileOnlineSoftmaxOptions &options);
 
 } // namespace attn
 } // namespace mlir
