@@ -202,6 +202,46 @@ def check_cases():
     return cases
 
 
+def grad_cases():
+    """The backward (attn.sdpa_grad, issue 55): check cases against the
+    harness's f64 backward (grad_reference), each again as `-det` with
+    `attn-compile --deterministic` (partial dQ per key block summed in
+    order: called twice, bit-identical), and speed rows beside torch's
+    flash backward."""
+    cases = []
+
+    def add(name, spec):
+        cases.append({"name": "grad-" + name, "spec": spec, "kind": "grad"})
+
+    for dt in ("f16", "bf16"):
+        for d in (64, 128):
+            add(f"{dt}-d{d}", f"b=2,hq=2,lq=256,lk=256,d={d},dtype={dt}")
+            add(f"{dt}-d{d}-causal-tl",
+                f"b=1,hq=2,lq=200,lk=200,d={d},dtype={dt},causal=top_left")
+            add(f"{dt}-d{d}-causal-br-tails",
+                f"b=1,hq=2,lq=77,lk=300,d={d},dtype={dt},causal=bottom_right")
+        add(f"{dt}-gqa-causal", f"b=2,hq=8,hkv=2,lq=128,lk=192,d=64,"
+            f"dtype={dt},causal=bottom_right")
+        add(f"{dt}-empty-rows", f"b=1,hq=2,lq=100,lk=50,d=64,dtype={dt},"
+            "causal=bottom_right")
+        add(f"{dt}-dv128", f"b=1,hq=2,lq=96,lk=130,d=64,dv=128,dtype={dt}")
+        add(f"{dt}-d96-scale", f"b=1,hq=2,lq=70,lk=90,d=96,dtype={dt},"
+            "scale=0.3")
+    cases += [dict(c, name=c["name"] + "-det",
+                   cuda_args=["--deterministic"]) for c in list(cases)]
+    for dt in ("bf16", "f16"):
+        for d, hq in ((64, 32), (128, 16)):
+            for causal in ("none", "bottom_right"):
+                spec = (f"b=1,hq={hq},lq=1024,lk=1024,d={d},dtype={dt},"
+                        f"causal={causal},dynamic=1")
+                runs = [{"b": 16384 // lq, "lq": lq, "lk": lq}
+                        for lq in (1024, 2048, 4096, 8192, 16384)]
+                cases.append({"name": f"grad-{dt}-d{d}-{causal}",
+                              "spec": spec, "kind": "speed", "grad": True,
+                              "runs": runs})
+    return cases
+
+
 def speed_cases():
     """docs/performance.md's GPU shapes: b * lq = 16384, hidden 2048."""
     cases = []
@@ -326,6 +366,62 @@ def parse_spec(text):
         s["mask_shape"] = ([int(x) for x in shape.split("x")] if shape else
                            [s["b"], s["hq"], s["lq"], s["lk"]])
     return s
+
+
+def grad_module(s):
+    """The .mlir text of @sdpa_grad for the spec (dynamic B, Lq, Lk with
+    dynamic=1): attn.sdpa_grad on q, k, v, out, lse, d_out."""
+    def t(shape, dt):
+        return ("tensor<" + "x".join("?" if x is None else str(x)
+                                     for x in shape) + f"x{dt}>")
+    dyn = s["dynamic"]
+    b, lq, lk = (None, None, None) if dyn else (s["b"], s["lq"], s["lk"])
+    dt = s["dtype"]
+    types = [t([b, s["hq"], lq, s["d"]], dt), t([b, s["hkv"], lk, s["d"]], dt),
+             t([b, s["hkv"], lk, s["dv"]], dt), t([b, s["hq"], lq, s["dv"]], dt),
+             t([b, s["hq"], lq], "f32"), t([b, s["hq"], lq, s["dv"]], dt)]
+    attrs = []
+    if s["scale"] is not None:
+        attrs.append(f"scale = {s['scale']!r} : f32")
+    if s["causal"] != "none":
+        attrs.append(f"causal = #attn.causal<{s['causal']}>")
+    attr = (" {" + ", ".join(attrs) + "}") if attrs else ""
+    args = ", ".join(f"%a{i}: {ty}" for i, ty in enumerate(types))
+    results = ", ".join(types[:3])
+    return (f"func.func @sdpa_grad({args}) -> ({results}) {{\n"
+            f"  %dq, %dk, %dv = attn.sdpa_grad %a0, %a1, %a2, %a3, %a4, %a5"
+            f"{attr}\n      : {', '.join(types)} -> {results}\n"
+            f"  return %dq, %dk, %dv : {results}\n}}\n")
+
+
+def grad_reference(s, q, k, v, out, lse, d_out):
+    """The gradients (dq, dk, dv) in float64 of docs/op.md's attn.sdpa_grad,
+    written here independently of attn: P = exp(scale Q.K^T - lse) (0 where
+    causality hides the key or the row saw nothing, lse = -inf), dV = P^T.dO,
+    dS = P o (dO.V^T - rowsum(dO o O)), dQ = scale dS.K, dK = scale dS^T.Q,
+    dK and dV summed over the query heads of a K/V head."""
+    b, hq, lq, d = q.shape
+    hkv, lk = k.shape[1], k.shape[2]
+    g = hq // hkv
+    scale = s["scale"] if s["scale"] is not None else 1 / math.sqrt(d)
+    kk, vv = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    scores = scale * np.einsum("bhid,bhjd->bhij", q, kk)
+    visible = np.ones((lq, lk), dtype=bool)
+    if s["causal"] != "none":
+        off = 0 if s["causal"] == "top_left" else lk - lq
+        visible = np.arange(lk)[None, :] <= np.arange(lq)[:, None] + off
+    seen = np.isfinite(lse)[..., None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = np.where(visible & seen,
+                     np.exp(scores - np.where(seen, lse[..., None], 0)), 0.0)
+    dv = np.einsum("bhij,bhid->bhjd", p, d_out)
+    dp = np.einsum("bhid,bhjd->bhij", d_out, vv)
+    di = (d_out * out).sum(-1)
+    ds = p * (dp - di[..., None])
+    dq = scale * np.einsum("bhij,bhjd->bhid", ds, kk)
+    dk = scale * np.einsum("bhij,bhid->bhjd", ds, q)
+    fold = (lambda x: x.reshape(b, hkv, g, lk, x.shape[-1]).sum(2))
+    return dq, fold(dk), fold(dv)
 
 
 def sized(spec, sizes):
@@ -622,6 +718,8 @@ def build(args):
     os.makedirs(args.out, exist_ok=True)
     manifest = []
     cases = check_cases() + ([] if args.no_speed else speed_cases())
+    cases += [c for c in grad_cases()
+              if not (args.no_speed and c["kind"] == "speed")]
     if args.tune:
         cases += tune_cases()
     if args.shrink > 1:  # a dry run of the speed path at small sizes
@@ -642,8 +740,14 @@ def build(args):
     naive_libs = {}  # case name -> its naive library
     for c in cases:
         lib = f"lib{c['kind']}-{c['name']}.so"
-        cmd = [args.attn_compile, "--sdpa", c["spec"], "--name", "sdpa",
-               "--target", args.target, "-o", os.path.join(args.out, lib)]
+        if c["kind"] == "grad" or c.get("grad"):
+            source = os.path.join(args.out, f"{c['name']}.mlir")
+            with open(source, "w") as f:
+                f.write(grad_module(parse_spec(c["spec"])))
+            cmd = [args.attn_compile, source]
+        else:
+            cmd = [args.attn_compile, "--sdpa", c["spec"], "--name", "sdpa"]
+        cmd += ["--target", args.target, "-o", os.path.join(args.out, lib)]
         if args.target == "cuda":
             cmd += ["--chip", c.get("chip", args.chip)]
         # Options of the fused lowering: not given to the naive one.
@@ -808,6 +912,113 @@ def run_check(dev, kernel, c, seed, naive=None, package_kernel=None):
     if package_kernel is not None:
         rows += package_rows(dev, c, s, ins, raw[0], package_kernel)
     return rows
+
+
+def run_grad(dev, kernel, c, seed):
+    """The rows of one backward case: dq, dk, dv against grad_reference
+    (out and lse from the f64 forward, rounded as a forward returns them);
+    a deterministic case (`--deterministic`) is called twice and must give
+    the same bits."""
+    s = parse_spec(c["spec"])
+    dt = s["dtype"]
+    arrays = make_inputs(s, seed)
+    q, k, v = (values(a, dt) for a in arrays[:3])
+    ref_out, ref_lse = reference(s, q, k, v, None)
+    out_st = storage(ref_out, dt)
+    lse_st = ref_lse.astype(np.float32)
+    rng = np.random.default_rng(seed + 1)
+    do_st = storage(rng.standard_normal(ref_out.shape), dt)
+    ins = [dev.put(a) for a in arrays[:3] + [out_st, lse_st, do_st]]
+    shapes = [[s["b"], s["hq"], s["lq"], s["d"]],
+              [s["b"], s["hkv"], s["lk"], s["d"]],
+              [s["b"], s["hkv"], s["lk"], s["dv"]]]
+
+    def call():
+        outs = [dev.poisoned(sh, dt) for sh in shapes]
+        kernel([dev.ptr(t) for t in ins + outs], None, dev.stream)
+        dev.sync()
+        return [dev.get(t) for t in outs]
+
+    raw = call()
+    refs = grad_reference(s, q, k, v, values(out_st, dt),
+                          lse_st.astype(np.float64), values(do_st, dt))
+    bound = {"f16": 1e-2, "bf16": 5e-2, "f32": 1e-4}[dt]
+    rows = []
+    for name, g, r in zip(("dq", "dk", "dv"), raw, refs):
+        got = values(g, dt)
+        max_abs, rel = errors(got, r)
+        nan = bool(np.isnan(got).any())
+        rows.append({"case": c["name"], "result": name, "max_abs": max_abs,
+                     "rel_l2": rel, "sens_rel": None, "torch_rel_l2": None,
+                     "naive_rel_l2": None, "nan": nan,
+                     "rule": f"rel_l2 <= {bound:g} (f64 backward)",
+                     "pass": rel <= bound and not nan,
+                     "detail": where_wrong(got, r)})
+    if "--deterministic" in c.get("cuda_args", []):
+        again = call()
+        same = all(a.tobytes() == b.tobytes() for a, b in zip(raw, again))
+        rows.append({"case": c["name"], "result": "dq, dk, dv (repeat)",
+                     "max_abs": None, "rel_l2": None, "sens_rel": None,
+                     "torch_rel_l2": None, "naive_rel_l2": None, "nan": None,
+                     "rule": "bit-identical to the first call",
+                     "pass": same})
+    return rows
+
+
+def run_grad_speed(dev, kernel, c, iters, peak):
+    """Backward timings: attn's library on (q, k, v, out, lse, d_out) and,
+    on CUDA, torch's flash backward (autograd.grad of its flash SDPA) on the
+    same sizes; FLOPs 2.5x the forward's."""
+    rows = []
+    base = parse_spec(c["spec"])
+    for sizes in c["runs"]:
+        s = sized(base, sizes)
+        q, k, v = dev.random(s, 1)
+        o_shape = [s["b"], s["hq"], s["lq"], s["dv"]]
+        ins = [q, k, v, dev.random(dict(s, hkv=s["hq"], lk=s["lq"]), 2)[2],
+               None, dev.random(dict(s, hkv=s["hq"], lk=s["lq"]), 3)[2]]
+        ins[4] = dev.put(np.zeros(o_shape[:3], np.float32))
+        outs = [dev.poisoned(list(t.shape), s["dtype"]) for t in (q, k, v)]
+        ptrs = [dev.ptr(t) for t in ins + outs]
+        dims = {"b": s["b"], "lq": s["lq"], "lk": s["lk"]}
+        names = kernel.entry.dims
+        ordered = [dims[n] for n in grad_dim_names(names)]
+        ms = time_call(dev, lambda: kernel(ptrs, ordered, dev.stream), iters)
+        fl = 2.5 * flops(s)
+        row = {"case": c["name"], "b": s["b"], "lq": s["lq"], "lk": s["lk"],
+               "attn_ms": ms, "attn_tflops": fl / (ms * 1e-3) / 1e12}
+        if peak:
+            row["attn_pct_peak"] = 100 * row["attn_tflops"] / peak
+        if dev.name == "cuda":
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            torch = dev.torch
+            try:
+                qt, kt, vt = (t.detach().requires_grad_() for t in (q, k, v))
+                with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                    o = torch_sdpa(torch, s, [qt, kt, vt])
+                grad_out = ins[5]
+                tms = time_call(dev, lambda: torch.autograd.grad(
+                    o, (qt, kt, vt), grad_out, retain_graph=True), iters)
+                row["flash_ms"] = tms
+                row["flash_tflops"] = fl / (tms * 1e-3) / 1e12
+            except Exception as e:
+                row["flash_ms"] = None
+                print(f"  {c['name']}: torch flash backward failed: {e}",
+                      file=sys.stderr)
+        rows.append(row)
+    return rows
+
+
+def grad_dim_names(names):
+    """The library's dynamic sizes (its JSON "dims": argN_dJ, resultN_dJ)
+    as b, lq, lk: dim 0 is B, dim 2 Lk for key and value (arguments and
+    results 1 and 2), Lq for the others."""
+    out = []
+    for n in names:
+        m = re.fullmatch(r"(arg|result)(\d+)_d(\d+)", n)
+        index, dim = int(m.group(2)), int(m.group(3))
+        out.append("b" if dim == 0 else "lk" if index in (1, 2) else "lq")
+    return out
 
 
 def where_wrong(got, ref):
@@ -994,7 +1205,11 @@ def run_cases(args, manifest, dev, first, emit, peak, copy_gbs):
             os.abort()
         try:
             kernel = Kernel(os.path.join(args.bundle, c["lib"]))
-            if c["kind"] == "check":
+            if c["kind"] == "grad":
+                check_rows = run_grad(dev, kernel, c, args.seed)
+            elif c.get("grad"):
+                speed_rows = run_grad_speed(dev, kernel, c, args.iters, peak)
+            elif c["kind"] == "check":
                 naive = (Kernel(os.path.join(args.bundle, c["naive_lib"]))
                          if c.get("naive_lib") else None)
                 package_kernel = attn.Kernel(

@@ -455,7 +455,7 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.foldScale = options.foldScale;
   fused.lazyRescale = options.lazyRescale;
   fused.kernels = options.kernels;
-  pm.addPass(createAttnRejectSdpaGrad());
+  fused.deterministic = options.deterministic;
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createAttnRejectSdpaPaged());
   pm.addPass(createConvertAttnToGpu(fused));

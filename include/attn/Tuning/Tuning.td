@@ -668,4 +668,12 @@ def GpuKernels : GpuKnob<"kernels", "kernels", "std::string", "\"auto\"",
   // (CpuKernels): --target picks the knob, and so the values it takes.
 }
 
+def GpuDeterministic : GpuKnob<"deterministic", "deterministic", "bool",
+    "false",
+    "Backward (attn.sdpa_grad): each key block writes its partial dQ to a "
+    "device buffer of its own (ceil(Lk / 64) x the f32 dQ) and a second "
+    "kernel sums them in key-block order, so that dQ is the same bit for bit "
+    "on every run; off: f32 atomic adds into one buffer (FlashAttention's "
+    "deterministic flag)">;
+
 #endif // ATTN_TUNING_TUNING_TD

@@ -55,7 +55,16 @@ static constexpr int64_t kSharedLimit = 48 * 1024 - 16;
 
 /// Shared memory one CTA may have with the opt-in, by compute capability
 /// (CUDA's "Maximum amount of shared memory per thread block").
-static int64_t chipSharedMemory(unsigned sm) {
+std::optional<unsigned> gpu_kernels::smOfChip(StringRef chip) {
+  unsigned sm = 0;
+  // sm_90a: sm_90 with its architecture-specific features (wgmma).
+  if (!chip.consume_front("sm_") || (chip.consume_back("a") && chip != "90") ||
+      chip.getAsInteger(10, sm) || sm < 80)
+    return std::nullopt;
+  return sm;
+}
+
+int64_t gpu_kernels::chipSharedMemory(unsigned sm) {
   if (sm == 80 || sm == 87)
     return 163 * 1024;
   if (sm >= 90 && sm < 120)
@@ -362,14 +371,12 @@ KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
 /// the diagnostic on `op` and fails otherwise.
 FailureOr<KernelPlan> planKernel(SdpaOp op,
                                  const ConvertAttnToGpuOptions &options) {
-  StringRef chip = options.chip;
-  unsigned sm = 0;
-  // sm_90a: sm_90 with its architecture-specific features (wgmma).
-  if (!chip.consume_front("sm_") || (chip.consume_back("a") && chip != "90") ||
-      chip.getAsInteger(10, sm) || sm < 80)
+  std::optional<unsigned> chipSm = smOfChip(options.chip);
+  if (!chipSm)
     return op.emitOpError("convert-attn-to-gpu: expected chip sm_XX with XX "
                           ">= 80 (mma.sync, ldmatrix, cp.async), got '")
            << options.chip << "'";
+  unsigned sm = *chipSm;
   if (options.sharedMemory != 0 &&
       (options.sharedMemory <= 48 * 1024 ||
        options.sharedMemory > chipSharedMemory(sm)))
@@ -700,14 +707,18 @@ struct ConvertAttnToGpuPass
   using Base::Base;
 
   void runOnOperation() override {
-    ConvertAttnToGpuOptions options{chip,         blockQ,       blockKV,
-                                    decodeRows,   kvSplits,     smCount,
-                                    decodeStages, decodeUnroll, sharedMemory,
-                                    foldScale,    lazyRescale,  kernels};
+    ConvertAttnToGpuOptions options{
+        chip,        blockQ,       blockKV,      decodeRows,   kvSplits,
+        smCount,     decodeStages, decodeUnroll, sharedMemory, foldScale,
+        lazyRescale, kernels,      deterministic};
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {
       if (failed(planKernel(op, options)))
+        supported = false;
+    });
+    getOperation()->walk([&](SdpaGradOp op) {
+      if (failed(planSdpaGrad(op, options)))
         supported = false;
     });
     if (!supported)
@@ -726,4 +737,5 @@ struct ConvertAttnToGpuPass
 void mlir::attn::populateAttnToGpuPatterns(
     RewritePatternSet &patterns, const ConvertAttnToGpuOptions &options) {
   patterns.add<SdpaToGpu>(patterns.getContext(), options);
+  populateSdpaGradToGpuPatterns(patterns, options);
 }

@@ -36,8 +36,7 @@ using namespace mlir::attn::gpu_kernels;
 
 namespace {
 
-/// Four f32 of one C fragment: (row g: col 2t, 2t+1), (row g+8: same).
-using Accum = std::array<Value, 4>;
+using Accum = MmaAccum;
 
 /// Builds the kernel; holds the thread's coordinates and the buffers.
 class GpuFlashBuilder : GpuIrBuilder {
@@ -195,23 +194,22 @@ Value GpuFlashBuilder::ldmatrix(Value buffer, std::optional<Value> slot,
                                    static_cast<uint32_t>(tiles));
 }
 
-/// An A fragment (vector<4x2xelt>) from four pairs of f32 probabilities,
-/// rounded to the element type.
-Value GpuFlashBuilder::packA(ArrayRef<Value> values) {
-  auto type = VectorType::get({4, 2}, sdpa.elt);
+Value gpu_kernels::packAFragment(OpBuilder &b, Location loc, Type elt,
+                                 ArrayRef<Value> values) {
+  auto type = VectorType::get({4, 2}, elt);
   Value frag = ub::PoisonOp::create(b, loc, type);
   for (int64_t k = 0; k < 8; ++k) {
-    Value x = arith::TruncFOp::create(b, loc, sdpa.elt, values[k]);
+    Value x = arith::TruncFOp::create(b, loc, elt, values[k]);
     frag = vector::InsertOp::create(b, loc, x, frag,
                                     ArrayRef<int64_t>{k / 2, k % 2});
   }
   return frag;
 }
 
-/// D = A.B + C on m16n8k16 with f32 accumulation.
-Accum GpuFlashBuilder::mma(Value a, Value bFrag, const Accum &c) {
-  Accum d;
-  if (sdpa.elt.isF16()) {
+MmaAccum gpu_kernels::mmaSync(OpBuilder &b, Location loc, Type elt, Value a,
+                              Value bFrag, const MmaAccum &c) {
+  MmaAccum d;
+  if (elt.isF16()) {
     auto cType = VectorType::get({2, 2}, b.getF32Type());
     Value cv = ub::PoisonOp::create(b, loc, cType);
     for (int64_t k = 0; k < 4; ++k)
@@ -247,6 +245,14 @@ Accum GpuFlashBuilder::mma(Value a, Value bFrag, const Accum &c) {
   for (int64_t k = 0; k < 4; ++k)
     d[k] = LLVM::ExtractValueOp::create(b, loc, op.getResult(), k);
   return d;
+}
+
+Value GpuFlashBuilder::packA(ArrayRef<Value> values) {
+  return packAFragment(b, loc, sdpa.elt, values);
+}
+
+Accum GpuFlashBuilder::mma(Value a, Value bFrag, const Accum &c) {
+  return mmaSync(b, loc, sdpa.elt, a, bFrag, c);
 }
 
 /// Reduces `x` over the four threads of a quad (lanes 4g .. 4g+3).

@@ -11,6 +11,8 @@
 #ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_GPUKERNELS_H
 #define ATTN_LIB_CONVERSION_ATTNTOGPU_GPUKERNELS_H
 
+#include "attn/Codegen/GPU/Passes.h"
+#include "attn/Dialect/Attn/IR/AttnGradOps.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/IrBuilder.h"
@@ -24,6 +26,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -180,6 +183,28 @@ std::pair<Value, Value> updateRowMax(OpBuilder &b, Location loc, Value m,
 /// exp2(s - m), 0 for a hidden score (s = -inf).
 Value probability(OpBuilder &b, Location loc, Value s, Value m);
 
+/// Four f32 of one m16n8k16 C fragment: (row g: col 2t, 2t+1), (row g+8:
+/// same), lane = 4 g + t.
+using MmaAccum = std::array<Value, 4>;
+
+/// D = A.B + C on mma.sync m16n8k16 with f32 accumulation, for f16 or bf16
+/// (`elt`) A (vector<4x2xelt>) and B (vector<2x2xelt>) fragments.
+MmaAccum mmaSync(OpBuilder &b, Location loc, Type elt, Value a, Value bFrag,
+                 const MmaAccum &c);
+
+/// An A fragment (vector<4x2xelt>) from the 8 f32 of two neighbouring C
+/// fragments (columns 0-7, then 8-15; each in MmaAccum order), rounded to
+/// `elt`: a C tile of 16x16 reused as the A operand of the next product.
+Value packAFragment(OpBuilder &b, Location loc, Type elt,
+                    ArrayRef<Value> values);
+
+/// The compute capability of a chip sm_XX (or sm_90a), XX >= 80; nullopt
+/// for any other spelling.
+std::optional<unsigned> smOfChip(StringRef chip);
+
+/// Shared memory one CTA may have with the driver's opt-in on chip `sm`.
+int64_t chipSharedMemory(unsigned sm);
+
 /// The f32 kernel (one thread per query row) in `launch`'s body.
 void buildRowKernelF32(OpBuilder &b, const GpuSdpa &sdpa, gpu::LaunchOp launch,
                        int64_t blockQ);
@@ -287,6 +312,37 @@ int64_t decodeSharedBytes(const GpuSdpa &sdpa, const DecodeConfig &config);
 /// more than one split, the merge kernel's.
 void buildDecodeKernels(OpBuilder &b, const GpuSdpa &sdpa,
                         const DecodeConfig &config);
+
+/// The GPU backward's tiles (GpuSdpaGrad.cpp): a CTA of `warps` warps owns
+/// 16 keys per warp and walks query blocks of `blockQ` rows.
+struct GpuGradConfig {
+  int64_t blockQ = 64;
+  int64_t warps = 4;
+  int64_t blockKV = 64; // 16 * warps
+  /// Partial dQ per key block, summed in order (convert-attn-to-gpu's
+  /// deterministic), instead of f32 atomics.
+  bool deterministic = false;
+  int64_t threads() const { return 32 * warps; }
+};
+
+/// Head dims the GPU backward takes (multiples of 16, dK and dV in
+/// registers).
+inline constexpr int64_t kGradHeadDims[] = {32, 64, 80, 96, 128};
+
+/// Bytes of dynamic shared memory of the backward's main kernel: K, V
+/// (block-kv rows), Q, dO (block-q rows) and dS (block-q x block-kv), rows
+/// padded by 16 bytes.
+int64_t gradSharedBytes(int64_t d, int64_t dv, Type elt,
+                        const GpuGradConfig &cfg);
+
+/// Checks an attn.sdpa_grad against what the GPU backward takes and picks
+/// its tiles; emits the diagnostic on `op` and fails otherwise.
+FailureOr<GpuGradConfig> planSdpaGrad(SdpaGradOp op,
+                                      const ConvertAttnToGpuOptions &options);
+
+/// The pattern lowering attn.sdpa_grad (GpuSdpaGrad.cpp).
+void populateSdpaGradToGpuPatterns(RewritePatternSet &patterns,
+                                   const ConvertAttnToGpuOptions &options);
 
 } // namespace mlir::attn::gpu_kernels
 

@@ -11,8 +11,9 @@ include "attn/Tuning/Tuning.td"
 include "mlir/Pass/PassBase.td"
 
 def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
-  let summary = "Lower attn.sdpa on tensors to a fused FlashAttention-2 "
-                "gpu.launch (NVIDIA tensor cores for f16/bf16, FMA for f32)";
+  let summary = "Lower attn.sdpa (and attn.sdpa_grad) on tensors to fused "
+                "FlashAttention-2 gpu.launch kernels (NVIDIA tensor cores for "
+                "f16/bf16, FMA for f32)";
   let description = [{
     Rewrites every `attn.sdpa` into `bufferization.to_buffer` of its operands
     (identity layouts), a `memref.alloc` of the output (and of the lse), one
@@ -100,6 +101,18 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     device buffer the kernel reads them from. block-q, block-kv,
     shared-memory and lazy-rescale apply to the mma.sync kernel only.
 
+    `attn.sdpa_grad` (f16/bf16, D and Dv in {32, 64, 80, 96, 128}, no mask;
+    docs/gpu.md): FlashAttention-2's backward as three launches: a
+    preprocess kernel (Di = rowsum(dO o O), the lse in base 2, the f32 dQ
+    accumulator zeroed), a main kernel (grid (ceil(Lk / 64), Hkv, B), 4
+    warps of 16 keys; it walks the group's query heads and the query blocks
+    causality lets see its keys, recomputes P from the lse, runs S^T, dV, dP^T,
+    dK and dQ on mma.sync with dK and dV in registers and dS through shared
+    memory, and adds dQ with f32 atomics) and a kernel rounding scale * dQ
+    to the element type. With `deterministic` each key block stores its
+    partial dQ and the last kernel sums them in key-block order. f32, masks
+    and other head dims are refused with a diagnostic.
+
     Before:
 
     ```mlir
@@ -139,7 +152,7 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     // Tuning.td's knobs, in the order of ConvertAttnToGpuOptions' members.
     GpuTargetChip, GpuBlockQ, GpuBlockKV, GpuDecodeRows, GpuKvSplits,
     GpuSmCount, GpuDecodeStages, GpuDecodeUnroll, GpuSharedMemory,
-    GpuFoldScale, GpuLazyRescale, GpuKernels
+    GpuFoldScale, GpuLazyRescale, GpuKernels, GpuDeterministic
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

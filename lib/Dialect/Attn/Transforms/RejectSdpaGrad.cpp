@@ -1,9 +1,8 @@
-//===- RejectSdpaGrad.cpp - fail on attn.sdpa_grad
-//-------------------------===//
+//===- RejectSdpaGrad.cpp - fail on attn.sdpa_grad ------------------------===//
 //
 // Part of the attn project.
 //
-// The GPU pipelines have no lowering of the backward pass: they say so on
+// The naive GPU pipeline has no lowering of the backward pass: it says so on
 // the op rather than fail later in bufferization.
 //
 //===----------------------------------------------------------------------===//
@@ -25,8 +24,9 @@ struct AttnRejectSdpaGradPass
     : public attn::impl::AttnRejectSdpaGradBase<AttnRejectSdpaGradPass> {
   void runOnOperation() override {
     WalkResult found = getOperation()->walk([](SdpaGradOp op) {
-      op.emitOpError("has no GPU lowering: the backward pass runs on the CPU "
-                     "pipelines (attn-lower-cpu, attn-lower-naive-cpu)");
+      op.emitOpError("has no naive GPU lowering: the backward pass runs on "
+                     "attn-lower-gpu (f16/bf16) and the CPU pipelines "
+                     "(attn-lower-cpu, attn-lower-naive-cpu)");
       return WalkResult::interrupt();
     });
     if (found.wasInterrupted())

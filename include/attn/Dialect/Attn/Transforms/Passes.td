@@ -304,9 +304,10 @@ def AttnRaiseSdpa : Pass<"attn-raise-sdpa", "func::FuncOp"> {
 def AttnRejectSdpaGrad : Pass<"attn-reject-sdpa-grad"> {
   let summary = "Fail on attn.sdpa_grad, for pipelines that cannot lower it";
   let description = [{
-    Emits an error on the first `attn.sdpa_grad` and fails: the GPU
-    pipelines run it first, because the backward pass has no GPU lowering
-    yet (it runs on `attn-lower-cpu` and `attn-lower-naive-cpu`). Without it
+    Emits an error on the first `attn.sdpa_grad` and fails: the naive GPU
+    pipeline (`attn-lower-naive-gpu`) runs it first, because it has no
+    lowering of the backward pass (`attn-lower-gpu` lowers it through
+    `convert-attn-to-gpu`, the CPU pipelines through their own). Without it
     the op would reach bufferization and fail there with a message that does
     not say why.
   }];
