@@ -104,7 +104,7 @@ TEST(TuningChecks, Integers) {
             "--grad-block-kv must be at most 65536");
   EXPECT_EQ(checked(KnobId::GpuBlockQ, "40"),
             "--block-q must be a multiple of 16");
-  EXPECT_EQ(checked(KnobId::GpuDecodeStages, "0"),
+  EXPECT_EQ(checked(KnobId::GpuDecodeStages, "3"),
             "--decode-stages must be 1 or 2");
 }
 
