@@ -544,7 +544,7 @@ llvm::Expected<RunReport> mlir::attn::exec::runAttn(MLIRContext &context,
       return makeError("--bench: attn.sdpa_paged (page_size) has no fused "
                        "lowering yet to time");
     plan.naive = report.naiveSkipped.empty();
-    if (!plan.naive || !plan.ref)
+    if (!plan.naive || !plan.ref || plan.refForSensOnly)
       return makeError("attn.sdpa_paged (page_size) has no fused lowering "
                        "yet: a run checks its naive lowering against the f64 "
                        "reference (--check all or f64, within "
