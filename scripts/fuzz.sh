@@ -3,7 +3,9 @@
 # sanitizer build (scripts/sanitize.sh --build), and runs each for a bounded
 # time:
 #   attn-fuzz-passes   .mlir text: parse, verify, each attn pass and CPU
-#                      pipeline, verify (seeded with test/**/*.mlir)
+#                      pipeline (the backward's and varlen's too, and
+#                      block sizes and splits in and out of their bounds),
+#                      verify (seeded with test/**/*.mlir)
 #   attn-fuzz-parsers  --sdpa specs and .npy files (seeded with the specs in
 #                      test/ and a few NumPy-written .npy files)
 # Usage: scripts/fuzz.sh [SECONDS per target, default 120]

@@ -96,6 +96,7 @@ class Knob:
         self.default_note = rec["defaultNote"]
         self.min, self.max = rec["min"], rec["max"]
         self.power_of_two = bool(rec["powerOfTwo"])
+        self.multiple_of = rec["multipleOf"]
         self.at_its_width = bool(rec["onCpuPathAtItsWidth"])
         self.is_path_width = bool(rec["isPathWidth"])
         self.paths = paths
@@ -129,9 +130,12 @@ class Knob:
             raise GenError(f"{self.id}: a CpuKernels knob's choices are the "
                            f"kernel paths")
         if (self.min is not None or self.max is not None
-                or self.power_of_two) and self.kind != "Int":
-            raise GenError(f"{self.id}: min, max and powerOfTwo are for "
-                           f"int64_t knobs")
+                or self.power_of_two or self.multiple_of) and self.kind != "Int":
+            raise GenError(f"{self.id}: min, max, powerOfTwo and multipleOf "
+                           f"are for int64_t knobs")
+        if self.kind == "Int" and (self.min is None or self.max is None):
+            raise GenError(f"{self.id}: an int64_t knob needs min and max "
+                           f"(the passes check their options against them)")
         if self.tool and not self.pipeline:
             raise GenError(f"{self.id}: a tool's flag of no pipeline")
         for value in [self.pipeline_default] + [v for _, v in self.on_cpu_path]:
@@ -167,6 +171,12 @@ class Knob:
                 raise GenError(f"{self.id}: default {value} < min")
             if self.max is not None and value > self.max:
                 raise GenError(f"{self.id}: default {value} > max")
+            if self.power_of_two and value & (value - 1):
+                raise GenError(f"{self.id}: default {value} is not a power "
+                               f"of two")
+            if self.multiple_of and value % self.multiple_of:
+                raise GenError(f"{self.id}: default {value} is not a "
+                               f"multiple of {self.multiple_of}")
 
     def defaults_text(self, library=False):
         """What the help says of the defaults, from the table."""
@@ -304,15 +314,25 @@ def knob_table(knobs):
             c_string(k.defaults_text(library=True)),
             "true" if k.tool else "false",
             "true" if k.library_tuning else "false",
-            "true" if k.min is not None else "false",
-            str(k.min if k.min is not None else 0),
-            "true" if k.max is not None else "false",
-            str(k.max if k.max is not None else 0),
-            "true" if k.power_of_two else "false",
+            f"bounds::k{k.id}" if k.kind == "Int" else "IntBounds{}",
             choices,
         ]
         lines.append("    {" + ", ".join(fields) + "},")
     return choice_arrays, lines
+
+
+def int_bounds(knobs):
+    """bounds::k<Record>: the values each int64_t knob takes, for the tools'
+    flags and the passes' own checks of their options."""
+    out = []
+    for k in knobs:
+        if k.kind != "Int":
+            continue
+        out.append(f"/// {k.argument}: {values_text(k)}.")
+        out.append(f"inline constexpr IntBounds k{k.id}{{{k.min}, {k.max}, "
+                   f"{'true' if k.power_of_two else 'false'}, "
+                   f"{k.multiple_of}}};")
+    return out
 
 
 def cpu_path_defaults(knobs, paths):
@@ -379,6 +399,7 @@ def gen_inc(paths, chips, knobs):
         out.append(f"#endif // {name}")
         out.append("")
 
+    section("ATTN_TUNING_INT_BOUNDS", int_bounds(knobs))
     section("ATTN_TUNING_KNOB_IDS",
             [f"  {k.id}," for k in knobs if k.pipeline])
     choice_arrays, table = knob_table(knobs)
@@ -426,6 +447,8 @@ def gen_json(paths, chips, knobs):
             entry["max"] = k.max
         if k.power_of_two:
             entry["power_of_two"] = True
+        if k.multiple_of:
+            entry["multiple_of"] = k.multiple_of
         entries.append(entry)
     return json.dumps({
         "generated_from": "include/attn/Tuning/Tuning.td",
@@ -443,13 +466,11 @@ def values_text(k):
         return "bool"
     if k.kind == "String":
         return "string"
-    text = "int"
-    if k.min is not None and k.max is not None:
-        text = f"{k.min} to {k.max}"
-    elif k.min is not None:
-        text = "int > 0" if k.min == 1 else f"int >= {k.min}"
+    text = f"{k.min} to {k.max}"
     if k.power_of_two:
         text += ", a power of two"
+    if k.multiple_of:
+        text += f", a multiple of {k.multiple_of}"
     return text
 
 
@@ -475,7 +496,18 @@ def gen_md(paths, chips, knobs):
            "(`block_q=32`). Each `--help` states the defaults below; a value "
            "out of range is refused before",
            "anything is compiled. Options given explicitly override what "
-           "the kernel path sets.", ""]
+           "the kernel path sets.", "",
+           "The values column is the one statement of each integer option's "
+           "bounds (Tuning.td's `min`,",
+           "`max`, `powerOfTwo`, `multipleOf`): the tools check their flags "
+           "against it, and each pass",
+           "checks its own options against the same record, so a value "
+           "handed straight to a pass",
+           "(`attn-opt --attn-cpu-sdpa-grad=\"block-q=...\"`) is refused in "
+           "one line too. Block sizes stop at 65536 rows or keys (the",
+           "backward, which allocates its tiles whole, also refuses a "
+           "largest tile above 2^24 elements).",
+           ""]
     for pipeline, title, intro in (
             ("cpu", "attn-lower-cpu",
              "The kernel path is `kernels`, with `auto` resolved for the "
@@ -521,6 +553,16 @@ def gen_md(paths, chips, knobs):
                 out.append(f"| `{k.argument}`{mark} | " + " | ".join(cells)
                            + f" | {md_cell(own)} |")
             out.append("")
+    passes_only = [k for k in knobs if not k.pipeline and k.kind == "Int"]
+    if passes_only:
+        out += ["## Integer options of the passes alone", "",
+                "Set by the pipelines from the knobs above; their bounds, "
+                "which the passes check:", "",
+                "| option | values | default |", "| --- | --- | --- |"]
+        for k in passes_only:
+            out.append(f"| `{k.argument}` | {md_cell(values_text(k))} | "
+                       f"{md_cell(k.user_text(k.pipeline_default))} |")
+        out.append("")
     out += ["## GPU chips", "",
             "| chip | PTX features (`features`' default) | SMs (`sm-count`'s "
             "default) |", "| --- | --- | --- |"]

@@ -15,6 +15,9 @@
 #include "attn/Spec/Error.h"
 #include "attn/Spec/Problem.h"
 
+#include "attn/Dialect/Attn/IR/AttnPagedOps.h"
+#include "attn/Dialect/Attn/IR/AttnVarlenOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -61,6 +64,84 @@ bufferTypeOf(Type type, const Twine &what) {
     return makeError(what + " must be a ranked tensor (or identity-layout "
                             "memref) of f32, f16, bf16 or i1");
   return std::make_pair(*dtype, shaped.getShape());
+}
+
+namespace {
+/// A dim of a value: (value, dim index).
+using ValueDim = std::pair<Value, unsigned>;
+} // namespace
+
+/// The dims of an attn op's operands and results that are one size (the op's
+/// verifier requires them equal where static), for the ops whose entries
+/// have no role names: attn.sdpa_varlen and attn.sdpa_paged.
+static std::vector<std::vector<ValueDim>> sameSizesOf(Operation *op) {
+  std::vector<std::vector<ValueDim>> groups;
+  auto slopesBatch = [](Value slopes, std::vector<ValueDim> &group) {
+    if (slopes && cast<ShapedType>(slopes.getType()).getRank() == 2)
+      group.push_back({slopes, 0});
+  };
+  if (auto varlen = dyn_cast<SdpaVarlenOp>(op)) {
+    std::vector<ValueDim> totalQ = {{varlen.getQuery(), 0},
+                                    {varlen.getOut(), 0}};
+    if (Value lse = varlen.getLse())
+      totalQ.push_back({lse, 1});
+    groups.push_back(std::move(totalQ));
+    groups.push_back({{varlen.getKey(), 0}, {varlen.getValue(), 0}});
+    groups.push_back(
+        {{varlen.getCuSeqlensQ(), 0}, {varlen.getCuSeqlensK(), 0}});
+  } else if (auto paged = dyn_cast<SdpaPagedOp>(op)) {
+    std::vector<ValueDim> batch = {{paged.getQuery(), 0},
+                                   {paged.getPageTable(), 0},
+                                   {paged.getKvLens(), 0},
+                                   {paged.getOut(), 0}};
+    std::vector<ValueDim> rows = {{paged.getQuery(), 2}, {paged.getOut(), 2}};
+    if (Value lse = paged.getLse()) {
+      batch.push_back({lse, 0});
+      rows.push_back({lse, 2});
+    }
+    slopesBatch(paged.getAlibiSlopes(), batch);
+    groups.push_back(std::move(batch));
+    groups.push_back(std::move(rows));
+    groups.push_back({{paged.getKeyCache(), 0}, {paged.getValueCache(), 0}});
+  }
+  return groups;
+}
+
+/// sameDims of `abi`: for each attn op of `entry` (sameSizesOf), the names
+/// of the dynamic dims of its operands that are arguments and of its results
+/// that the entry returns as they are.
+static void collectSameDims(func::FuncOp entry, FunctionAbi &abi) {
+  Block &body = entry.getBody().front();
+  auto returned = cast<func::ReturnOp>(body.getTerminator());
+  auto nameOf = [&](ValueDim vd) -> std::string {
+    auto [value, d] = vd;
+    const AbiTensor *tensor = nullptr;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() == &body)
+        tensor = &abi.args[arg.getArgNumber()];
+    } else {
+      for (OpOperand &use : returned->getOpOperands())
+        if (use.get() == value) {
+          tensor = &abi.results[use.getOperandNumber()];
+          break;
+        }
+    }
+    if (!tensor || d >= tensor->shape.size())
+      return "";
+    return tensor->shape[d].dim;
+  };
+  entry.walk([&](Operation *op) {
+    for (const std::vector<ValueDim> &group : sameSizesOf(op)) {
+      std::vector<std::string> names;
+      for (ValueDim vd : group) {
+        std::string name = nameOf(vd);
+        if (!name.empty() && !llvm::is_contained(names, name))
+          names.push_back(name);
+      }
+      if (names.size() > 1)
+        abi.sameDims.push_back(std::move(names));
+    }
+  });
 }
 
 llvm::Expected<FunctionAbi>
@@ -145,6 +226,8 @@ mlir::attn::compile::analyzeAbi(func::FuncOp entry,
       if (llvm::is_contained(abi.dims, name))
         ordered.push_back(name);
     abi.dims = ordered;
+  } else if (!entry.isExternal()) {
+    collectSameDims(entry, abi);
   }
   return abi;
 }

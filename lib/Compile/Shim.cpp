@@ -47,6 +47,18 @@ ATTN_API const char *attn_status_string(int32_t status) {
   return "unknown status";
 }
 
+/* Whether a buffer of `rank` dims `shape` holds at most 2^40 elements (the
+   sizes checked one by one are each at most 2^40; their product may not
+   be, nor fit in int64). */
+__attribute__((unused)) static int attn_elements_ok(int rank,
+                                                 const int64_t *shape) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    if (__builtin_mul_overflow(n, shape[d], &n) || n > ((int64_t)1 << 40))
+      return 0;
+  return 1;
+}
+
 /* A memref descriptor {allocated, aligned, offset, sizes[rank],
    strides[rank]} of a dense C-order buffer, as 64-bit words. */
 static void attn_descriptor(int64_t *words, void *data, int rank,
@@ -260,6 +272,41 @@ static void emitEntry(llvm::raw_ostream &os, const FunctionAbi &f) {
          << cString(f.name + ": dims[" + std::to_string(i) + "] (" + f.dims[i] +
                     ") must be in [1, 2^40], got %lld")
          << ", (long long)dims[" << i << "]);\n";
+  }
+  auto dimIndex = [&](llvm::StringRef name) {
+    return llvm::find(f.dims, name) - f.dims.begin();
+  };
+  // Dims that are one size of an op must be given one value: contradictory
+  // values (each in range) would index past a buffer.
+  for (const std::vector<std::string> &group : f.sameDims)
+    for (size_t k = 1; k < group.size(); ++k) {
+      auto a = dimIndex(group[0]), b = dimIndex(group[k]);
+      os << "  if (dims[" << a << "] != dims[" << b
+         << "])\n    return attn_fail(2, "
+         << cString(f.name + ": dims[" + std::to_string(a) + "] (" + group[0] +
+                    ") and dims[" + std::to_string(b) + "] (" + group[k] +
+                    ") are one size and must be equal, got %lld and %lld")
+         << ", (long long)dims[" << a << "], (long long)dims[" << b << "]);\n";
+    }
+  // Each buffer at most 2^40 elements: sizes each in range can still
+  // multiply past what any buffer holds (and past int64).
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const AbiTensor &t = *buffers[i];
+    if (llvm::none_of(t.shape, [](const AbiDim &d) { return !d.dim.empty(); }))
+      continue;
+    os << "  {\n    const int64_t shape[" << t.shape.size() << "] = {";
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      os << (d ? ", " : "");
+      if (t.shape[d].dim.empty())
+        os << t.shape[d].size;
+      else
+        os << "dims[" << dimIndex(t.shape[d].dim) << "]";
+    }
+    os << "};\n    if (!attn_elements_ok(" << t.shape.size()
+       << ", shape))\n      return attn_fail(2, "
+       << cString(f.name + ": buffers[" + std::to_string(i) + "] (" + t.name +
+                  ") would hold more than 2^40 elements at these dims")
+       << ");\n  }\n";
   }
   for (size_t i = 0; i < buffers.size(); ++i)
     os << "  if (!buffers[" << i << "])\n    return attn_fail(2, "

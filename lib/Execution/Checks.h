@@ -56,11 +56,12 @@ Reference computeVarlenReference(const RunOptions &options,
                                  bool needSens, bool inputsNonFinite);
 
 /// docs/numerics.md's checks of every result: the naive lowering and the
-/// fused one against the f64 reference (when `ref`), the fused against the
-/// naive (when `naiveOut`). Appends to report.checks.
+/// fused one against the f64 reference (when `ref` and `refChecks`), the
+/// fused against the naive (when `naiveOut`), each bound carrying `ref`'s
+/// sensitivity when it has one. Appends to report.checks.
 void judgeResults(RunReport &report, const EntrySignature &signature,
                   const Results &fusedOut, const Results *naiveOut,
-                  const Reference *ref);
+                  const Reference *ref, bool refChecks = true);
 
 /// Whether every check in `report` passed (the run's verdict).
 bool allChecksPass(const RunReport &report);

@@ -11,6 +11,9 @@
 #include "attn/Spec/ReferenceVarlen.h"
 
 #include "ReferenceShared.h"
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
+#include "attn/Spec/Error.h"
+#include "attn/Spec/SdpaSpec.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
@@ -111,6 +114,20 @@ void setKeyLengthValues(SdpaProblem &p, const std::vector<HostTensor> &inputs) {
       p.alibiSlopeValues.push_back(inputs[index].getAsDouble(i));
 }
 
+llvm::Error checkAlibiSlopes(const HostTensor &slopes) {
+  for (int64_t i = 0, n = slopes.numel(); i < n; ++i) {
+    double slope = slopes.getAsDouble(i);
+    if (std::isfinite(slope) && std::fabs(slope) > kMaxLog2EFactor)
+      return makeError("alibi_slopes[" + std::to_string(i) +
+                       "] = " + formatDoubleRoundTrip(slope) +
+                       ": expected a magnitude of at most " +
+                       formatDoubleRoundTrip(kMaxLog2EFactor) +
+                       " (FLT_MAX / log2(e), the f32 factor slope * log2(e) "
+                       "must be finite)");
+  }
+  return llvm::Error::success();
+}
+
 /// The ALiBi slope of (b, h), 0 without ALiBi (or without its values).
 static double alibiSlopeOf(const SdpaProblem &p, int64_t b, int64_t h) {
   size_t index = static_cast<size_t>(
@@ -133,10 +150,6 @@ int64_t SdpaProblem::flops() const {
     return 2 * hq * (d + dv) * pairs;
   }
   return 2 * b * hq * (d + dv) * bandPairs(*this, lk);
-}
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
 llvm::Error SdpaProblem::validate() const {

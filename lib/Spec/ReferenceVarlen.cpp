@@ -79,25 +79,42 @@ void fillVarlenOffsets(const SdpaProblem &p, std::vector<HostTensor> &inputs) {
   }
 }
 
+llvm::Expected<std::vector<int64_t>>
+checkVarlenOffsets(llvm::StringRef name, const HostTensor &tensor,
+                   int64_t rows) {
+  std::vector<int64_t> cu;
+  for (int64_t i = 0, n = tensor.numel(); i < n; ++i) {
+    // i32 values: exact as doubles.
+    int64_t v = static_cast<int64_t>(tensor.getAsDouble(i));
+    int64_t previous = i == 0 ? 0 : cu.back();
+    if ((i == 0 && v != 0) || v < previous || v > rows)
+      return makeError(name.str() + "[" + std::to_string(i) +
+                       "] = " + std::to_string(v) +
+                       ": expected offsets from 0, non-decreasing, at most "
+                       "the " +
+                       std::to_string(rows) + " packed rows");
+    cu.push_back(v);
+  }
+  return cu;
+}
+
+void fillEvenVarlenOffsets(HostTensor &cu, int64_t rows) {
+  int64_t n = cu.numel();
+  int64_t sequences = std::max<int64_t>(n - 1, 1);
+  for (int64_t i = 0; i < n; ++i)
+    cu.setFromDouble(i, static_cast<double>(rows / sequences * i +
+                                            std::min(i, rows % sequences)));
+}
+
 llvm::Error setVarlenValues(SdpaProblem &p,
                             const std::vector<HostTensor> &inputs) {
   const char *names[2] = {"cu_seqlens_q", "cu_seqlens_k"};
   for (int t = 0; t < 2; ++t) {
-    const HostTensor &tensor = inputs[3 + t];
-    int64_t rows = inputs[t == 0 ? 0 : 1].shape[0];
-    std::vector<int64_t> cu;
-    for (int64_t i = 0, n = tensor.numel(); i < n; ++i) {
-      int64_t v = static_cast<int64_t>(tensor.getAsDouble(i));
-      int64_t previous = i == 0 ? 0 : cu.back();
-      if ((i == 0 && v != 0) || v < previous || v > rows)
-        return makeError(
-            std::string(names[t]) + "[" + std::to_string(i) +
-            "] = " + std::to_string(v) +
-            ": expected offsets from 0, non-decreasing, at most the " +
-            std::to_string(rows) + " packed rows");
-      cu.push_back(v);
-    }
-    (t == 0 ? p.cuSeqlensQ : p.cuSeqlensK) = std::move(cu);
+    llvm::Expected<std::vector<int64_t>> cu = checkVarlenOffsets(
+        names[t], inputs[3 + t], inputs[t == 0 ? 0 : 1].shape[0]);
+    if (!cu)
+      return cu.takeError();
+    (t == 0 ? p.cuSeqlensQ : p.cuSeqlensK) = std::move(*cu);
   }
   setKeyLengthValues(p, inputs);
   return llvm::Error::success();

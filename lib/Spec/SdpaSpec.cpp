@@ -9,6 +9,8 @@
 
 #include "attn/Spec/SdpaSpec.h"
 
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -252,6 +254,11 @@ llvm::Error SdpaSpec::validate() const {
         f == 0)
       return makeError(given + ": expected a positive number that is finite "
                                "and non-zero as an f32");
+    if (static_cast<double>(f) > kMaxLog2EFactor)
+      return makeError(given + ": expected at most " +
+                       formatDoubleRoundTrip(kMaxLog2EFactor) +
+                       " (FLT_MAX / log2(e), the f32 factor softcap * log2(e) "
+                       "must be finite)");
   }
 
   if (s.scale) {
@@ -266,6 +273,11 @@ llvm::Error SdpaSpec::validate() const {
       return makeError(given + ": overflows the f32 scale attribute");
     if (f == 0)
       return makeError(given + ": rounds to 0 as the f32 scale attribute");
+    if (std::abs(static_cast<double>(f)) > kMaxLog2EFactor)
+      return makeError(given + ": expected |scale| at most " +
+                       formatDoubleRoundTrip(kMaxLog2EFactor) +
+                       " (FLT_MAX / log2(e), the f32 factor scale * log2(e) "
+                       "must be finite)");
   }
   return llvm::Error::success();
 }

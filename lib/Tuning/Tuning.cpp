@@ -59,6 +59,25 @@ static std::string joinAlternatives(const Range &words) {
   return out;
 }
 
+std::optional<std::string>
+mlir::attn::tuning::violatedBound(const IntBounds &bounds, int64_t value) {
+  if (value < bounds.min)
+    return bounds.min == 1   ? std::string("positive")
+           : bounds.min == 0 ? std::string(">= 0")
+                             : ">= " + std::to_string(bounds.min);
+  if (value > bounds.max) {
+    if (bounds.max - bounds.min < 4)
+      return joinAlternatives(
+          llvm::seq_inclusive<int64_t>(bounds.min, bounds.max));
+    return "at most " + std::to_string(bounds.max);
+  }
+  if (bounds.powerOfTwo && !llvm::isPowerOf2_64(value))
+    return std::string("a power of two");
+  if (bounds.multipleOf > 0 && value % bounds.multipleOf != 0)
+    return "a multiple of " + std::to_string(bounds.multipleOf);
+  return std::nullopt;
+}
+
 llvm::Error mlir::attn::tuning::checkKnobValue(const Knob &knob,
                                                llvm::StringRef text) {
   auto expected = [&](const llvm::Twine &what) {
@@ -69,18 +88,8 @@ llvm::Error mlir::attn::tuning::checkKnobValue(const Knob &knob,
     int64_t value;
     if (text.getAsInteger(10, value))
       return expected("an integer, got '" + text + "'");
-    if (knob.hasMin && value < knob.min)
-      return expected(knob.min == 1   ? llvm::Twine("positive")
-                      : knob.min == 0 ? llvm::Twine(">= 0")
-                                      : ">= " + llvm::Twine(knob.min));
-    if (knob.hasMax && value > knob.max) {
-      if (knob.hasMin && knob.max - knob.min < 4)
-        return expected(
-            joinAlternatives(llvm::seq_inclusive<int64_t>(knob.min, knob.max)));
-      return expected("at most " + llvm::Twine(knob.max));
-    }
-    if (knob.powerOfTwo && !llvm::isPowerOf2_64(value))
-      return expected("a power of two");
+    if (std::optional<std::string> bound = violatedBound(knob.bounds, value))
+      return expected(*bound);
     return llvm::Error::success();
   }
   case KnobKind::Bool:

@@ -16,6 +16,11 @@
 //   attn-aot-check LIB.so --call-dummy    call the first entry with dummy
 //                                         non-NULL buffers (cuda without a
 //                                         device: prints the status)
+//   attn-aot-check LIB.so --call-dims D,D,...
+//                                         call the first entry with dummy
+//                                         buffers and these dims (sizes the
+//                                         entry must refuse: prints the
+//                                         status)
 //
 // Prints one line per check; exits 0 if all pass, 1 if one fails, 2 on bad
 // input.
@@ -23,6 +28,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn-c/attn.h"
+
+#include <algorithm>
 
 #include "attn/Spec/HostTensor.h"
 #include "attn/Spec/Numerics.h"
@@ -170,7 +177,7 @@ int main(int argc, char **argv) {
     return fail("the library lacks attn_last_error or attn_status_string");
 
   const llvm::json::Object &first = *(*functions)[0].getAsObject();
-  if (mode == "--bad-args" || mode == "--call-dummy") {
+  if (mode == "--bad-args" || mode == "--call-dummy" || mode == "--call-dims") {
     std::string name = first.getString("name")->str();
     auto entry =
         reinterpret_cast<attn_entry_fn>(dlsym(lib.handle, name.c_str()));
@@ -190,6 +197,19 @@ int main(int argc, char **argv) {
       report("call", entry(buffers.data(), dims.data(), nullptr));
       return 0;
     }
+    if (mode == "--call-dims") {
+      llvm::SmallVector<llvm::StringRef> parts;
+      if (argc > 3)
+        llvm::StringRef(argv[3]).split(parts, ',');
+      if (parts.size() != numDims)
+        return fail("--call-dims: expected " + std::to_string(numDims) +
+                    " sizes");
+      for (auto [i, part] : llvm::enumerate(parts))
+        if (part.getAsInteger(10, dims[i]))
+          return fail("--call-dims: bad size '" + part + "'");
+      report("call", entry(buffers.data(), dims.data(), nullptr));
+      return 0;
+    }
     report("null buffers", entry(nullptr, dims.data(), nullptr));
     if (numBuffers) {
       buffers.back() = nullptr;
@@ -202,6 +222,9 @@ int main(int argc, char **argv) {
       report("zero dim", entry(buffers.data(), dims.data(), nullptr));
       dims.back() = -3;
       report("negative dim", entry(buffers.data(), dims.data(), nullptr));
+      // Each in range, their product past what any buffer holds.
+      std::fill(dims.begin(), dims.end(), int64_t(1) << 40);
+      report("huge dims", entry(buffers.data(), dims.data(), nullptr));
     }
     return 0;
   }

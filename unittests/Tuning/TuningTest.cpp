@@ -95,6 +95,35 @@ TEST(TuningChecks, Integers) {
             "--decode-prefetch-locality must be 0, 1, 2 or 3");
   EXPECT_EQ(checked(KnobId::CpuPrefetchSpread, "6"),
             "--prefetch-spread must be a power of two");
+  // Every int knob has a maximum (issue 60: the backward's block sizes were
+  // unbounded, 2^62 corrupted the heap).
+  EXPECT_EQ(checked(KnobId::GradBlockQ, "65536"), "");
+  EXPECT_EQ(checked(KnobId::GradBlockQ, "4611686018427387904"),
+            "--grad-block-q must be at most 65536");
+  EXPECT_EQ(checked(KnobId::GradBlockKV, "2305843009213693952"),
+            "--grad-block-kv must be at most 65536");
+  EXPECT_EQ(checked(KnobId::GpuBlockQ, "40"),
+            "--block-q must be a multiple of 16");
+  EXPECT_EQ(checked(KnobId::GpuDecodeStages, "3"),
+            "--decode-stages must be 1 or 2");
+}
+
+TEST(TuningChecks, BoundsOfEveryIntKnob) {
+  // The bounds the passes check their options against are the tools' (one
+  // statement, Tuning.td): in range, at the edges and past them.
+  for (const Knob &knob : knobs()) {
+    if (knob.kind != KnobKind::Int)
+      continue;
+    const IntBounds &b = knob.bounds;
+    ASSERT_LE(b.min, b.max) << knob.flag.str();
+    EXPECT_EQ(violatedBound(b, b.min - 1).has_value(), true) << knob.flag.str();
+    EXPECT_EQ(violatedBound(b, b.max + 1).has_value(), true) << knob.flag.str();
+    EXPECT_FALSE(violatedBound(b, b.max)) << knob.flag.str();
+  }
+  EXPECT_EQ(violatedBound(bounds::kCpuDecodeWidth, 12), "a power of two");
+  EXPECT_EQ(violatedBound(bounds::kCpuOmpChunk, int64_t(1) << 31),
+            "at most 2147483647");
+  EXPECT_FALSE(violatedBound(bounds::kCpuRowMultiple, 16));
 }
 
 TEST(TuningChecks, ChoicesAndBools) {

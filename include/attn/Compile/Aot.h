@@ -70,6 +70,10 @@ struct FunctionAbi {
   std::vector<AbiTensor> args, results;
   /// The names of the dynamic sizes, in the order of the `dims` argument.
   std::vector<std::string> dims;
+  /// Groups of those names that are one size of an attn op (the packed rows
+  /// of an attn.sdpa_varlen's query and its out, ...): the entry point
+  /// refuses a call whose values in a group differ.
+  std::vector<std::vector<std::string>> sameDims;
   /// The FLOP count (SdpaProblem::flops()) of a static spec.
   std::optional<int64_t> flops;
 };

@@ -111,6 +111,13 @@ llvm::Error validateOperands(const SdpaProblem &p, const HostTensor &q,
 size_t keyLengthsArgIndex(const SdpaProblem &p);
 size_t alibiArgIndex(const SdpaProblem &p);
 
+/// Refuses in one line a finite ALiBi slope of magnitude above
+/// kMaxLog2EFactor (FLT_MAX / log2(e)): the lowerings multiply each slope by
+/// log2(e) into an f32, which would be inf (and inf * 0 NaN) where the f64
+/// reference is finite. Non-finite slopes stay the caller's (they are
+/// non-finite inputs, whose NaN the checks expect).
+llvm::Error checkAlibiSlopes(const HostTensor &slopes);
+
 /// Sets p.keyLengthValues and p.alibiSlopeValues from those arguments of
 /// `inputs` when p has them.
 void setKeyLengthValues(SdpaProblem &p, const std::vector<HostTensor> &inputs);

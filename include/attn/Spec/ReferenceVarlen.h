@@ -34,6 +34,17 @@ SdpaProblem varlenSequence(const SdpaProblem &p, int64_t seq);
 /// Σ over the sequences of their attn.sdpa FLOPs.
 int64_t varlenFlops(const SdpaProblem &p);
 
+/// The offsets `cu` (`name`, i32 [B + 1]) as integers, refusing in one line
+/// offsets that do not start at 0, decrease, or run past the `rows` packed
+/// rows (attn.sdpa_varlen leaves those undefined): the one statement of the
+/// rule, for the spec's runs and for FILE mode's.
+llvm::Expected<std::vector<int64_t>>
+checkVarlenOffsets(llvm::StringRef name, const HostTensor &cu, int64_t rows);
+
+/// Writes offsets valid by construction into `cu` (i32 [B + 1]): the `rows`
+/// packed rows cut into B sequences of near-equal length, from 0 to `rows`.
+void fillEvenVarlenOffsets(HostTensor &cu, int64_t rows);
+
 /// Writes p.cuSeqlensQ and p.cuSeqlensK into the offset arguments (3, 4).
 void fillVarlenOffsets(const SdpaProblem &p, std::vector<HostTensor> &inputs);
 

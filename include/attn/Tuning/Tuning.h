@@ -26,6 +26,29 @@
 
 namespace mlir::attn::tuning {
 
+/// The values an int64_t knob takes (Tuning.td's min, max, powerOfTwo and
+/// multipleOf): the one statement of them, for the tools' flags and for the
+/// passes' checks of their options.
+struct IntBounds {
+  int64_t min = 0;
+  int64_t max = 0;
+  bool powerOfTwo = false;
+  /// 0: any.
+  int64_t multipleOf = 0;
+};
+
+/// Each int64_t knob's bounds, as bounds::k<Record> (bounds::kGradBlockQ).
+namespace bounds {
+#define ATTN_TUNING_INT_BOUNDS
+#include "attn/Tuning/Knobs.h.inc"
+} // namespace bounds
+
+/// What `value` fails of `bounds`, as the end of "<option> must be ..."
+/// ("positive", ">= 0", "at most 65536", "1 or 2", "a power of two", "a
+/// multiple of 16"); nullopt when it is within them.
+std::optional<std::string> violatedBound(const IntBounds &bounds,
+                                         int64_t value);
+
 /// Tuning.td's knobs of a pipeline, by their record names.
 enum class KnobId : unsigned {
 #define ATTN_TUNING_KNOB_IDS
@@ -63,13 +86,8 @@ struct Knob {
   bool tool;
   /// Recorded in a library's JSON "tuning" when given.
   bool libraryTuning;
-  /// The values the tools take: Int within [min, max], a power of two;
-  /// Choice one of `choices`.
-  bool hasMin;
-  int64_t min;
-  bool hasMax;
-  int64_t max;
-  bool powerOfTwo;
+  /// The values it takes: Int within `bounds`; Choice one of `choices`.
+  IntBounds bounds;
   llvm::ArrayRef<llvm::StringLiteral> choices;
 };
 

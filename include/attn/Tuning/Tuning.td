@@ -117,12 +117,19 @@ class Knob<string cppName, string arg, string type, string default,
   // Recorded, when given, in a library's JSON "tuning" (docs/c-abi.md); the
   // others have keys of their own or none.
   bit libraryTuning = 1;
-  // The values the tools take (checked before the pipeline is built): an
-  // integer of at least `min`, at most `max`, a power of two; a string or
-  // enum, one of `choices`.
+  // The values the knob takes: an integer of at least `min` and at most `max`
+  // (both required of every int64_t knob), a power of two, a multiple of
+  // `multipleOf`; a string or enum, one of `choices`. The one statement of
+  // them: the tools check their flags against it before the pipeline is
+  // built, and each pass checks its options against it (tuning::bounds, the
+  // passes' verifyOptionBounds), so a value given straight to a pass (attn-opt)
+  // is refused in one line as well. The maxima keep every product of block
+  // sizes and dims that the lowerings form in int64_t and every tile
+  // allocatable.
   int min = ?;
   int max = ?;
   bit powerOfTwo = 0;
+  int multipleOf = 0;
   list<string> choices = [];
 }
 
@@ -143,6 +150,11 @@ class GpuKnob<string cppName, string arg, string type, string default,
   let tool = 1;
 }
 
+// The largest block of rows or keys any knob takes (2^16): a tile of two
+// such blocks has 2^32 elements, and block sizes times dims stay far from
+// int64_t's range.
+defvar MaxBlock = 65536;
+
 //===----------------------------------------------------------------------===//
 // attn-lower-cpu
 //===----------------------------------------------------------------------===//
@@ -160,11 +172,13 @@ def CpuBlockQ : CpuKnob<"blockQ", "block-q", "int64_t", "64",
     "Query rows per block of the online-softmax tiling (a tile of its "
     "scf.forall)"> {
   let min = 1;
+  let max = MaxBlock;
 }
 
 def CpuBlockKV : CpuKnob<"blockKV", "block-kv", "int64_t", "64",
     "Keys per block of the sequential online-softmax loop"> {
   let min = 1;
+  let max = MaxBlock;
 }
 
 def CpuKvSplits : CpuKnob<"kvSplits", "kv-splits", "int64_t", "0",
@@ -173,6 +187,7 @@ def CpuKvSplits : CpuKnob<"kvSplits", "kv-splits", "int64_t", "0",
     "or group); 0: auto (when there are fewer than 16 query blocks and at "
     "least 2048 keys), 1: never"> {
   let min = 0;
+  let max = MaxBlock;
 }
 
 def CpuDecodeRows : CpuKnob<"decodeRows", "decode-rows", "int64_t", "0",
@@ -205,6 +220,7 @@ def CpuDecodeRows : CpuKnob<"decodeRows", "decode-rows", "int64_t", "0",
   let onCpuPath = OnCpuPaths<"8", "8", "8", "7">;
   let onCpuPathAtItsWidth = 1;
   let min = 0;
+  let max = MaxBlock;
 }
 
 def CpuDecodePrefetchLocality : CpuKnob<"decodePrefetchLocality",
@@ -248,6 +264,7 @@ def CpuDecodePageTouch : CpuKnob<"decodePageTouch", "decode-page-touch",
     "translation of the page the prefetches reach next is walked by a load, "
     "not by a prefetch that stalls the core while it walks"> {
   let min = 0;
+  let max = 16777216;
 }
 
 def CpuNarrowBlockQ : CpuKnob<"narrowBlockQ", "narrow-block-q", "int64_t",
@@ -268,6 +285,7 @@ def CpuNarrowBlockQ : CpuKnob<"narrowBlockQ", "narrow-block-q", "int64_t",
   let onCpuPath = OnCpuPaths<avx2 = "0">;
   let defaultNote = "0 where block-q is given";
   let min = 0;
+  let max = MaxBlock;
 }
 
 def CpuMicrokernels : CpuKnob<"microkernels", "microkernels", "bool", "true",
@@ -278,6 +296,7 @@ def CpuVectorWidth : CpuKnob<"vectorWidth", "vector-width", "int64_t", "16",
   let onCpuPath = OnCpuPaths<avx2 = "8">;
   let isPathWidth = 1;
   let min = 1;
+  let max = 64;
 }
 
 def CpuRegBlock : CpuKnob<"regBlock", "reg-block", "int64_t", "6",
@@ -285,6 +304,7 @@ def CpuRegBlock : CpuKnob<"regBlock", "reg-block", "int64_t", "6",
     "a tile has fewer row vectors, up to 24 accumulators; products on a "
     "band's edge take one row vector and 16 on 16 lanes)"> {
   let min = 1;
+  let max = 64;
 }
 
 def CpuRowVectors : CpuKnob<"rowVectors", "row-vectors", "int64_t", "4",
@@ -296,6 +316,7 @@ def CpuRowVectors : CpuKnob<"rowVectors", "row-vectors", "int64_t", "4",
   // Lk=3001 d80 52.6 -> 65.8 (5 rounds) (journal/round-08.md).
   let onCpuPath = OnCpuPaths<avx2 = "2">;
   let min = 1;
+  let max = 64;
 }
 
 def CpuPrefetchSpread : CpuKnob<"prefetchSpread", "prefetch-spread",
@@ -314,6 +335,7 @@ def CpuPrefetchSpread : CpuKnob<"prefetchSpread", "prefetch-spread",
   // same; spread 4 and 8 alike (journal/round-17.md).
   let onCpuPath = OnCpuPaths<avx2 = "8">;
   let min = 1;
+  let max = MaxBlock;
   let powerOfTwo = 1;
 }
 
@@ -352,6 +374,7 @@ def GradBlockQ : CpuKnob<"blockQ", "block-q", "int64_t", "64",
   let pipelineArgument = "grad-block-q";
   let pipelineCppName = "gradBlockQ";
   let min = 1;
+  let max = MaxBlock;
 }
 
 def GradBlockKV : CpuKnob<"blockKV", "block-kv", "int64_t", "128",
@@ -361,6 +384,7 @@ def GradBlockKV : CpuKnob<"blockKV", "block-kv", "int64_t", "128",
   let pipelineArgument = "grad-block-kv";
   let pipelineCppName = "gradBlockKV";
   let min = 1;
+  let max = MaxBlock;
 }
 
 def CpuOpenmp : CpuKnob<"openmp", "openmp", "bool", "true",
@@ -466,6 +490,8 @@ def CpuNarrowLowpMaxD : Knob<"narrowLowpMaxD", "narrow-lowp-max-d", "int64_t",
   // (journal/round-12.md). With microkernels only.
   let onCpuPath = OnCpuPaths<amx = "256">;
   let onCpuPathAtItsWidth = 1;
+  let min = 0;
+  let max = MaxBlock;
 }
 
 def CpuWideBlockKV : Knob<"wideBlockKV", "wide-block-kv", "int64_t", "0",
@@ -482,6 +508,8 @@ def CpuWideBlockKV : Knob<"wideBlockKV", "wide-block-kv", "int64_t", "0",
   // on.
   let onCpuPath = OnCpuPaths<amx = "128">;
   let onCpuPathAtItsWidth = 1;
+  let min = 0;
+  let max = MaxBlock;
 }
 
 //===----------------------------------------------------------------------===//
@@ -492,13 +520,19 @@ def CpuWideBlockKV : Knob<"wideBlockKV", "wide-block-kv", "int64_t", "0",
 // attn-tile-online-softmax. The microkernels' vector-width.
 def CpuRowMultiple : Knob<"rowMultiple", "row-multiple", "int64_t", "1",
     "Round a short static query block up to a multiple of this (padding rows "
-    "are computed and dropped)">;
+    "are computed and dropped)"> {
+  let min = 1;
+  let max = 64;
+}
 
 // attn-tile-online-softmax. The decode kernel's decode-width.
 def CpuDecodeDimMultiple : Knob<"decodeDimMultiple", "decode-dim-multiple",
     "int64_t", "1",
     "Decode groups only for ops whose D and Dv are multiples of this (the "
-    "target's decode kernel runs whole vectors along them)">;
+    "target's decode kernel runs whole vectors along them)"> {
+  let min = 1;
+  let max = 64;
+}
 
 // attn-cpu-plan-tiling. The amx kernels, with microkernels.
 def CpuTransposeValues : Knob<"transposeValues", "transpose-values", "bool",
@@ -543,7 +577,11 @@ def CpuSplitF16 : Knob<"splitF16", "split-f16", "bool", "false",
 
 // attn-cpu-decode. The microkernels' vector-width.
 def CpuDecodeWidth : Knob<"decodeWidth", "decode-width", "int64_t", "16",
-    "f32 lanes per vector of the decode kernel (a power of 2)">;
+    "f32 lanes per vector of the decode kernel (a power of 2)"> {
+  let min = 2;
+  let max = 64;
+  let powerOfTwo = 1;
+}
 
 // attn-cpu-decode. bf16-dot.
 def CpuDecodeBf16Dot : Knob<"decodeBf16Dot", "decode-bf16-dot", "bool",
@@ -565,7 +603,11 @@ def CpuDecodeBf16ValueDot : Knob<"decodeBf16ValueDot",
 // attn-omp-schedule. The runtime's default.
 def CpuOmpChunk : Knob<"chunk", "chunk", "int64_t", "0",
     "Iterations per chunk (the minimum for guided); 0: the runtime's "
-    "default">;
+    "default"> {
+  // omp.wsloop's chunk is an i32.
+  let min = 0;
+  let max = 2147483647;
+}
 
 //===----------------------------------------------------------------------===//
 // The GPU pipelines
@@ -590,19 +632,24 @@ def GpuPtxFeatures : Knob<"features", "features", "std::string", "\"\"",
 
 def GpuBlockQ : GpuKnob<"blockQ", "block-q", "int64_t", "64",
     "Query rows per CTA: a multiple of 16 in [16, 128] (16 per warp)"> {
-  let min = 1;
+  let min = 16;
+  let max = 128;
+  let multipleOf = 16;
 }
 
 def GpuBlockKV : GpuKnob<"blockKV", "block-kv", "int64_t", "64",
     "Keys per shared-memory tile, at most (shrunk by 16 until the tiles "
     "fit): a multiple of 16 in [16, 128]"> {
-  let min = 1;
+  let min = 16;
+  let max = 128;
+  let multipleOf = 16;
 }
 
 def GpuDecodeRows : GpuKnob<"decodeRows", "decode-rows", "int64_t", "32",
     "The split-K decode kernels for a static Lq with Lq * (Hq / Hkv) <= "
     "decode-rows (at most 4 rows per CTA); 0: never"> {
   let min = 0;
+  let max = MaxBlock;
 }
 
 def GpuKvSplits : GpuKnob<"kvSplits", "kv-splits", "int64_t", "0",
@@ -610,13 +657,17 @@ def GpuKvSplits : GpuKnob<"kvSplits", "kv-splits", "int64_t", "0",
     "and sm-count (32 CTAs per SM, at least 512 keys per split); N > 0 cuts "
     "the keys into N"> {
   let min = 0;
+  let max = MaxBlock;
 }
 
 def GpuSmCount : Knob<"smCount", "sm-count", "int64_t", "0",
     "SMs the automatic kv-splits aims to fill; 0: the chip's ("
     # !interleave(!foreach(chip, GpuChips,
                            chip.smCount # " for " # chip.spelling), ", ")
-    # ")">;
+    # ")"> {
+  let min = 0;
+  let max = MaxBlock;
+}
 
 def GpuDecodeStages : GpuKnob<"decodeStages", "decode-stages", "int64_t",
     "1",
@@ -624,7 +675,8 @@ def GpuDecodeStages : GpuKnob<"decodeStages", "decode-stages", "int64_t",
     "from global memory; 2 double-buffers K and V chunks (cp.async of the "
     "next chunk while one is computed), several threads per key (passed the "
     "device check on an H200, but no faster than 1 there)"> {
-  let min = 0;
+  let min = 1;
+  let max = 2;
 }
 
 def GpuDecodeUnroll : GpuKnob<"decodeUnroll", "decode-unroll", "int64_t", "2",
@@ -632,7 +684,9 @@ def GpuDecodeUnroll : GpuKnob<"decodeUnroll", "decode-unroll", "int64_t", "2",
     "8 (each thread issues that many V loads from global memory before "
     "their FMAs; the chunk's last keys go one by one; on an H200 2 ran "
     "1.17-1.34x faster than 1, 4 and 8 no faster)"> {
-  let min = 0;
+  let min = 1;
+  let max = 8;
+  let powerOfTwo = 1;
 }
 
 def GpuSharedMemory : GpuKnob<"sharedMemory", "shared-memory", "int64_t", "0",
@@ -642,6 +696,9 @@ def GpuSharedMemory : GpuKnob<"sharedMemory", "shared-memory", "int64_t", "0",
     "CUDA runtime raises the kernel's limit (cuFuncSetAttribute) at "
     "launch"> {
   let min = 0;
+  // The largest chip's limit (sm_90: 227 KiB); convert-attn-to-gpu checks
+  // the chip's own.
+  let max = 232448;
 }
 
 def GpuFoldScale : GpuKnob<"foldScale", "fold-scale", "bool", "true",

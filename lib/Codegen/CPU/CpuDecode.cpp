@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Codegen/CPU/Passes.h"
+#include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "CpuDecodeKernel.h"
 
@@ -47,20 +48,15 @@ struct AttnCpuDecodePass
   /// op attached: it is the options that are wrong, not the IR) for a value
   /// it cannot take.
   FailureOr<DecodeOptions> kernelOptions(Location loc) {
-    if (decodeWidth < 2 || !llvm::isPowerOf2_64(decodeWidth))
-      return mlir::emitError(loc) << getArgument() << ": " << decodeWidth.ArgStr
-                                  << " (" << static_cast<int64_t>(decodeWidth)
-                                  << ") must be a power of 2 (at least 2)";
-    if (decodePrefetchLocality < 0 || decodePrefetchLocality > 3)
-      return mlir::emitError(loc)
-             << getArgument() << ": " << decodePrefetchLocality.ArgStr << " ("
-             << static_cast<int64_t>(decodePrefetchLocality)
-             << ") must be 0, 1, 2 or 3";
-    if (decodePageTouch < 0)
-      return mlir::emitError(loc)
-             << getArgument() << ": " << decodePageTouch.ArgStr << " ("
-             << static_cast<int64_t>(decodePageTouch)
-             << ") must not be negative";
+    namespace bounds = tuning::bounds;
+    if (failed(verifyOptionBounds(
+            loc, getArgument(),
+            {{decodeWidth.ArgStr, decodeWidth, bounds::kCpuDecodeWidth},
+             {decodePrefetchLocality.ArgStr, decodePrefetchLocality,
+              bounds::kCpuDecodePrefetchLocality},
+             {decodePageTouch.ArgStr, decodePageTouch,
+              bounds::kCpuDecodePageTouch}})))
+      return failure();
     std::optional<DecodePrefetch> prefetch =
         parseDecodePrefetch(decodePrefetch);
     if (!prefetch)

@@ -652,19 +652,15 @@ struct AttnCpuMicrokernelsPass
   }
 
   void runOnOperation() override {
-    if (failed(
-            verifyPositiveOptions(getOperation(), getArgument(),
-                                  {{vectorWidth.ArgStr, vectorWidth},
-                                   {regBlock.ArgStr, regBlock},
-                                   {rowVectors.ArgStr, rowVectors},
-                                   {prefetchSpread.ArgStr, prefetchSpread}})))
+    namespace bounds = tuning::bounds;
+    if (failed(verifyOptionBounds(
+            getOperation()->getLoc(), getArgument(),
+            {{vectorWidth.ArgStr, vectorWidth, bounds::kCpuVectorWidth},
+             {regBlock.ArgStr, regBlock, bounds::kCpuRegBlock},
+             {rowVectors.ArgStr, rowVectors, bounds::kCpuRowVectors},
+             {prefetchSpread.ArgStr, prefetchSpread,
+              bounds::kCpuPrefetchSpread}})))
       return signalPassFailure();
-    if (!llvm::isPowerOf2_64(prefetchSpread)) {
-      getOperation()->emitError()
-          << getArgument() << ": prefetch-spread (" << int64_t(prefetchSpread)
-          << ") must be a power of two";
-      return signalPassFailure();
-    }
     SmallVector<linalg::GenericOp> tiles;
     getOperation()->walk([&](linalg::GenericOp op) {
       if (getTileRole(op))

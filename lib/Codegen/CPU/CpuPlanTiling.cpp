@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Codegen/CPU/Passes.h"
+#include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -59,18 +60,14 @@ struct AttnCpuPlanTilingPass
   using Base::Base;
 
   void runOnOperation() override {
-    // At the op's location, without the op attached: it is the options that
-    // are wrong, not the IR.
-    for (auto [name, value] :
-         {std::pair<StringRef, int64_t>{narrowBlockQ.ArgStr, narrowBlockQ},
-          {narrowLowpMaxD.ArgStr, narrowLowpMaxD},
-          {wideBlockKV.ArgStr, wideBlockKV}})
-      if (value < 0) {
-        mlir::emitError(getOperation()->getLoc())
-            << getArgument() << ": " << name << " (" << value
-            << ") must not be negative";
-        return signalPassFailure();
-      }
+    namespace bounds = tuning::bounds;
+    if (failed(verifyOptionBounds(
+            getOperation()->getLoc(), getArgument(),
+            {{narrowBlockQ.ArgStr, narrowBlockQ, bounds::kCpuNarrowBlockQ},
+             {narrowLowpMaxD.ArgStr, narrowLowpMaxD,
+              bounds::kCpuNarrowLowpMaxD},
+             {wideBlockKV.ArgStr, wideBlockKV, bounds::kCpuWideBlockKV}})))
+      return signalPassFailure();
     AttnCpuPlanTilingOptions options;
     options.narrowBlockQ = narrowBlockQ;
     options.narrowLowpMaxD = narrowLowpMaxD;

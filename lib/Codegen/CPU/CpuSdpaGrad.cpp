@@ -24,6 +24,7 @@
 #include "attn/Dialect/Attn/Utils/Geometry.h"
 #include "attn/Dialect/Attn/Utils/TileConventions.h"
 #include "attn/Dialect/Attn/Utils/Utils.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -463,11 +464,6 @@ static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
 
 static FailureOr<GradPlan> planFor(SdpaGradOp op, int64_t blockQ,
                                    int64_t blockKV, int64_t width) {
-  if (failed(verifyPositiveOptions(op, "attn-cpu-sdpa-grad",
-                                   {{"block-q", blockQ},
-                                    {"block-kv", blockKV},
-                                    {"vector-width", width}})))
-    return failure();
   if (blockQ % width != 0)
     return op.emitOpError("attn-cpu-sdpa-grad: expected block-q (")
            << blockQ << ") to be a multiple of vector-width (" << width << ")";
@@ -482,6 +478,18 @@ static FailureOr<GradPlan> planFor(SdpaGradOp op, int64_t blockQ,
   plan.dv = op.getValueType().getDimSize(3);
   plan.dp = llvm::divideCeil(plan.d, width) * width;
   plan.dvp = llvm::divideCeil(plan.dv, width) * width;
+  // The tiles are allocated whole, whatever the sequence lengths (the
+  // blocks are not shrunk to them): the largest must stay allocatable.
+  constexpr int64_t kMaxTileElements = int64_t(1) << 24;
+  int64_t rows = std::max(blockQ, blockKV);
+  int64_t columns = std::max({rows, plan.dp, plan.dvp});
+  std::optional<int64_t> elements = llvm::checkedMul(rows, columns);
+  if (!elements || *elements > kMaxTileElements)
+    return op.emitOpError("attn-cpu-sdpa-grad: expected a tile of "
+                          "max(block-q, block-kv) (")
+           << rows << ") rows by max(block-q, block-kv, D, Dv) (" << columns
+           << ") columns to hold at most 2^24 elements (64 MiB of f32: the "
+              "backward allocates its tiles whole)";
   plan.scale = op.getEffectiveScale();
   plan.band = getVisibleBand(op);
   plan.boolMask = op.hasBoolMask();
@@ -570,6 +578,13 @@ struct AttnCpuSdpaGradPass
   using AttnCpuSdpaGradBase::AttnCpuSdpaGradBase;
 
   void runOnOperation() override {
+    namespace bounds = tuning::bounds;
+    if (failed(verifyOptionBounds(
+            getOperation()->getLoc(), getArgument(),
+            {{blockQ.ArgStr, blockQ, bounds::kGradBlockQ},
+             {blockKV.ArgStr, blockKV, bounds::kGradBlockKV},
+             {vectorWidth.ArgStr, vectorWidth, bounds::kCpuVectorWidth}})))
+      return signalPassFailure();
     SmallVector<SdpaGradOp> ops;
     getOperation()->walk([&](SdpaGradOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());

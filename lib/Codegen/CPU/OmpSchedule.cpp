@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Codegen/CPU/Passes.h"
+#include "attn/Dialect/Attn/Utils/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,11 +52,10 @@ struct AttnOmpSchedulePass
              << "attn-omp-schedule: kind must be static, dynamic or guided, "
                 "not '"
              << kind << "'";
-    if (chunk < 0 || chunk > std::numeric_limits<int32_t>::max())
-      return emitError(UnknownLoc::get(context))
-             << "attn-omp-schedule: chunk must be 0 (the runtime's default) "
-                "or a positive 32-bit count, not "
-             << static_cast<int64_t>(chunk);
+    if (failed(verifyOptionBounds(
+            UnknownLoc::get(context), getArgument(),
+            {{chunk.ArgStr, chunk, tuning::bounds::kCpuOmpChunk}})))
+      return failure();
     scheduleKind = *parsed;
     return success();
   }

@@ -384,26 +384,7 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
                           "KiB, no opt-in) or in (49152, ")
            << chipSharedMemory(sm) << "] bytes for " << options.chip << ", got "
            << options.sharedMemory;
-  if (options.blockQ < 16 || options.blockQ > 128 || options.blockQ % 16)
-    return op.emitOpError("convert-attn-to-gpu: expected block-q to be a "
-                          "multiple of 16 in [16, 128], got ")
-           << options.blockQ;
-  if (options.blockKV < 16 || options.blockKV > 128 || options.blockKV % 16)
-    return op.emitOpError("convert-attn-to-gpu: expected block-kv to be a "
-                          "multiple of 16 in [16, 128], got ")
-           << options.blockKV;
-  if (options.kvSplits < 0)
-    return op.emitOpError("convert-attn-to-gpu: expected kv-splits >= 0 (0: "
-                          "chosen at run time), got ")
-           << options.kvSplits;
-  if (!llvm::is_contained({1, 2, 4, 8}, options.decodeUnroll))
-    return op.emitOpError("convert-attn-to-gpu: expected decode-unroll 1, "
-                          "2, 4 or 8, got ")
-           << options.decodeUnroll;
-  if (options.decodeStages != 1 && options.decodeStages != 2)
-    return op.emitOpError(
-               "convert-attn-to-gpu: expected decode-stages 1 or 2, got ")
-           << options.decodeStages;
+  // The integer options' bounds (Tuning.td's) were checked by the pass.
   StringRef kernels = options.kernels;
   if (!llvm::is_contained({"auto", "mma-sync", "wgmma"}, kernels))
     return op.emitOpError("convert-attn-to-gpu: expected kernels auto, "
@@ -711,6 +692,18 @@ struct ConvertAttnToGpuPass
         chip,        blockQ,       blockKV,      decodeRows,   kvSplits,
         smCount,     decodeStages, decodeUnroll, sharedMemory, foldScale,
         lazyRescale, kernels,      deterministic};
+    namespace bounds = tuning::bounds;
+    if (failed(verifyOptionBounds(
+            getOperation()->getLoc(), getArgument(),
+            {{blockQ.ArgStr, blockQ, bounds::kGpuBlockQ},
+             {blockKV.ArgStr, blockKV, bounds::kGpuBlockKV},
+             {decodeRows.ArgStr, decodeRows, bounds::kGpuDecodeRows},
+             {kvSplits.ArgStr, kvSplits, bounds::kGpuKvSplits},
+             {smCount.ArgStr, smCount, bounds::kGpuSmCount},
+             {decodeStages.ArgStr, decodeStages, bounds::kGpuDecodeStages},
+             {decodeUnroll.ArgStr, decodeUnroll, bounds::kGpuDecodeUnroll},
+             {sharedMemory.ArgStr, sharedMemory, bounds::kGpuSharedMemory}})))
+      return signalPassFailure();
     // Every op the kernels cannot take is reported, not skipped.
     bool supported = true;
     getOperation()->walk([&](SdpaOp op) {

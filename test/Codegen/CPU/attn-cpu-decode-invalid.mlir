@@ -8,10 +8,10 @@
 // RUN: not attn-opt %s --attn-lower-cpu="decode-prefetch=All" 2>&1 | FileCheck %s --check-prefix=PREFETCHCASE
 // RUN: attn-opt %s --attn-cpu-decode="decode-width=32" -verify-diagnostics
 
-// WIDTH: error: attn-cpu-decode: decode-width (12) must be a power of 2 (at least 2)
+// WIDTH: error: attn-cpu-decode: decode-width (12) must be a power of two
 // LOCALITY: error: attn-cpu-decode: decode-prefetch-locality (4) must be 0, 1, 2 or 3
-// NEGATIVE: error: attn-cpu-decode: decode-prefetch-locality (-1) must be 0, 1, 2 or 3
-// TOUCH: error: attn-cpu-decode: decode-page-touch (-1) must not be negative
+// NEGATIVE: error: attn-cpu-decode: decode-prefetch-locality (-1) must be >= 0
+// TOUCH: error: attn-cpu-decode: decode-page-touch (-1) must be >= 0
 // PREFETCH: error: attn-cpu-decode: decode-prefetch ('some') must be auto, all or none
 // PREFETCHCASE: error: attn-cpu-decode: decode-prefetch ('All') must be auto, all or none
 func.func @f(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x50x16xf32>, %i: index) -> tensor<16x4xf32> {

@@ -3,8 +3,8 @@
 // RUN: not attn-opt %s --attn-cpu-microkernels="prefetch-spread=0" 2>&1 | FileCheck %s --check-prefix=SPREAD0
 // RUN: not attn-opt %s --attn-cpu-microkernels="prefetch-spread=12" 2>&1 | FileCheck %s --check-prefix=SPREAD12
 
-// CHECK: error: attn-cpu-microkernels: vector-width (0), reg-block (6), row-vectors (4) and prefetch-spread (1) must be positive
-// SPREAD0: error: attn-cpu-microkernels: vector-width (16), reg-block (6), row-vectors (4) and prefetch-spread (0) must be positive
+// CHECK: error: attn-cpu-microkernels: vector-width (0) must be positive
+// SPREAD0: error: attn-cpu-microkernels: prefetch-spread (0) must be positive
 // SPREAD12: error: attn-cpu-microkernels: prefetch-spread (12) must be a power of two
 func.func @f() {
   return

@@ -21,7 +21,7 @@
 // RUN: attn-opt %s -split-input-file --attn-tile-online-softmax="block-q=64 block-kv=32 row-multiple=16" -canonicalize -cse \
 // RUN:   --eliminate-empty-tensors \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
-// RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1 prefetch-spread=4611686018427387904" -canonicalize -cse | FileCheck %s --check-prefix=HUGE
+// RUN:   --attn-cpu-microkernels="reg-block=4 row-vectors=1 prefetch-spread=65536" -canonicalize -cse | FileCheck %s --check-prefix=HUGE
 // HUGE-LABEL: func.func @one_block
 // HUGE: scf.for %{{.*}} = %c0 to %c32 step %c8 iter_args(
 // attn-lower-cpu sets the spread on the avx2 kernels only.

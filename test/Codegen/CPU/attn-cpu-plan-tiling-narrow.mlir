@@ -12,7 +12,7 @@
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="block-q=64 narrow-block-q=128" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=CPU
 // RUN: not attn-opt %s -split-input-file --attn-cpu-plan-tiling="narrow-block-q=-1" --attn-tile-online-softmax 2>&1 | FileCheck %s --check-prefix=NEG
 
-// NEG: error: attn-cpu-plan-tiling: narrow-block-q (-1) must not be negative
+// NEG: error: attn-cpu-plan-tiling: narrow-block-q (-1) must be >= 0
 
 // BERT-base: 128 rows of d=64, one block of 128 (the transposed query tile
 // has 128 columns); off: two blocks of 64.

@@ -9,7 +9,7 @@
 // RUN: attn-opt %s -split-input-file --attn-lower-cpu="kernels=amx block-kv=64" --mlir-print-ir-after=attn-tile-online-softmax 2>&1 >/dev/null | FileCheck %s --check-prefix=NOAMX
 // RUN: not attn-opt %s -split-input-file --attn-cpu-plan-tiling="wide-block-kv=-1" --attn-tile-online-softmax 2>&1 | FileCheck %s --check-prefix=NEG
 
-// NEG: error: attn-cpu-plan-tiling: wide-block-kv (-1) must not be negative
+// NEG: error: attn-cpu-plan-tiling: wide-block-kv (-1) must be >= 0
 
 // bf16, d = 128: 128 keys a block.
 // CHECK-LABEL: func.func @bf16_d128

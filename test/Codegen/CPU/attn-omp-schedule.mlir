@@ -19,7 +19,7 @@
 // STATIC: omp.wsloop schedule(static) {
 // BADKIND: error: attn-omp-schedule: kind must be static, dynamic or guided, not 'auto'
 // BADKIND-NOT: func.func
-// BADCHUNK: error: attn-omp-schedule: chunk must be 0 (the runtime's default) or a positive 32-bit count, not -2
+// BADCHUNK: error: attn-omp-schedule: chunk (-2) must be >= 0
 func.func @loop(%buf: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

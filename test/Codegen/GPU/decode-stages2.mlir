@@ -58,7 +58,7 @@
 // PTXAS-DAG: @f32_variants_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack
 // PTXAS-DAG: @f32_d256_lse_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack
 // PTXAS-DAG: @f16_d80_kernel: {{([0-9]|[0-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5])}} registers, 0 bytes spill stores, 0 bytes spill loads, 0 bytes stack
-// BAD: error: 'attn.sdpa' op convert-attn-to-gpu: expected decode-stages 1 or 2, got 3
+// BAD: error: convert-attn-to-gpu: decode-stages (3) must be 1 or 2
 func.func @bf16_gqa_lse(%q: tensor<?x32x1x128xbf16>, %k: tensor<?x8x?x128xbf16>, %v: tensor<?x8x?x128xbf16>)
     -> (tensor<?x32x1x128xbf16>, tensor<?x32x1xf32>) {
   %o, %l = attn.sdpa %q, %k, %v

@@ -17,15 +17,15 @@
 
 // CHIP: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'sm_75'
 // NOTSM: error: 'attn.sdpa' op convert-attn-to-gpu: expected chip sm_XX with XX >= 80 (mma.sync, ldmatrix, cp.async), got 'gfx90a'
-// BLOCKQ: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-q to be a multiple of 16 in [16, 128], got 40
-// UNROLL: error: 'attn.sdpa' op convert-attn-to-gpu: expected decode-unroll 1, 2, 4 or 8, got 3
+// BLOCKQ: error: convert-attn-to-gpu: block-q (40) must be a multiple of 16
+// UNROLL: error: convert-attn-to-gpu: decode-unroll (3) must be a power of two
 // SHARED: error: 'attn.sdpa' op convert-attn-to-gpu: D or Dv = 256 takes block-q <= 64 (two warps per 16 rows: at block-q = 128, 512 threads get at most 128 registers each, and the kernel spills)
 // SMEMLOW: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 166912] bytes for sm_80, got 40000
-// SMEMHIGH: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 232448] bytes for sm_90, got 300000
+// SMEMHIGH: error: convert-attn-to-gpu: shared-memory (300000) must be at most 232448
 // SMEM120: error: 'attn.sdpa' op convert-attn-to-gpu: expected shared-memory 0 (48 KiB, no opt-in) or in (49152, 101376] bytes for sm_120, got 110000
 // SMEMSMALL: error: 'attn.sdpa' op convert-attn-to-gpu: the shared-memory tiles for D = 256, Dv = 128, block-q = 64 need 59392 bytes, more than the 49984 bytes that shared-memory=50000 leaves
-// SPLITS: error: 'attn.sdpa' op convert-attn-to-gpu: expected kv-splits >= 0 (0: chosen at run time), got -1
-// BLOCKKV: error: 'attn.sdpa' op convert-attn-to-gpu: expected block-kv to be a multiple of 16 in [16, 128], got 256
+// SPLITS: error: convert-attn-to-gpu: kv-splits (-1) must be >= 0
+// BLOCKKV: error: convert-attn-to-gpu: block-kv (256) must be at most 128
 // WGMMA80: error: 'attn.sdpa' op convert-attn-to-gpu: kernels=wgmma needs chip=sm_90a (wgmma and setmaxnreg), got 'sm_80'
 // WGMMA90: error: 'attn.sdpa' op convert-attn-to-gpu: kernels=wgmma needs chip=sm_90a (wgmma and setmaxnreg), got 'sm_90'
 // KERNELS: error: 'attn.sdpa' op convert-attn-to-gpu: expected kernels auto, mma-sync or wgmma, got 'hopper'

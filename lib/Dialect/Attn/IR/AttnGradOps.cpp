@@ -25,6 +25,15 @@ using verify::DimRule;
 using verify::NamedType;
 
 LogicalResult SdpaGradOp::verify() {
+  if (failed(verify::denseTensors(*this)))
+    return failure();
+  // The forward's window and softcap are not attributes of the backward:
+  // kept in the attribute dictionary they would be silently ignored.
+  for (StringRef name : {"window", "softcap"})
+    if ((*this)->hasAttr(name))
+      return emitOpError() << "expected no '" << name
+                           << "' attribute: the backward implements no " << name
+                           << " (attn.sdpa's)";
   // Indices into `all` below, used by the dim rules.
   enum { Q, K, V, O, Lse, DO, DQ, DK, DV };
   NamedType all[] = {

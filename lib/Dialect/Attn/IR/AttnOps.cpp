@@ -44,6 +44,8 @@ static LogicalResult verifyDimsMatch(SdpaOp op, StringRef lhsName,
 }
 
 LogicalResult SdpaOp::verify() {
+  if (failed(verify::denseTensors(*this)))
+    return failure();
   RankedTensorType q = getQueryType(), k = getKeyType(), v = getValueType();
   RankedTensorType o = getOutType();
 

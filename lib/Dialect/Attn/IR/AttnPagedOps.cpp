@@ -21,6 +21,8 @@ using verify::DimRule;
 using verify::NamedType;
 
 LogicalResult SdpaPagedOp::verify() {
+  if (failed(verify::denseTensors(*this)))
+    return failure();
   enum { Q, K, V, Table, Lens, O, Lse };
   auto lseType =
       getLse() ? cast<RankedTensorType>(getLse().getType()) : nullptr;

@@ -21,6 +21,8 @@ using verify::DimRule;
 using verify::NamedType;
 
 LogicalResult SdpaVarlenOp::verify() {
+  if (failed(verify::denseTensors(*this)))
+    return failure();
   enum { Q, K, V, CuQ, CuK, O, Lse };
   auto lseType =
       getLse() ? cast<RankedTensorType>(getLse().getType()) : nullptr;

@@ -6,9 +6,12 @@
 
 #include "VerifyShapes.h"
 
+#include "attn/Dialect/Attn/Utils/TileConventions.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include <cassert>
+#include <cmath>
 
 #include <string>
 
@@ -131,12 +134,39 @@ LogicalResult verify::scoreAttributes(Operation *op,
       return op->emitOpError() << "expected softcap to be finite and positive, "
                                   "but got "
                                << softcapAttr;
+    if (cap.getValueAsDouble() > kMaxLog2EFactor)
+      return op->emitOpError()
+             << "expected softcap to be at most " << kMaxLog2EFactor
+             << " (FLT_MAX / log2(e)), but got " << softcapAttr;
   }
-  if (auto s = dyn_cast_or_null<FloatAttr>(scaleAttr))
+  if (auto s = dyn_cast_or_null<FloatAttr>(scaleAttr)) {
     if (!s.getValue().isFiniteNonZero())
       return op->emitOpError() << "expected scale to be finite and non-zero, "
                                   "but got "
                                << scaleAttr;
+    if (std::abs(s.getValueAsDouble()) > kMaxLog2EFactor)
+      return op->emitOpError()
+             << "expected |scale| to be at most " << kMaxLog2EFactor
+             << " (FLT_MAX / log2(e)), but got " << scaleAttr;
+  }
+  return success();
+}
+
+LogicalResult verify::denseTensors(Operation *op) {
+  auto check = [&](Type type, StringRef what, unsigned i) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.getEncoding())
+      return success();
+    return op->emitOpError()
+           << "expected " << what << " " << i
+           << " to be a dense tensor (no encoding), but got " << type;
+  };
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", i)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", i)))
+      return failure();
   return success();
 }
 

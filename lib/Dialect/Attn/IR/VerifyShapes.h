@@ -39,6 +39,12 @@ struct DimRule {
 /// gives each one's rank. "expected <name> to have rank <r>, but got rank
 /// <n>", "expected <name> element type (<t>) to equal query element type
 /// (<q>)", "expected <name> element type to be i32, but got <t>".
+/// Every operand and result of `op` a tensor without an encoding: the ops
+/// read and write their tensors as dense row-major arrays, and a sparse (or
+/// any other) encoding would be taken for one. "expected operand <i> to be a
+/// dense tensor (no encoding), but got <type>".
+LogicalResult denseTensors(Operation *op);
+
 LogicalResult ranksAndElementTypes(Operation *op, ArrayRef<NamedType> all,
                                    ArrayRef<int64_t> ranks);
 

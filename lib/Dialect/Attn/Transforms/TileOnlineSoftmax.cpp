@@ -569,24 +569,17 @@ struct AttnTileOnlineSoftmaxPass
   using AttnTileOnlineSoftmaxBase::AttnTileOnlineSoftmaxBase;
 
   void runOnOperation() override {
-    if (failed(verifyPositiveOptions(
-            getOperation(), getArgument(),
-            {{blockQ.ArgStr, blockQ},
-             {blockKV.ArgStr, blockKV},
-             {rowMultiple.ArgStr, rowMultiple},
-             {decodeDimMultiple.ArgStr, decodeDimMultiple}})))
+    namespace bounds = tuning::bounds;
+    if (failed(verifyOptionBounds(
+            getOperation()->getLoc(), getArgument(),
+            {{blockQ.ArgStr, blockQ, bounds::kCpuBlockQ},
+             {blockKV.ArgStr, blockKV, bounds::kCpuBlockKV},
+             {rowMultiple.ArgStr, rowMultiple, bounds::kCpuRowMultiple},
+             {kvSplits.ArgStr, kvSplits, bounds::kCpuKvSplits},
+             {decodeRows.ArgStr, decodeRows, bounds::kCpuDecodeRows},
+             {decodeDimMultiple.ArgStr, decodeDimMultiple,
+              bounds::kCpuDecodeDimMultiple}})))
       return signalPassFailure();
-    // At the op's location, without the op attached (verifyPositiveOptions):
-    // it is the options that are wrong, not the IR.
-    for (auto [name, value] :
-         {std::pair<StringRef, int64_t>{kvSplits.ArgStr, kvSplits},
-          {decodeRows.ArgStr, decodeRows}})
-      if (value < 0) {
-        mlir::emitError(getOperation()->getLoc())
-            << getArgument() << ": " << name << " (" << value
-            << ") must not be negative";
-        return signalPassFailure();
-      }
     AttnTileOnlineSoftmaxOptions options{
         blockQ, blockKV, rowMultiple, kvSplits, decodeRows, decodeDimMultiple};
     // Keys and values that are views of paged caches (attn-view-paged) are

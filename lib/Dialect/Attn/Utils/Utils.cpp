@@ -85,21 +85,14 @@ void mlir::attn::replaceOpWithCastValues(RewriterBase &rewriter, Operation *op,
   rewriter.replaceOp(op, results);
 }
 
-LogicalResult mlir::attn::verifyPositiveOptions(
-    Operation *op, StringRef passName,
-    ArrayRef<std::pair<StringRef, int64_t>> options) {
-  if (llvm::all_of(options, [](auto option) { return option.second > 0; }))
-    return success();
-  // At the op's location, without the op itself attached: it is the
-  // options that are wrong, not the IR.
-  InFlightDiagnostic diag = mlir::emitError(op->getLoc()) << passName << ": ";
-  for (auto [i, option] : llvm::enumerate(options)) {
-    if (i > 0)
-      diag << (i + 1 == options.size() ? " and " : ", ");
-    diag << option.first << " (" << option.second << ")";
-  }
-  diag << " must be positive";
-  return diag;
+LogicalResult mlir::attn::verifyOptionBounds(Location loc, StringRef passName,
+                                             ArrayRef<BoundedOption> options) {
+  for (const BoundedOption &option : options)
+    if (std::optional<std::string> bound =
+            tuning::violatedBound(option.bounds, option.value))
+      return mlir::emitError(loc) << passName << ": " << option.name << " ("
+                                  << option.value << ") must be " << *bound;
+  return success();
 }
 
 LogicalResult mlir::attn::checkF32TableSize(Operation *op, StringRef what,

@@ -1,6 +1,6 @@
 // RUN: not attn-opt %s --attn-tile-online-softmax="kv-splits=-1" 2>&1 | FileCheck %s
 
-// CHECK: error: attn-tile-online-softmax: kv-splits (-1) must not be negative
+// CHECK: error: attn-tile-online-softmax: kv-splits (-1) must be >= 0
 func.func @f(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
   %o = attn.sdpa %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32>
   return %o : tensor<1x1x4x8xf32>

@@ -25,6 +25,13 @@ namespace mlir::attn {
 inline constexpr double kLog2E = 1.4426950408889634;
 inline constexpr double kLn2 = 0.6931471805599453;
 
+/// The largest magnitude of a scale, a softcap or an ALiBi slope: the
+/// lowerings multiply each by log2(e) into an f32 factor, which must stay
+/// finite (FLT_MAX / log2(e), about 2.3587e38; above it the factor is inf and
+/// a zero score or distance times it NaN). The op verifiers, the spec parser
+/// and attn-run's check of given slopes refuse larger values.
+inline constexpr double kMaxLog2EFactor = 3.4028234663852886e38 / kLog2E;
+
 /// The f32 attribute on the `scores` tile op that holds the factor the
 /// query tile was multiplied by (scale * log2 e).
 inline constexpr llvm::StringLiteral kScoreScaleAttrName = "attn.score_scale";

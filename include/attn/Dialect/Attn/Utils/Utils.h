@@ -13,6 +13,7 @@
 #ifndef ATTN_DIALECT_ATTN_UTILS_UTILS_H
 #define ATTN_DIALECT_ATTN_UTILS_UTILS_H
 
+#include "attn/Tuning/Tuning.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
@@ -74,12 +75,19 @@ Value clampMaskIndex(OpBuilder &b, Location loc, RankedTensorType maskType,
 void replaceOpWithCastValues(RewriterBase &rewriter, Operation *op,
                              ValueRange values);
 
-/// Fails with one diagnostic on `op` if any of the (name, value) `options`
-/// of the pass `passName` is not positive, naming them all with their
-/// values.
-LogicalResult
-verifyPositiveOptions(Operation *op, StringRef passName,
-                      ArrayRef<std::pair<StringRef, int64_t>> options);
+/// An integer option of a pass, its value and the bounds Tuning.td states
+/// for its knob (tuning::bounds::k<Record>).
+struct BoundedOption {
+  StringRef name;
+  int64_t value;
+  const tuning::IntBounds &bounds;
+};
+
+/// Fails with one diagnostic at `loc` (no op attached: it is the options
+/// that are wrong, not the IR), "<passName>: <name> (<value>) must be ...",
+/// for the first of `options` outside its bounds.
+LogicalResult verifyOptionBounds(Location loc, StringRef passName,
+                                 ArrayRef<BoundedOption> options);
 
 /// Emits `message` on the first attn.sdpa left under `root` and fails if
 /// there is one: a lowering that leaves one behind must say which.

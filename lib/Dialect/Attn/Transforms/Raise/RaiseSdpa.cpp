@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/Debug.h"
@@ -239,6 +240,31 @@ void eraseMatched(const SdpaMatch &m, DenseSet<Operation *> &erased) {
   }
 }
 
+/// The ops a builder inserts, in order, so that a raise whose attn.sdpa does
+/// not verify can take them all back.
+struct InsertedOps : public OpBuilder::Listener {
+  SmallVector<Operation *> ops;
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    ops.push_back(op);
+  }
+  /// Erases the ops inserted, the last first (each only used by later
+  /// ones).
+  void eraseAll() {
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+    ops.clear();
+  }
+};
+
+/// Whether `op` verifies, without reporting why not: a raise that would
+/// build an op the verifier rejects (a producer's scale of 0, NaN or inf)
+/// leaves the program as it is.
+static bool verifiesQuietly(Operation *op) {
+  ScopedDiagnosticHandler quiet(op->getContext(),
+                                [](Diagnostic &) { return success(); });
+  return succeeded(mlir::verify(op, /*verifyRecursively=*/false));
+}
+
 struct AttnRaiseSdpaPass
     : public attn::impl::AttnRaiseSdpaBase<AttnRaiseSdpaPass> {
   using AttnRaiseSdpaBase::AttnRaiseSdpaBase;
@@ -285,14 +311,17 @@ struct AttnRaiseSdpaPass
           failed(checkAssumed(m, dom)))
         continue;
       Operation *rootOp = m.root.getDefiningOp();
-      OpBuilder b(rootOp);
+      InsertedOps inserted;
+      OpBuilder b(rootOp, &inserted);
       Location loc = rootOp->getLoc();
       assertAssumed(b, loc, m);
       Value mask;
       if (m.mask) {
         FailureOr<Value> mask4 = rank4Mask(b, loc, m.mask, m.maskIdx);
-        if (failed(mask4))
+        if (failed(mask4)) {
+          inserted.eraseAll();
           continue;
+        }
         mask = *mask4;
       }
       FloatAttr scale;
@@ -320,6 +349,12 @@ struct AttnRaiseSdpaPass
       auto sdpa = SdpaOp::create(b, loc, TypeRange{outType}, query, key, value,
                                  mask, /*key_lengths=*/Value(), m.alibiSlopes,
                                  scale, causal, window, softcap);
+      if (!verifiesQuietly(sdpa)) {
+        LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] not raised: " << sdpa
+                                << " does not verify\n");
+        inserted.eraseAll();
+        continue;
+      }
       LLVM_DEBUG(llvm::dbgs() << "[attn-raise-sdpa] raised: " << sdpa << "\n");
       m.root.replaceAllUsesWith(transposed(b, loc, sdpa.getOut(), m.outPerm));
       eraseMatched(m, erased);
