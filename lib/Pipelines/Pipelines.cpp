@@ -421,6 +421,8 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.foldScale = options.foldScale;
   fused.lazyRescale = options.lazyRescale;
   fused.kernels = options.kernels;
+  fused.persistent = options.persistent;
+  fused.softmaxOverlap = options.softmaxOverlap;
   pm.addPass(createAttnRejectSdpaGrad());
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createAttnRejectSdpaPaged());

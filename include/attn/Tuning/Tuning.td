@@ -616,7 +616,7 @@ def GpuSmCount : Knob<"smCount", "sm-count", "int64_t", "0",
     "SMs the automatic kv-splits aims to fill; 0: the chip's ("
     # !interleave(!foreach(chip, GpuChips,
                            chip.smCount # " for " # chip.spelling), ", ")
-    # ")">;
+    # "); with kernels=wgmma, the device's own, read at launch">;
 
 def GpuDecodeStages : GpuKnob<"decodeStages", "decode-stages", "int64_t",
     "1",
@@ -667,5 +667,21 @@ def GpuKernels : GpuKnob<"kernels", "kernels", "std::string", "\"auto\"",
   // attn-run's and attn-compile's --kernels is also attn-lower-cpu's
   // (CpuKernels): --target picks the knob, and so the values it takes.
 }
+
+def GpuPersistent : GpuKnob<"persistent", "persistent", "bool", "false",
+    "kernels=wgmma: persistent CTAs: a grid of one CTA per SM (the SM count "
+    "read from the device at launch), each looping over (query block, head, "
+    "batch) tiles in a static round-robin order, causal ones longest first; "
+    "false launches one CTA per tile. Off by default: no device run has "
+    "timed or checked either schedule yet (docs/gpu.md)">;
+
+def GpuSoftmaxOverlap : GpuKnob<"softmaxOverlap", "softmax-overlap", "bool",
+    "false",
+    "kernels=wgmma: each consumer warpgroup issues Q.K^T of key tile j and "
+    "P.V of tile j - 1 together and computes the softmax of tile j while "
+    "P.V runs (FlashAttention-3's intra-warpgroup overlap: two wgmma groups "
+    "in flight, wait_group 1); false waits for each GEMM before the softmax "
+    "that follows it. Off by default: not yet run on a device "
+    "(docs/gpu.md)">;
 
 #endif // ATTN_TUNING_TUNING_TD
