@@ -58,6 +58,23 @@ from attn import _loader, reference as attn_reference  # noqa: E402
 # The options of a case on the warp-specialized sm_90a kernel.
 WGMMA = {"chip": "sm_90a", "cuda_args": ["--kernels", "wgmma"]}
 
+# The sm_90a kernel's schedules beside the plain -wgmma one (issue 54):
+# persistent CTAs (attn-compile --persistent), the intra-warpgroup overlap of
+# the softmax with P.V (--softmax-overlap), and both; the suffix of their
+# cases after -wgmma, and their extra options.
+WGMMA_SCHEDULES = {
+    "persistent": ["--persistent"],
+    "overlap": ["--softmax-overlap"],
+    "persistent-overlap": ["--persistent", "--softmax-overlap"],
+}
+
+
+def wgmma_schedule(case, schedule):
+    """`case` (a mma.sync case) on the sm_90a kernel with `schedule`."""
+    return dict(case, name=f"{case['name']}-wgmma-{schedule}",
+                chip=WGMMA["chip"],
+                cuda_args=WGMMA["cuda_args"] + WGMMA_SCHEDULES[schedule])
+
 
 def check_cases():
     """Cases checked for numerics: every feature of the GPU issue, small."""
@@ -159,6 +176,38 @@ def check_cases():
         cases.append(dict(c, name=name + "-wgmma-scaled", chip=WGMMA["chip"],
                           cuda_args=WGMMA["cuda_args"] + ["--fold-scale=false"],
                           naive_from=name))
+    # Persistent CTAs with several work items each: 144 to 288 tiles of 128
+    # rows, more than an H100's or H200's 132 SMs (the harness's small cases
+    # give every CTA one item at most), causal ones taken longest first,
+    # with GQA, tails, key lengths, dynamic sizes. mma.sync cases too, and
+    # the naive oracle of each; on a GPU only.
+    add("bf16-d128-causal-br-many-tiles", "b=3,hq=12,lq=700,lk=700,d=128,"
+        "dtype=bf16,causal=bottom_right,lse=1")
+    add("f16-d64-many-tiles", "b=4,hq=24,hkv=8,lq=300,lk=400,d=64,dtype=f16")
+    add("bf16-d128-key-lengths-many-tiles", "b=3,hq=16,hkv=4,lq=400,lk=500,"
+        "d=128,dtype=bf16,key_lengths=1,lse=1,dynamic=1")
+    add("f16-d256-causal-tl-many-tiles", "b=3,hq=16,lq=300,lk=320,d=256,"
+        "dtype=f16,causal=top_left")
+    # Each schedule of the sm_90a kernel on those and on the small cases
+    # that reach every branch of its tile loop (masks, tails, empty rows,
+    # one tile, the variants; f16 and bf16; D = 64, 128, 256).
+    for name in ("bf16-d128-causal-br-many-tiles", "f16-d64-many-tiles",
+                 "bf16-d128-key-lengths-many-tiles",
+                 "f16-d256-causal-tl-many-tiles"):
+        c = next(c for c in cases if c["name"] == name)
+        # Sized for a GPU: the CPU dry run (whose kernels are the same
+        # code as for the small cases) leaves them out.
+        c["gpu_only"] = True
+        cases.append(dict(c, name=name + "-wgmma", naive_from=name, **WGMMA))
+        for schedule in WGMMA_SCHEDULES:
+            cases.append(dict(wgmma_schedule(c, schedule), naive_from=name))
+    for name in ("bf16-d128", "f16-d64-causal-tl-lse",
+                 "bf16-d128-causal-br-tails", "bf16-gqa", "f16-empty-rows",
+                 "f16-dynamic", "bf16-d256", "f16-float-mask-bcast",
+                 "bf16-key-lengths-causal-br", "f16-all-variants"):
+        c = next(c for c in cases if c["name"] == name)
+        for schedule in WGMMA_SCHEDULES:
+            cases.append(dict(wgmma_schedule(c, schedule), naive_from=name))
     # The tensor-core kernel with more shared memory (attn-compile
     # --shared-memory, cuda only: larger tiles).
     for name in ("bf16-d128", "f16-d128-causal-tl-lse", "bf16-d128-causal-br-tails",
@@ -199,6 +248,12 @@ def check_cases():
                           cuda_args=["--decode-stages", "2"]))
         cases.append(dict(c, name=c["name"] + "-unroll4",
                           cuda_args=["--decode-unroll", "4"]))
+    # Decoding steps with --kernels wgmma: the decode kernels' automatic
+    # key splits from the device's SM count, read at launch.
+    for name in ("decode-f16-gqa-splits", "decode-bf16-gqa-dynamic",
+                 "decode-bf16-key-lengths", "decode-bf16-mqa-d256"):
+        c = next(c for c in cases if c["name"] == name)
+        cases.append(dict(c, name=name + "-wgmma", naive_from=name, **WGMMA))
     return cases
 
 
@@ -259,10 +314,21 @@ def speed_cases():
     cases += [dict(c, name=c["name"] + "-wgmma", torch=False,
                    runs=[dict(r) for r in c["runs"]], **WGMMA)
               for c in list(cases)]
-    cases.append({"name": "bf16-decode", "kind": "speed",
-                  "spec": "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,"
-                          "dynamic=1",
-                  "runs": [{"b": b, "lq": 1, "lk": 32768} for b in (1, 4, 8)]})
+    # The sm_90a kernel's schedules (persistent, overlap, both) on the bf16
+    # shapes, beside the plain -wgmma rows: wgmma_summary's "vs wgmma".
+    cases += [dict(c, name=f"{c['name']}-{schedule}",
+                   cuda_args=c["cuda_args"] + WGMMA_SCHEDULES[schedule],
+                   runs=[dict(r) for r in c["runs"]])
+              for c in list(cases) if c["name"].startswith("bf16-")
+              and c["name"].endswith("-wgmma") for schedule in WGMMA_SCHEDULES]
+    decode = {"name": "bf16-decode", "kind": "speed",
+              "spec": "b=1,hq=32,hkv=8,lq=1,lk=32768,d=128,dtype=bf16,"
+                      "dynamic=1",
+              "runs": [{"b": b, "lq": 1, "lk": 32768} for b in (1, 4, 8)]}
+    # With --kernels wgmma: the key splits from the device's SM count read at
+    # launch (the table's 132 for sm_90a otherwise).
+    cases += [decode, dict(decode, name="bf16-decode-wgmma", torch=False,
+                           runs=[dict(r) for r in decode["runs"]], **WGMMA)]
     return cases
 
 
@@ -732,8 +798,10 @@ def build(args):
         cases = [c for c in cases if any(o in c["name"] for o in args.only)]
     if args.target != "cuda":
         # A case that differs from another only by cuda-only options would
-        # compile the same library for the CPU: the dry run leaves it out.
-        cases = [c for c in cases if not c.get("cuda_args")]
+        # compile the same library for the CPU: the dry run leaves it out,
+        # and the cases sized for a GPU's SM count (gpu_only).
+        cases = [c for c in cases
+                 if not c.get("cuda_args") and not c.get("gpu_only")]
     elif not args.chip.startswith("sm_90"):
         # The sm_90a cases run on Hopper only.
         cases = [c for c in cases if c.get("chip", args.chip) != "sm_90a"]
@@ -1270,24 +1338,32 @@ def wgmma_summary(speed_rows):
     by_key = {(r["case"], r["b"], r["lq"], r["lk"]): r for r in speed_rows}
     lines = []
     for r in speed_rows:
-        if not r["case"].endswith("-wgmma") or not r.get("attn_ms"):
+        stem, wgmma, schedule = r["case"].partition("-wgmma")
+        if not wgmma or (schedule and schedule[1:] not in WGMMA_SCHEDULES) \
+                or not r.get("attn_ms") or "attn_gbs" in r:
             continue
-        base = by_key.get((r["case"][:-len("-wgmma")], r["b"], r["lq"], r["lk"]))
+        base = by_key.get((stem, r["b"], r["lq"], r["lk"]))
         if base is None or not base.get("attn_ms"):
             continue
+        # The schedules against the plain sm_90a kernel too.
+        plain = by_key.get((stem + "-wgmma", r["b"], r["lq"], r["lk"])) \
+            if schedule else None
 
-        def ratio(key):
-            return base[key] / r["attn_ms"] if base.get(key) else None
+        def ratio(key, against=base):
+            return against[key] / r["attn_ms"] if against.get(key) else None
         lines.append(f"| {r['case']} | {r['b']} | {r['lq']} | "
                      f"{fmt(r['attn_ms'])} | {fmt(r['attn_tflops'])} | "
                      f"{fmt(r.get('attn_pct_peak'))} | {fmt(base['attn_ms'])} | "
-                     f"{fmt(ratio('attn_ms'))} | {fmt(ratio('flash_ms'))} | "
-                     f"{fmt(ratio('cudnn_ms'))} |")
+                     f"{fmt(ratio('attn_ms'))} | "
+                     f"{fmt(ratio('attn_ms', plain) if plain else None)} | "
+                     f"{fmt(ratio('flash_ms'))} | {fmt(ratio('cudnn_ms'))} |")
     if not lines:
         return []
     return ["", "| sm_90a case | b | lq | wgmma ms | TFLOP/s | % of bf16 matmul "
-            "| mma.sync ms | vs mma.sync | vs torch flash | vs torch cuDNN |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"] + lines
+            "| mma.sync ms | vs mma.sync | vs wgmma | vs torch flash "
+            "| vs torch cuDNN |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+            "| --- |"] + lines
 
 
 def report(out, dev_name, peak, copy_gbs, check_rows, speed_rows,

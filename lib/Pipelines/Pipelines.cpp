@@ -456,6 +456,8 @@ void mlir::attn::buildGpuPipeline(OpPassManager &pm,
   fused.lazyRescale = options.lazyRescale;
   fused.kernels = options.kernels;
   fused.deterministic = options.deterministic;
+  fused.persistent = options.persistent;
+  fused.softmaxOverlap = options.softmaxOverlap;
   pm.addPass(createAttnRejectSdpaVarlen());
   pm.addPass(createAttnRejectSdpaPaged());
   pm.addPass(createConvertAttnToGpu(fused));

@@ -49,6 +49,13 @@ void attnCudaEncodeTensorMap(void *deviceMap, const void *global,
                              int64_t d2, int64_t d3, int32_t boxRows,
                              int32_t boxCols);
 
+/// Called by generated host code (convert-attn-to-gpu's kernels=wgmma
+/// lowering) before a launch: the number of SMs of the current context's
+/// device (cuDeviceGetAttribute's MULTIPROCESSOR_COUNT, read once per
+/// device). On failure records the error as the mgpu* functions do (the
+/// launch that follows then does nothing) and returns 1.
+int32_t attnCudaSmCount(void);
+
 /// Host-side helpers for a tool that drives cuda libraries (attn-run), over
 /// the same dlopen'ed driver, in the current context (else device 0's
 /// primary context, made current). Each returns an attn_status, with the

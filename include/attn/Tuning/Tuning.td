@@ -664,7 +664,7 @@ def GpuSmCount : Knob<"smCount", "sm-count", "int64_t", "0",
     "SMs the automatic kv-splits aims to fill; 0: the chip's ("
     # !interleave(!foreach(chip, GpuChips,
                            chip.smCount # " for " # chip.spelling), ", ")
-    # ")"> {
+    # "); with kernels=wgmma, the device's own, read at launch"> {
   let min = 0;
   let max = MaxBlock;
 }
@@ -732,5 +732,21 @@ def GpuDeterministic : GpuKnob<"deterministic", "deterministic", "bool",
     "kernel sums them in key-block order, so that dQ is the same bit for bit "
     "on every run; off: f32 atomic adds into one buffer (FlashAttention's "
     "deterministic flag)">;
+
+def GpuPersistent : GpuKnob<"persistent", "persistent", "bool", "false",
+    "kernels=wgmma: persistent CTAs: a grid of one CTA per SM (the SM count "
+    "read from the device at launch), each looping over (query block, head, "
+    "batch) tiles in a static round-robin order, causal ones longest first; "
+    "false launches one CTA per tile. Off by default: no device run has "
+    "timed or checked either schedule yet (docs/gpu.md)">;
+
+def GpuSoftmaxOverlap : GpuKnob<"softmaxOverlap", "softmax-overlap", "bool",
+    "false",
+    "kernels=wgmma: each consumer warpgroup issues Q.K^T of key tile j and "
+    "P.V of tile j - 1 together and computes the softmax of tile j while "
+    "P.V runs (FlashAttention-3's intra-warpgroup overlap: two wgmma groups "
+    "in flight, wait_group 1); false waits for each GEMM before the softmax "
+    "that follows it. Off by default: not yet run on a device "
+    "(docs/gpu.md)">;
 
 #endif // ATTN_TUNING_TUNING_TD

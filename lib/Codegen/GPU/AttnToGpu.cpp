@@ -119,6 +119,21 @@ int64_t gpu_kernels::flashSharedBytes(const GpuSdpa &sdpa,
   return bytes * (q + 2 * config.blockKV * d + 2 * config.blockKV * dv);
 }
 
+Value gpu_kernels::smCountAtLaunch(OpBuilder &b, Location loc, Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      module, b.getStringAttr(kSmCountFunction));
+  if (!callee) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    callee = func::FuncOp::create(b, loc, kSmCountFunction,
+                                  b.getFunctionType({}, {b.getI32Type()}));
+    callee.setPrivate();
+  }
+  Value count = func::CallOp::create(b, loc, callee, ValueRange{}).getResult(0);
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
+}
+
 Value gpu_kernels::readMask(OpBuilder &b, const GpuSdpa &sdpa, Value batch,
                             Value head, Value row, Value key) {
   Location loc = sdpa.loc;
@@ -355,6 +370,10 @@ KernelPlan planDecode(SdpaOp op, const ConvertAttnToGpuOptions &options,
   config.smCount = options.smCount > 0 ? options.smCount
                    : chip              ? chip->smCount
                                        : tuning::kGpuChips[0].smCount;
+  // kernels=wgmma (chip sm_90a, whose parts range from 114 to 132 SMs):
+  // the device's own count, read at launch.
+  config.smCountAtLaunch =
+      options.smCount <= 0 && StringRef(options.kernels) == "wgmma";
   // One stage: 32 keys less until it fits; two: half (down to 8 keys).
   while (decodeSharedBytes(sizes, config) > sharedLimit(options) &&
          config.keysPerChunk > (config.stages == 2 ? 8 : 32))
@@ -394,6 +413,10 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
     return op.emitOpError("convert-attn-to-gpu: kernels=wgmma needs "
                           "chip=sm_90a (wgmma and setmaxnreg), got '")
            << options.chip << "'";
+  if ((options.persistent || options.softmaxOverlap) && kernels != "wgmma")
+    return op.emitOpError("convert-attn-to-gpu: ")
+           << (options.persistent ? "persistent" : "softmax-overlap")
+           << " is an option of kernels=wgmma, got kernels '" << kernels << "'";
   Type elt = op.getQueryType().getElementType();
   KernelPlan plan;
   plan.flash.blockQ = options.blockQ;
@@ -415,6 +438,15 @@ FailureOr<KernelPlan> planKernel(SdpaOp op,
       plan.hopper = true;
       plan.hopperConfig = *hopper;
       plan.hopperConfig.foldScale = options.foldScale;
+      plan.hopperConfig.persistent = options.persistent;
+      plan.hopperConfig.softmaxOverlap = options.softmaxOverlap;
+      // The persistent producer keeps its work item's coordinates and the
+      // ring's count across its loops: 24 registers spilled (ptxas), 40 do
+      // not; the consumers give up 8 (still 504 of the 512).
+      if (options.persistent) {
+        plan.hopperConfig.producerRegisters = 40;
+        plan.hopperConfig.consumerRegisters = 232;
+      }
       return planDecode(op, options, plan);
     }
   }
@@ -628,9 +660,24 @@ struct SdpaToGpu : public OpRewritePattern<SdpaOp> {
           rewriter, loc, rewriter.getI32Type(), hopperSharedBytes(sdpa, cfg));
       Value threads =
           arith::ConstantIndexOp::create(rewriter, loc, cfg.threads());
-      auto launch =
-          gpu::LaunchOp::create(rewriter, loc, rowBlocks, heads, sdpa.batch,
-                                threads, one, one, sharedBytes);
+      // Persistent: min(tiles, CTAs the device holds at once), one
+      // dimension; each CTA finds its tiles.
+      gpu::LaunchOp launch;
+      if (cfg.persistent) {
+        Value tiles = arith::MulIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, rowBlocks, heads), sdpa.batch);
+        Value resident = arith::MulIOp::create(
+            rewriter, loc, smCountAtLaunch(rewriter, loc, op),
+            arith::ConstantIndexOp::create(rewriter, loc, kHopperCtasPerSm));
+        Value grid = arith::MinUIOp::create(rewriter, loc, tiles, resident);
+        launch = gpu::LaunchOp::create(rewriter, loc, grid, one, one, threads,
+                                       one, one, sharedBytes);
+      } else {
+        launch =
+            gpu::LaunchOp::create(rewriter, loc, rowBlocks, heads, sdpa.batch,
+                                  threads, one, one, sharedBytes);
+      }
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(&launch.getBody().front());
       buildHopperKernel(rewriter, sdpa, cfg, launch, tensorMaps);
@@ -691,7 +738,7 @@ struct ConvertAttnToGpuPass
     ConvertAttnToGpuOptions options{
         chip,        blockQ,       blockKV,      decodeRows,   kvSplits,
         smCount,     decodeStages, decodeUnroll, sharedMemory, foldScale,
-        lazyRescale, kernels,      deterministic};
+        lazyRescale, kernels,      deterministic, persistent, softmaxOverlap};
     namespace bounds = tuning::bounds;
     if (failed(verifyOptionBounds(
             getOperation()->getLoc(), getArgument(),

@@ -645,8 +645,11 @@ void GpuDecodeBuilder::buildHost() {
     splits = idx(cfg.kvSplits);
   } else {
     Value ctas = mul(sdpa.batch, gridY);
-    Value wanted = arith::CeilDivUIOp::create(
-        b, loc, idx(kSplitCtasPerSm * cfg.smCount), ctas);
+    Value ctasWanted =
+        cfg.smCountAtLaunch
+            ? mul(smCountAtLaunch(b, loc, sdpa.op), idx(kSplitCtasPerSm))
+            : idx(kSplitCtasPerSm * cfg.smCount);
+    Value wanted = arith::CeilDivUIOp::create(b, loc, ctasWanted, ctas);
     Value byKeys = arith::MaxUIOp::create(
         b, loc, one,
         arith::CeilDivUIOp::create(b, loc, sdpa.lk, idx(kMinSplitKeys)));

@@ -80,8 +80,9 @@ struct HopperLayout {
     keys = sdpa.d / kAtomCols * queryBlock;
     values = keys + cfg.stages * keyTile;
     barriers = values + cfg.stages * valueTile;
-    // fullQ, then fullK, fullV, emptyK and emptyV per stage.
-    end = barriers + 8 * (1 + 4 * cfg.stages);
+    // fullQ, then fullK, fullV, emptyK and emptyV per stage; persistent
+    // CTAs also emptyQ.
+    end = barriers + 8 * (1 + 4 * cfg.stages + (cfg.persistent ? 1 : 0));
   }
   int64_t queryBlock, keyBlock, valueBlock, keyTile, valueTile;
   int64_t keys = 0, values = 0, barriers = 0, end = 0;
@@ -150,10 +151,36 @@ private:
   SmallVector<Value> modifyScores(ArrayRef<Value> scores, Value keyStart);
   SmallVector<Value> maskScores(ArrayRef<Value> scores, Value keyStart);
 
-  void buildProducer(const KeyTiles &tiles);
-  void buildConsumer(const KeyTiles &tiles);
+  /// A tile's ring slot: its index, its barriers' phase parity and its K
+  /// and V addresses in shared memory.
+  struct RingSlot {
+    Value slot, parity, keyAddr, valueAddr;
+  };
+  RingSlot ringSlot(Value iteration);
+  SmallVector<Value> scaleAndMask(SmallVector<Value> scores, Value tile,
+                                  Value scale, const KeyTiles &tiles);
+  SmallVector<Value> softmaxTile(ArrayRef<Value> scores, ValueRange state,
+                                 Value scale, SmallVectorImpl<Value> &updated,
+                                 SmallVectorImpl<Value> *alphas);
+  void rescaleRow(SmallVectorImpl<Value> &state, int64_t r, Value alpha);
+  void packProbabilities(ArrayRef<Value> probs,
+                         SmallVectorImpl<Value> &operands);
+  SmallVector<Value> issueValues(SmallVector<Value> operands, Value valueAddr);
+
+  /// The persistent kernel's barrier that the consumers arrive on once
+  /// they are done with an item's Q block (after fullQ and the ring's).
+  int64_t emptyQueryBarrier() const { return 1 + 4 * cfg.stages; }
+  KeyTiles locateItem();
+  void
+  forEachItem(function_ref<KeyTiles(Value, Value, function_ref<Value()>)> body);
+  void buildProducer(const KeyTiles *tiles);
+  void loadItem(const KeyTiles &tiles, Value ringBase, Value itemCount);
+  void buildConsumer(const KeyTiles *tiles);
+  SmallVector<Value> consumeTiles(const KeyTiles &tiles, Value ringBase);
   SmallVector<Value> keyTileStep(Value tile, Value iteration, ValueRange state,
                                  const KeyTiles &tiles);
+  SmallVector<Value> overlappedTiles(const KeyTiles &tiles, Value ringBase,
+                                     ValueRange init);
   void writeResults(ValueRange state);
 
   const GpuSdpa &sdpa;
@@ -532,34 +559,29 @@ SmallVector<Value> GpuHopperBuilder::maskScores(ArrayRef<Value> scores,
   return out;
 }
 
-/// One key/value tile of a consumer (its `iteration`-th, in ring slot
-/// iteration % stages): S = Q.K^T, masks, online softmax, O += P.V.
-/// `state` is (m_g, m_g8, l_g, l_g8, acc...).
-SmallVector<Value> GpuHopperBuilder::keyTileStep(Value tile, Value iteration,
-                                                 ValueRange state,
-                                                 const KeyTiles &tiles) {
+/// The ring slot of a consumer's `iteration`-th tile (iteration % stages),
+/// the parity of its barriers' phase and its K and V tiles' addresses.
+GpuHopperBuilder::RingSlot GpuHopperBuilder::ringSlot(Value iteration) {
+  RingSlot r;
   Value stages = idx(cfg.stages);
-  Value slot = arith::RemUIOp::create(b, loc, iteration, stages);
-  Value parity = toI32(arith::RemUIOp::create(
+  r.slot = arith::RemUIOp::create(b, loc, iteration, stages);
+  r.parity = toI32(arith::RemUIOp::create(
       b, loc, arith::DivUIOp::create(b, loc, iteration, stages), idx(2)));
-  Value slotI32 = toI32(slot);
-  Value keyAddr = arith::AddIOp::create(
+  Value slotI32 = toI32(r.slot);
+  r.keyAddr = arith::AddIOp::create(
       b, loc, offsetBy(base, layout.keys),
       arith::MulIOp::create(b, loc, slotI32, i32(layout.keyTile)));
-  Value valueAddr = arith::AddIOp::create(
+  r.valueAddr = arith::AddIOp::create(
       b, loc, offsetBy(base, layout.values),
       arith::MulIOp::create(b, loc, slotI32, i32(layout.valueTile)));
+  return r;
+}
 
-  // S = Q.K^T in this consumer's turn; the other consumer's GEMMs may go
-  // once it is issued.
-  waitBarrier(barrierAt(1, slot), parity);
-  SmallVector<Value> scores = scoreTile(descriptor(keyAddr, 16, kSwizzleBytes));
-  arriveNamed(other);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  scores = fenceOperands(scores);
-  arriveBarrier(barrierAt(1 + 2 * cfg.stages, slot));
-
-  Value scale = f32(sdpa.scaleLog2E);
+/// The scores of key tile `tile` in base-2 units (unless the scale is
+/// folded into exp2), with softcap, ALiBi and the masks applied.
+SmallVector<Value> GpuHopperBuilder::scaleAndMask(SmallVector<Value> scores,
+                                                  Value tile, Value scale,
+                                                  const KeyTiles &tiles) {
   if (!foldScale)
     for (Value &s : scores)
       s = arith::MulFOp::create(b, loc, s, scale);
@@ -588,12 +610,21 @@ SmallVector<Value> GpuHopperBuilder::keyTileStep(Value tile, Value iteration,
     }
     scores = llvm::to_vector_of<Value>(ifMasked.getResults());
   }
+  return scores;
+}
 
-  // Online softmax per row r (g or g+8) of the thread, as in the mma.sync
-  // kernel: the tile's row max over the quad, the rescale factor, P and the
-  // thread's part of the row sum.
+/// Online softmax per row r (g or g+8) of the thread, as in the mma.sync
+/// kernel: the tile's row max over the quad, the rescale factor, P and the
+/// thread's part of the row sum. `updated` starts as `state` and gets the
+/// new maxima and sums, and the accumulators rescaled unless `alphas` is
+/// given (the factors go there instead, for the overlapped kernel, whose
+/// accumulators are still being written by P.V). Returns P.
+SmallVector<Value>
+GpuHopperBuilder::softmaxTile(ArrayRef<Value> scores, ValueRange state,
+                              Value scale, SmallVectorImpl<Value> &updated,
+                              SmallVectorImpl<Value> *alphas) {
   int64_t keyFrags = cfg.blockKV / 8;
-  SmallVector<Value> updated(state.begin(), state.end());
+  updated.assign(state.begin(), state.end());
   SmallVector<Value> probs(scores.size());
   for (int64_t r = 0; r < 2; ++r) {
     Value tileMax = f32(kNegInf);
@@ -627,34 +658,195 @@ SmallVector<Value> GpuHopperBuilder::keyTileStep(Value tile, Value iteration,
       }
     updated[r] = mNew;
     updated[2 + r] = sum;
-    for (int64_t nd = 0, e = sdpa.dv / 8; nd < e; ++nd)
-      for (int64_t c = 0; c < 2; ++c) {
-        Value &a = updated[4 + 4 * nd + 2 * r + c];
-        a = arith::MulFOp::create(b, loc, a, alpha);
-      }
+    if (alphas)
+      alphas->push_back(alpha);
+    else
+      rescaleRow(updated, r, alpha);
   }
+  return probs;
+}
 
-  // P as the A registers of P.V: k-step u takes probabilities 8 u .. 8 u +
-  // 7 (two neighbouring C fragments of S).
-  SmallVector<Value> operands(ArrayRef<Value>(updated).drop_front(4));
+/// The accumulators of row r (g or g+8) of the thread in `state` times
+/// `alpha`.
+void GpuHopperBuilder::rescaleRow(SmallVectorImpl<Value> &state, int64_t r,
+                                  Value alpha) {
+  for (int64_t nd = 0, e = sdpa.dv / 8; nd < e; ++nd)
+    for (int64_t c = 0; c < 2; ++c) {
+      Value &a = state[4 + 4 * nd + 2 * r + c];
+      a = arith::MulFOp::create(b, loc, a, alpha);
+    }
+}
+
+/// P as the A registers of P.V: k-step u takes probabilities 8 u .. 8 u +
+/// 7 (two neighbouring C fragments of S), appended to `operands`.
+void GpuHopperBuilder::packProbabilities(ArrayRef<Value> probs,
+                                         SmallVectorImpl<Value> &operands) {
   for (int64_t k = 0, e = cfg.blockKV / 4; k < e; ++k)
     operands.push_back(packPair(probs[2 * k], probs[2 * k + 1]));
+}
+
+/// O += P.V on the V tile at `valueAddr`: the accumulators and P (the
+/// first Dv / 2 and the rest of `operands`) fenced, issued, committed; not
+/// waited for.
+SmallVector<Value> GpuHopperBuilder::issueValues(SmallVector<Value> operands,
+                                                 Value valueAddr) {
+  operands = fenceOperands(operands);
+  int64_t accCount = sdpa.dv / 2;
+  return accumulateValues(
+      ArrayRef<Value>(operands).take_front(accCount),
+      ArrayRef<Value>(operands).drop_front(accCount),
+      descriptor(valueAddr, layout.valueBlock, kSwizzleBytes));
+}
+
+/// One key/value tile of a consumer (its `iteration`-th, in ring slot
+/// iteration % stages): S = Q.K^T, masks, online softmax, O += P.V.
+/// `state` is (m_g, m_g8, l_g, l_g8, acc...).
+SmallVector<Value> GpuHopperBuilder::keyTileStep(Value tile, Value iteration,
+                                                 ValueRange state,
+                                                 const KeyTiles &tiles) {
+  RingSlot ring = ringSlot(iteration);
+
+  // S = Q.K^T in this consumer's turn; the other consumer's GEMMs may go
+  // once it is issued.
+  waitBarrier(barrierAt(1, ring.slot), ring.parity);
+  SmallVector<Value> scores =
+      scoreTile(descriptor(ring.keyAddr, 16, kSwizzleBytes));
+  arriveNamed(other);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  scores = fenceOperands(scores);
+  arriveBarrier(barrierAt(1 + 2 * cfg.stages, ring.slot));
+
+  Value scale = f32(sdpa.scaleLog2E);
+  scores = scaleAndMask(scores, tile, scale, tiles);
+  SmallVector<Value> updated;
+  SmallVector<Value> probs =
+      softmaxTile(scores, state, scale, updated, /*alphas=*/nullptr);
+
+  SmallVector<Value> operands(ArrayRef<Value>(updated).drop_front(4));
+  packProbabilities(probs, operands);
 
   // O += P.V in this consumer's next turn, once V is here. The accumulators
   // and P are written before wgmma.fence, never after.
-  waitBarrier(barrierAt(1 + cfg.stages, slot), parity);
+  waitBarrier(barrierAt(1 + cfg.stages, ring.slot), ring.parity);
   syncNamed(mine);
-  operands = fenceOperands(operands);
-  int64_t accCount = sdpa.dv / 2;
-  SmallVector<Value> acc =
-      accumulateValues(ArrayRef<Value>(operands).take_front(accCount),
-                       ArrayRef<Value>(operands).drop_front(accCount),
-                       descriptor(valueAddr, layout.valueBlock, kSwizzleBytes));
+  SmallVector<Value> acc = issueValues(operands, ring.valueAddr);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   acc = fenceOperands(acc);
-  arriveBarrier(barrierAt(1 + 3 * cfg.stages, slot));
+  arriveBarrier(barrierAt(1 + 3 * cfg.stages, ring.slot));
   llvm::copy(acc, updated.begin() + 4);
   return updated;
+}
+
+/// The consumer's tiles with the intra-warpgroup overlap (softmax-overlap):
+/// a prologue computes S and P of the first tile; each step then issues
+/// Q.K^T of tile j and P.V of tile j - 1 in one turn, waits for Q.K^T only
+/// (wait_group 1) and computes the softmax of tile j while P.V runs, then
+/// waits for P.V and rescales the accumulators; an epilogue issues the last
+/// P.V. The state is (m, l, acc) as keyTileStep's, P of the previous tile
+/// carried beside it. Returns the final state.
+SmallVector<Value> GpuHopperBuilder::overlappedTiles(const KeyTiles &tiles,
+                                                     Value ringBase,
+                                                     ValueRange init) {
+  auto iterationOf = [&](Value tile) {
+    Value iteration = sub(tile, tiles.first);
+    return ringBase ? add(ringBase, iteration) : iteration;
+  };
+  int64_t pCount = cfg.blockKV / 4;
+  SmallVector<Type> stateTypes(init.getTypes());
+  SmallVector<Type> carriedTypes(stateTypes);
+  carriedTypes.append(pCount, b.getI32Type());
+  Value hasTiles = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                         tiles.end, tiles.first);
+
+  // Prologue: S and P of the first tile (the accumulators are still 0).
+  auto prologue = scf::IfOp::create(b, loc, carriedTypes, hasTiles,
+                                    /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(prologue.thenBlock());
+    RingSlot ring = ringSlot(iterationOf(tiles.first));
+    waitBarrier(barrierAt(1, ring.slot), ring.parity);
+    SmallVector<Value> scores =
+        scoreTile(descriptor(ring.keyAddr, 16, kSwizzleBytes));
+    arriveNamed(other);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    scores = fenceOperands(scores);
+    arriveBarrier(barrierAt(1 + 2 * cfg.stages, ring.slot));
+    Value scale = f32(sdpa.scaleLog2E);
+    scores = scaleAndMask(scores, tiles.first, scale, tiles);
+    SmallVector<Value> updated, alphas;
+    SmallVector<Value> probs =
+        softmaxTile(scores, init, scale, updated, &alphas);
+    packProbabilities(probs, updated);
+    scf::YieldOp::create(b, loc, updated);
+    b.setInsertionPointToStart(prologue.elseBlock());
+    SmallVector<Value> passed(init.begin(), init.end());
+    passed.append(pCount, i32(0));
+    scf::YieldOp::create(b, loc, passed);
+  }
+
+  int64_t stateCount = init.size();
+  auto loop = scf::ForOp::create(
+      b, loc, addConst(tiles.first, 1), tiles.end, idx(1),
+      prologue.getResults(),
+      [&](OpBuilder &nb, Location, Value tile, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value iteration = iterationOf(tile);
+        RingSlot ring = ringSlot(iteration);
+        RingSlot prev = ringSlot(sub(iteration, idx(1)));
+        ValueRange state = carried.take_front(stateCount);
+        // One turn: Q.K^T of this tile, then P.V of the previous one.
+        waitBarrier(barrierAt(1, ring.slot), ring.parity);
+        waitBarrier(barrierAt(1 + cfg.stages, prev.slot), prev.parity);
+        syncNamed(mine);
+        SmallVector<Value> scores =
+            scoreTile(descriptor(ring.keyAddr, 16, kSwizzleBytes));
+        SmallVector<Value> operands(state.drop_front(4));
+        llvm::append_range(operands, carried.drop_front(stateCount));
+        SmallVector<Value> acc = issueValues(operands, prev.valueAddr);
+        arriveNamed(other);
+        // S is ready once one group (P.V's) is left in flight.
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+        scores = fenceOperands(scores);
+        arriveBarrier(barrierAt(1 + 2 * cfg.stages, ring.slot));
+        Value scale = f32(sdpa.scaleLog2E);
+        scores = scaleAndMask(scores, tile, scale, tiles);
+        SmallVector<Value> updated, alphas;
+        SmallVector<Value> probs =
+            softmaxTile(scores, state, scale, updated, &alphas);
+        // P.V of the previous tile done: its V slot is free, and the
+        // accumulators take this tile's factors.
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+        acc = fenceOperands(acc);
+        arriveBarrier(barrierAt(1 + 3 * cfg.stages, prev.slot));
+        llvm::copy(acc, updated.begin() + 4);
+        for (int64_t r = 0; r < 2; ++r)
+          rescaleRow(updated, r, alphas[r]);
+        packProbabilities(probs, updated);
+        scf::YieldOp::create(b, loc, updated);
+      });
+
+  // Epilogue: P.V of the last tile.
+  auto epilogue = scf::IfOp::create(b, loc, stateTypes, hasTiles,
+                                    /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(epilogue.thenBlock());
+  ValueRange carried = loop.getResults();
+  RingSlot last = ringSlot(iterationOf(sub(tiles.end, idx(1))));
+  waitBarrier(barrierAt(1 + cfg.stages, last.slot), last.parity);
+  syncNamed(mine);
+  SmallVector<Value> acc =
+      issueValues(llvm::to_vector(carried.drop_front(4)), last.valueAddr);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  acc = fenceOperands(acc);
+  arriveBarrier(barrierAt(1 + 3 * cfg.stages, last.slot));
+  SmallVector<Value> finalState(carried.take_front(4));
+  llvm::append_range(finalState, acc);
+  scf::YieldOp::create(b, loc, finalState);
+  b.setInsertionPointToStart(epilogue.elseBlock());
+  scf::YieldOp::create(b, loc, carried.take_front(stateCount));
+  return llvm::to_vector_of<Value>(epilogue.getResults());
 }
 
 /// out = l == 0 ? 0 : acc / l rounded to the element type, lse = (m +
@@ -719,58 +911,78 @@ void GpuHopperBuilder::writeResults(ValueRange state) {
 
 /// One thread of warpgroup 0 loads Q, then every K and V tile the CTA visits
 /// into the ring, waiting for a slot to be released before refilling it.
-void GpuHopperBuilder::buildProducer(const KeyTiles &tiles) {
+void GpuHopperBuilder::buildProducer(const KeyTiles *tiles) {
   NVVM::SetMaxRegisterOp::create(b, loc, cfg.producerRegisters,
                                  NVVM::SetMaxRegisterAction::decrease);
   Value tid = launch.getThreadIds().x;
   Value leader =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, idx(0));
   ifThen(leader, [&] {
-    Value fullQ = barrierAt(0, Value());
-    expectBytes(fullQ, sdpa.d / kAtomCols * layout.queryBlock);
-    loadTile(queryMap, base, layout.queryBlock, sdpa.d, qStart, head, fullQ);
-    Value stages = idx(cfg.stages);
-    scf::ForOp::create(
-        b, loc, tiles.first, tiles.end, idx(1), ValueRange{},
-        [&](OpBuilder &nb, Location, Value tile, ValueRange) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-          Value iteration = sub(tile, tiles.first);
-          Value slot = arith::RemUIOp::create(b, loc, iteration, stages);
-          // The slot's previous use (one pass of the ring earlier) must be
-          // released; the first pass waits for the parity before phase 0,
-          // which a fresh barrier counts as complete.
-          Value parity = toI32(arith::RemUIOp::create(
-              b, loc,
-              addConst(arith::DivUIOp::create(b, loc, iteration, stages), 1),
-              idx(2)));
-          Value slotI32 = toI32(slot);
-          Value row = mul(tile, idx(cfg.blockKV));
-          waitBarrier(barrierAt(1 + 2 * cfg.stages, slot), parity);
-          Value fullK = barrierAt(1, slot);
-          expectBytes(fullK, layout.keyTile);
-          loadTile(
-              keyMap,
-              arith::AddIOp::create(
-                  b, loc, offsetBy(base, layout.keys),
-                  arith::MulIOp::create(b, loc, slotI32, i32(layout.keyTile))),
-              layout.keyBlock, sdpa.d, row, kvHead, fullK);
-          waitBarrier(barrierAt(1 + 3 * cfg.stages, slot), parity);
-          Value fullV = barrierAt(1 + cfg.stages, slot);
-          expectBytes(fullV, layout.valueTile);
-          loadTile(valueMap,
-                   arith::AddIOp::create(
-                       b, loc, offsetBy(base, layout.values),
-                       arith::MulIOp::create(b, loc, slotI32,
-                                             i32(layout.valueTile))),
-                   layout.valueBlock, sdpa.dv, row, kvHead, fullV);
-          scf::YieldOp::create(b, loc);
-        });
+    if (!cfg.persistent)
+      return loadItem(*tiles, Value(), Value());
+    forEachItem([&](Value ringBase, Value itemCount, function_ref<Value()>) {
+      KeyTiles itemTiles = locateItem();
+      loadItem(itemTiles, ringBase, itemCount);
+      return itemTiles;
+    });
   });
 }
 
+/// The producer's loads of one work item: Q (persistent CTAs first wait
+/// for the consumers to release the previous item's), then the K and V
+/// tiles; the ring's iterations count on from `ringBase` (null: 0).
+void GpuHopperBuilder::loadItem(const KeyTiles &tiles, Value ringBase,
+                                Value itemCount) {
+  if (itemCount)
+    waitBarrier(
+        barrierAt(emptyQueryBarrier(), Value()),
+        toI32(arith::RemUIOp::create(b, loc, addConst(itemCount, 1), idx(2))));
+  Value fullQ = barrierAt(0, Value());
+  expectBytes(fullQ, sdpa.d / kAtomCols * layout.queryBlock);
+  loadTile(queryMap, base, layout.queryBlock, sdpa.d, qStart, head, fullQ);
+  Value stages = idx(cfg.stages);
+  scf::ForOp::create(
+      b, loc, tiles.first, tiles.end, idx(1), ValueRange{},
+      [&](OpBuilder &nb, Location, Value tile, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value iteration = sub(tile, tiles.first);
+        if (ringBase)
+          iteration = add(ringBase, iteration);
+        Value slot = arith::RemUIOp::create(b, loc, iteration, stages);
+        // The slot's previous use (one pass of the ring earlier) must be
+        // released; the first pass waits for the parity before phase 0,
+        // which a fresh barrier counts as complete.
+        Value parity = toI32(arith::RemUIOp::create(
+            b, loc,
+            addConst(arith::DivUIOp::create(b, loc, iteration, stages), 1),
+            idx(2)));
+        Value slotI32 = toI32(slot);
+        Value row = mul(tile, idx(cfg.blockKV));
+        waitBarrier(barrierAt(1 + 2 * cfg.stages, slot), parity);
+        Value fullK = barrierAt(1, slot);
+        expectBytes(fullK, layout.keyTile);
+        loadTile(
+            keyMap,
+            arith::AddIOp::create(
+                b, loc, offsetBy(base, layout.keys),
+                arith::MulIOp::create(b, loc, slotI32, i32(layout.keyTile))),
+            layout.keyBlock, sdpa.d, row, kvHead, fullK);
+        waitBarrier(barrierAt(1 + 3 * cfg.stages, slot), parity);
+        Value fullV = barrierAt(1 + cfg.stages, slot);
+        expectBytes(fullV, layout.valueTile);
+        loadTile(
+            valueMap,
+            arith::AddIOp::create(
+                b, loc, offsetBy(base, layout.values),
+                arith::MulIOp::create(b, loc, slotI32, i32(layout.valueTile))),
+            layout.valueBlock, sdpa.dv, row, kvHead, fullV);
+        scf::YieldOp::create(b, loc);
+      });
+}
+
 /// A consumer warpgroup: its 64 rows over every tile the producer loads.
-void GpuHopperBuilder::buildConsumer(const KeyTiles &tiles) {
+void GpuHopperBuilder::buildConsumer(const KeyTiles *tiles) {
   NVVM::SetMaxRegisterOp::create(b, loc, cfg.consumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   Value tid = launch.getThreadIds().x;
@@ -783,8 +995,14 @@ void GpuHopperBuilder::buildConsumer(const KeyTiles &tiles) {
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   g = arith::DivUIOp::create(b, loc, lane, idx(4));
   t = arith::RemUIOp::create(b, loc, lane, idx(4));
-  rowBase = add(add(qStart, mul(consumer, idx(HopperConfig::kConsumerRows))),
-                mul(warp, idx(16)));
+  // The first row of the warp inside the CTA's 128.
+  Value warpRows;
+  if (cfg.persistent)
+    warpRows = add(mul(consumer, idx(HopperConfig::kConsumerRows)),
+                   mul(warp, idx(16)));
+  else
+    rowBase = add(add(qStart, mul(consumer, idx(HopperConfig::kConsumerRows))),
+                  mul(warp, idx(16)));
   // Named barriers 1 and 2 (0 is bar.sync's): consumer c waits on 1 + c.
   Value consumerI32 = toI32(consumer);
   mine = arith::AddIOp::create(b, loc, consumerI32, i32(1));
@@ -803,36 +1021,144 @@ void GpuHopperBuilder::buildConsumer(const KeyTiles &tiles) {
   for (int64_t k = 0; k < cfg.blockKV / 2; ++k)
     scoreInit = LLVM::InsertValueOp::create(b, loc, scoreInit, f32(0), k);
 
-  // Consumer 0 takes the first turn.
   Value first =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, consumer, idx(0));
-  ifThen(first, [&] { arriveNamed(mine); });
-  syncNamed(mine);
-  waitBarrier(barrierAt(0, Value()), i32(0));
+  if (!cfg.persistent) {
+    // Consumer 0 takes the first turn.
+    ifThen(first, [&] { arriveNamed(mine); });
+    syncNamed(mine);
+    waitBarrier(barrierAt(0, Value()), i32(0));
+    SmallVector<Value> state = consumeTiles(*tiles, Value());
+    // Consumer 1's last turn (its P.V of the last tile) comes from here.
+    ifThen(first, [&] { arriveNamed(other); });
+    writeResults(state);
+    return;
+  }
 
+  // Persistent: the turns run on across the CTA's items. Consumer 0 takes
+  // the first turn of its first item; the first turn of every later item
+  // is handed over by consumer 1 once it has issued its last P.V, so that
+  // neither named barrier ever holds two arrivals of one consumer.
+  forEachItem([&](Value ringBase, Value itemCount,
+                  function_ref<Value()> hasNext) {
+    KeyTiles itemTiles = locateItem();
+    rowBase = add(qStart, warpRows);
+    Value firstItem = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            itemCount, idx(0));
+    ifThen(arith::AndIOp::create(b, loc, first, firstItem),
+           [&] { arriveNamed(mine); });
+    syncNamed(mine);
+    waitBarrier(barrierAt(0, Value()),
+                toI32(arith::RemUIOp::create(b, loc, itemCount, idx(2))));
+    SmallVector<Value> state = consumeTiles(itemTiles, ringBase);
+    // Every Q.K^T of the item is done: the producer may load the next Q.
+    arriveBarrier(barrierAt(emptyQueryBarrier(), Value()));
+    ifThen(arith::OrIOp::create(b, loc, first, hasNext()),
+           [&] { arriveNamed(other); });
+    writeResults(state);
+    return itemTiles;
+  });
+}
+
+/// The consumer's walk over the item's key tiles; returns (m, l, acc).
+SmallVector<Value> GpuHopperBuilder::consumeTiles(const KeyTiles &tiles,
+                                                  Value ringBase) {
   SmallVector<Value> init = {f32(kNegInf), f32(kNegInf), f32(0), f32(0)};
   for (int64_t k = 0, e = sdpa.dv / 2; k < e; ++k)
     init.push_back(f32(0));
+  if (cfg.softmaxOverlap)
+    return overlappedTiles(tiles, ringBase, init);
   auto loop = scf::ForOp::create(
       b, loc, tiles.first, tiles.end, idx(1), init,
       [&](OpBuilder &nb, Location, Value tile, ValueRange state) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-        scf::YieldOp::create(
-            b, loc, keyTileStep(tile, sub(tile, tiles.first), state, tiles));
+        Value iteration = sub(tile, tiles.first);
+        if (ringBase)
+          iteration = add(ringBase, iteration);
+        scf::YieldOp::create(b, loc,
+                             keyTileStep(tile, iteration, state, tiles));
       });
-  // Consumer 1's last turn (its P.V of the last tile) comes from here.
-  ifThen(first, [&] { arriveNamed(other); });
-  writeResults(loop.getResults());
+  return llvm::to_vector_of<Value>(loop.getResults());
+}
+
+/// The key tiles the CTA's 128 rows from qStart visit (both consumers walk
+/// all of them, so that they take the same turns), and those that need no
+/// element mask for any of its rows; sets `seq`.
+KeyTiles GpuHopperBuilder::locateItem() {
+  seq = locateSequence(b, sdpa, batch, head);
+  Value lastRow = arith::SubIOp::create(
+      b, loc,
+      arith::MinUIOp::create(b, loc, addConst(qStart, cfg.blockQ()), sdpa.lq),
+      idx(1));
+  return keyTiles(b, sdpa, seq, qStart, lastRow, cfg.blockKV);
+}
+
+/// Persistent CTAs: `body(ringBase, itemCount, hasNext)` for each work item
+/// of the CTA, blockIdx.x, + gridDim.x, ... below B * Hq * ceil(Lq / 128),
+/// with batch, head, kvHead and qStart set; ringBase counts the K/V tiles of
+/// the CTA's earlier items (the ring's iterations go on across items),
+/// itemCount the items, hasNext() builds whether another item follows. The body
+/// returns the item's key tiles. Items are numbered with the query block
+/// innermost (neighbouring CTAs share K and V in L2); with a causal band,
+/// the query block outermost and reversed, so that the longest items (the
+/// last query blocks, which see the most keys) are taken first and the
+/// short ones fill in at the end.
+void GpuHopperBuilder::forEachItem(
+    function_ref<KeyTiles(Value, Value, function_ref<Value()>)> body) {
+  gpu::KernelDim3 blockIds = launch.getBlockIds();
+  gpu::KernelDim3 grid = launch.getGridSize();
+  Value rowBlocks =
+      arith::CeilDivUIOp::create(b, loc, sdpa.lq, idx(cfg.blockQ()));
+  Value heads = idx(sdpa.hq);
+  Value items = mul(mul(rowBlocks, heads), sdpa.batch);
+  bool longestFirst = sdpa.band && sdpa.band->right;
+  auto loop = scf::ForOp::create(
+      b, loc, blockIds.x, items, grid.x, ValueRange{idx(0), idx(0)},
+      [&](OpBuilder &nb, Location, Value item, ValueRange counts) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value rowBlock, rest;
+        if (longestFirst) {
+          Value sequences = mul(heads, sdpa.batch);
+          rowBlock = sub(sub(rowBlocks, idx(1)),
+                         arith::DivUIOp::create(b, loc, item, sequences));
+          rest = arith::RemUIOp::create(b, loc, item, sequences);
+        } else {
+          rowBlock = arith::RemUIOp::create(b, loc, item, rowBlocks);
+          rest = arith::DivUIOp::create(b, loc, item, rowBlocks);
+        }
+        head = arith::RemUIOp::create(b, loc, rest, heads);
+        batch = arith::DivUIOp::create(b, loc, rest, heads);
+        kvHead = arith::DivUIOp::create(b, loc, head, idx(sdpa.group));
+        qStart = mul(rowBlock, idx(cfg.blockQ()));
+        // Whether another item follows: built where the body asks, so that
+        // it is not live across the item's tiles.
+        auto hasNext = [&]() -> Value {
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                       add(item, grid.x), items);
+        };
+        KeyTiles tiles = body(counts[0], counts[1], hasNext);
+        // The item's tiles: end - first, or none.
+        Value visited =
+            sub(arith::MaxSIOp::create(b, loc, tiles.end, tiles.first),
+                tiles.first);
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{add(counts[0], visited), addConst(counts[1], 1)});
+      });
+  (void)loop;
 }
 
 void GpuHopperBuilder::build() {
   gpu::KernelDim3 blockIds = launch.getBlockIds();
   Value tid = launch.getThreadIds().x;
-  batch = blockIds.z;
-  head = blockIds.y;
-  kvHead = arith::DivUIOp::create(b, loc, head, idx(sdpa.group));
-  qStart = mul(blockIds.x, idx(cfg.blockQ()));
+  if (!cfg.persistent) {
+    batch = blockIds.z;
+    head = blockIds.y;
+    kvHead = arith::DivUIOp::create(b, loc, head, idx(sdpa.group));
+    qStart = mul(blockIds.x, idx(cfg.blockQ()));
+  }
 
   // The dynamic shared memory, aligned up to the swizzle's period (the
   // launch asks for that much more).
@@ -873,19 +1199,18 @@ void GpuHopperBuilder::build() {
           initBarrier(offsetBy(barrierAt(1 + 3 * cfg.stages, Value()), 8 * s),
                       kConsumerThreads);
         }
+        if (cfg.persistent)
+          initBarrier(barrierAt(emptyQueryBarrier(), Value()),
+                      kConsumerThreads);
         NVVM::FenceMbarrierInitOp::create(b, loc);
       });
   gpu::BarrierOp::create(b, loc);
 
-  // The key tiles the CTA's 128 rows visit (both consumers walk all of
-  // them, so that they take the same turns), and those that need no
-  // element mask for any of its rows.
-  seq = locateSequence(b, sdpa, batch, head);
-  Value lastRow = arith::SubIOp::create(
-      b, loc,
-      arith::MinUIOp::create(b, loc, addConst(qStart, cfg.blockQ()), sdpa.lq),
-      idx(1));
-  KeyTiles tiles = keyTiles(b, sdpa, seq, qStart, lastRow, cfg.blockKV);
+  // One CTA per tile: its key tiles, found once for both roles. Persistent
+  // CTAs find each item's in the roles' loops.
+  std::optional<KeyTiles> tiles;
+  if (!cfg.persistent)
+    tiles = locateItem();
   auto keyType = cast<MemRefType>(sdpa.key.getType());
   needsMask = sdpa.band || sdpa.keyLengths || keyType.isDynamicDim(2) ||
               keyType.getDimSize(2) % cfg.blockKV != 0;
@@ -897,9 +1222,9 @@ void GpuHopperBuilder::build() {
   auto role = scf::IfOp::create(b, loc, producer, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(role.thenBlock()->getTerminator());
-  buildProducer(tiles);
+  buildProducer(tiles ? &*tiles : nullptr);
   b.setInsertionPoint(role.elseBlock()->getTerminator());
-  buildConsumer(tiles);
+  buildConsumer(tiles ? &*tiles : nullptr);
 }
 
 void gpu_kernels::buildHopperKernel(OpBuilder &b, const GpuSdpa &sdpa,

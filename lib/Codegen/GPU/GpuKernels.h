@@ -223,6 +223,12 @@ struct HopperConfig {
   int64_t stages = 2;
   /// As FlashConfig::foldScale.
   bool foldScale = false;
+  /// Persistent CTAs (convert-attn-to-gpu's persistent): a grid of
+  /// kHopperCtasPerSm CTAs per SM, each looping over work items.
+  bool persistent = false;
+  /// The softmax of tile j overlapped with P.V of tile j - 1 inside each
+  /// consumer (softmax-overlap).
+  bool softmaxOverlap = false;
   /// Registers per thread after setmaxnreg: the producer gives up most of
   /// the 168 each thread starts with and the consumers take them (24 + 2 *
   /// 240 = 504 of the 512 = 65536 / 128 the three warpgroups share).
@@ -233,6 +239,19 @@ struct HopperConfig {
   int64_t blockQ() const { return kConsumers * kConsumerRows; }
   int64_t threads() const { return (kConsumers + 1) * kWarpgroupThreads; }
 };
+
+/// CTAs per SM of the persistent sm_90a kernel: one, as 384 threads of 168
+/// registers (the launch bounds' minimum of one CTA per SM) take the whole
+/// 64K-register file.
+inline constexpr int64_t kHopperCtasPerSm = 1;
+
+/// Host code before a kernels=wgmma launch: the SMs of the device the call
+/// runs on (index), read by the runtime (attnCudaSmCount, over the driver's
+/// cuDeviceGetAttribute).
+Value smCountAtLaunch(OpBuilder &b, Location loc, Operation *op);
+
+/// The runtime function that gives the SM count (lib/Runtime/CUDA).
+inline constexpr llvm::StringLiteral kSmCountFunction = "attnCudaSmCount";
 
 /// Head dims the sm_90a kernel takes: multiples of the 64 16-bit columns of
 /// a 128-byte swizzled row (one TMA box, one wgmma swizzle atom).
@@ -285,6 +304,9 @@ struct DecodeConfig {
   int64_t valueUnroll = 2;
   int64_t kvSplits = 0;  // key splits; 0: chosen at run time
   int64_t smCount = 132; // for the run-time choice
+  /// The run-time choice counts the device's SMs at launch (attnCudaSmCount)
+  /// instead of smCount: kernels=wgmma without sm-count.
+  bool smCountAtLaunch = false;
 };
 
 /// Most query rows per CTA of the split kernel: each row keeps its score,

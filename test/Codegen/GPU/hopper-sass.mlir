@@ -19,6 +19,23 @@
 // RUN: | attn-opt -gpu-module-to-binary="format=isa toolkit=%cuda_toolkit" \
 // RUN: | %ptx --ptxas %ptxas --arch sm_90a --sass %nvdisasm | FileCheck %s
 
+// softmax-overlap=true (hopper-schedules.mlir): the first tile's Q.K^T
+// and the last tile's P.V move out of the tile loop (prologue and
+// epilogue), so each wgmma appears twice; still no local memory.
+// RUN: attn-opt %S/hopper-to-ptx.mlir -convert-attn-to-gpu="chip=sm_90a kernels=wgmma softmax-overlap=true" \
+// RUN:   -one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   -canonicalize -gpu-launch-sink-index-computations -gpu-kernel-outlining \
+// RUN:   -nvvm-attach-target="chip=sm_90a features=+ptx80 O=3" \
+// RUN: | attn-opt -pass-pipeline="builtin.module(gpu.module(attn-gpu-launch-bounds,convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-vector-to-llvm,convert-gpu-to-nvvm,convert-nvvm-to-llvm,canonicalize,cse,reconcile-unrealized-casts))" \
+// RUN: | attn-opt -gpu-module-to-binary="format=isa toolkit=%cuda_toolkit" \
+// RUN: | %ptx --ptxas %ptxas --arch sm_90a --sass %nvdisasm | FileCheck %s --check-prefix=OVERLAP
+
+// OVERLAP: @bf16_d128_kernel: SASS: 32 HGMMA ({{[0-9]+}} in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,
+// OVERLAP: @f16_d64_causal_br_lse_dynamic_kernel: SASS: 24 HGMMA ({{[0-9]+}} in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,
+// OVERLAP: @bf16_d256_causal_tl_kernel: SASS: 40 HGMMA ({{[0-9]+}} in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,
+// OVERLAP: @bf16_d128_all_variants_kernel: SASS: 24 HGMMA (12 in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,
+// OVERLAP: @f16_d128_bool_mask_dv64_kernel: SASS: 24 HGMMA ({{[0-9]+}} in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,
+
 // CHECK: @bf16_d128_kernel: SASS: 16 HGMMA (16 in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,
 // CHECK: @f16_d64_causal_br_lse_dynamic_kernel: SASS: 12 HGMMA (12 in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,
 // CHECK: @bf16_d256_causal_tl_kernel: SASS: 20 HGMMA (20 in loops), {{[1-9][0-9]*}} UTMALDG, {{[1-9][0-9]*}} SYNCS, 2 USETMAXREG, 0 HMMA, 0 LDL, 0 STL,

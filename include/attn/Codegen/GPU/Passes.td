@@ -98,8 +98,17 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     while the other computes its softmax. The tensor maps are encoded on
     the host before the launch (`attnCudaEncodeTensorMap` in attn's CUDA
     runtime, over the driver's `cuTensorMapEncodeTiled`) into a 384-byte
-    device buffer the kernel reads them from. block-q, block-kv,
-    shared-memory and lazy-rescale apply to the mma.sync kernel only.
+    device buffer the kernel reads them from. persistent=true launches
+    min(tiles, SMs) CTAs (the SM count read from the device at launch by
+    the runtime's `attnCudaSmCount`), each looping over (query block, head,
+    batch) tiles in a static round-robin order, causal ones longest first,
+    the ring's phases and the ping-pong running on across tiles.
+    softmax-overlap=true issues Q.K^T of tile j and P.V of tile j - 1 in one
+    turn and computes the softmax of tile j while P.V runs (`wgmma
+    wait_group 1`). With kernels=wgmma the decode kernels' automatic
+    kv-splits count the device's SMs at launch too (sm-count 0). block-q,
+    block-kv, shared-memory and lazy-rescale apply to the mma.sync kernel
+    only.
 
     `attn.sdpa_grad` (f16/bf16, D and Dv in {32, 64, 80, 96, 128}, no mask;
     docs/gpu.md): FlashAttention-2's backward as three launches: a
@@ -152,7 +161,8 @@ def ConvertAttnToGpu : Pass<"convert-attn-to-gpu"> {
     // Tuning.td's knobs, in the order of ConvertAttnToGpuOptions' members.
     GpuTargetChip, GpuBlockQ, GpuBlockKV, GpuDecodeRows, GpuKvSplits,
     GpuSmCount, GpuDecodeStages, GpuDecodeUnroll, GpuSharedMemory,
-    GpuFoldScale, GpuLazyRescale, GpuKernels, GpuDeterministic
+    GpuFoldScale, GpuLazyRescale, GpuKernels, GpuDeterministic,
+    GpuPersistent, GpuSoftmaxOverlap
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

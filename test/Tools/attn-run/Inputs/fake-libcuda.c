@@ -6,7 +6,9 @@
  * and the report. Signatures follow cuda.h loosely (C ABI only).
  * cuTensorMapEncodeTiled checks its arguments as the driver documents
  * (CUDA 13 cuda.h) and, with FAKE_CUDA_LOG set, prints each call to stderr
- * so that tests can check the tensor maps the generated code asks for. */
+ * so that tests can check the tensor maps the generated code asks for.
+ * cuDeviceGetAttribute answers MULTIPROCESSOR_COUNT with FAKE_CUDA_SMS (else
+ * 132); with FAKE_CUDA_LOG_LAUNCH set every launch prints its grid. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +23,15 @@ CUresult cuGetErrorName(CUresult r, const char **s) { *s = "FAKE"; return 0; }
 CUresult cuGetErrorString(CUresult r, const char **s) { *s = "fake"; return 0; }
 CUresult cuDeviceGet(int *d, int i) { *d = i; return 0; }
 CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
-  *v = attr == 75 ? 9 : 0; /* COMPUTE_CAPABILITY_MAJOR = 75, MINOR = 76 */
+  /* COMPUTE_CAPABILITY_MAJOR = 75, MINOR = 76; MULTIPROCESSOR_COUNT = 16:
+   * FAKE_CUDA_SMS, else an H100 SXM's 132. */
+  const char *sms = getenv("FAKE_CUDA_SMS");
+  *v = attr == 75 ? 9 : attr == 16 ? (sms ? atoi(sms) : 132) : 0;
+  if (attr == 16 && getenv("FAKE_CUDA_LOG"))
+    fprintf(stderr, "cuDeviceGetAttribute MULTIPROCESSOR_COUNT=%d\n", *v);
   return 0;
 }
+CUresult cuCtxGetDevice(int *d) { *d = 0; return 0; }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)16; return 0; }
 CUresult cuCtxGetCurrent(void **c) { *c = current; return 0; }
@@ -40,6 +48,9 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned smem,
                         void *stream, void **params, void **extra) {
+  if (getenv("FAKE_CUDA_LOG_LAUNCH"))
+    fprintf(stderr, "cuLaunchKernel grid=%u,%u,%u block=%u,%u,%u smem=%u\n",
+            gx, gy, gz, bx, by, bz, smem);
   return 0;
 }
 CUresult cuStreamSynchronize(void *s) { return 0; }
