@@ -736,9 +736,9 @@ struct ConvertAttnToGpuPass
 
   void runOnOperation() override {
     ConvertAttnToGpuOptions options{
-        chip,        blockQ,       blockKV,      decodeRows,   kvSplits,
-        smCount,     decodeStages, decodeUnroll, sharedMemory, foldScale,
-        lazyRescale, kernels,      deterministic, persistent, softmaxOverlap};
+        chip,        blockQ,       blockKV,       decodeRows,   kvSplits,
+        smCount,     decodeStages, decodeUnroll,  sharedMemory, foldScale,
+        lazyRescale, kernels,      deterministic, persistent,   softmaxOverlap};
     namespace bounds = tuning::bounds;
     if (failed(verifyOptionBounds(
             getOperation()->getLoc(), getArgument(),
