@@ -68,7 +68,7 @@ def real(x, name, who):
 
 def check_base2_range(values, name, who):
     """Refuses values whose magnitude times log2(e) overflows f32 (or that
-    are not finite): the softcap, the ALiBi slopes."""
+    are not finite): the scale, the softcap, the ALiBi slopes."""
     with np.errstate(over="ignore", invalid="ignore"):
         x = np.asarray(values, np.float64).reshape(-1)
         bad = ~np.isfinite(np.abs(x.astype(np.float32)) * _LOG2E)
@@ -222,6 +222,8 @@ def check_scale(scale, who):
             f" ({float(as_f32)} as an f32)"
         raise ValueError(f"{who}: expected scale to be finite and "
                          f"non-zero, but got {scale!r}{f32}")
+    # The op's verifier bounds the scale as the softcap (docs/op.md).
+    check_base2_range([scale], "scale", who)
     return scale
 
 

@@ -277,6 +277,10 @@ def _check_attributes(attrs, where):
         if not math.isfinite(scale) or scale == 0.0:
             raise InvalidModelError(f"{where}: scale must be finite and "
                                     f"non-zero, got {scale!r}")
+        try:  # attn.sdpa's verifier: |scale| * log2(e) finite in f32
+            _sdpa.check_base2_range([scale], "scale", where)
+        except ValueError as error:
+            raise UnsupportedError(str(error)) from None
     softcap = attrs.get("softcap", 0.0)
     if not math.isfinite(softcap) or softcap < 0.0:
         raise InvalidModelError(f"{where}: softcap must be finite and "

@@ -263,6 +263,8 @@ MALFORMED = {
                   "scale must be finite and non-zero, got nan"),
     "scale-inf": (lambda: plain(dict(scale=float("inf"))),
                   "scale must be finite and non-zero, got inf"),
+    "scale-overflows": (lambda: plain(dict(scale=3e38)),
+                        "|scale| * log2(e) finite in f32"),
     "softcap-inf": (lambda: plain(dict(softcap=float("inf"))),
                     "softcap must be finite and >= 0 (0: none), got inf"),
     "softcap-nan": (lambda: plain(dict(softcap=float("nan"))),

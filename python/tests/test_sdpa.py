@@ -185,6 +185,9 @@ K = randn((1, 2, 8, 16))
     (lambda: attn.sdpa(Q, Q, Q, softcap=3e38),
      ValueError, "softcap = 3e+38: expected a finite value with |softcap| * "
      "log2(e) finite in f32 (|softcap| < 2.3587e+38)"),
+    (lambda: attn.sdpa(Q, Q, Q, scale=-3e38),
+     ValueError, "scale = -3e+38: expected a finite value with |scale| * "
+     "log2(e) finite in f32 (|scale| < 2.3587e+38)"),
     (lambda: attn.sdpa(Q, Q, Q, softcap=1e-50),
      ValueError, "softcap must be finite and positive, got 1e-50 (0 as an "
      "f32)"),
