@@ -20,6 +20,46 @@ using namespace mlir::attn;
 using verify::DimRule;
 using verify::NamedType;
 
+/// What attn.sdpa_varlen and attn.sdpa_varlen_grad check alike, on `all`
+/// whose first seven are query, key, value, cu_seqlens_q, cu_seqlens_k,
+/// out and lse (null: absent), each with its rank already checked: static
+/// heads and head dims (they drive the GQA mapping, the default scale and
+/// the inner ops' types), the packed dims that must agree (with `more`
+/// rules of the op's own), B + 1 >= 1 offsets, the GQA ratio and positive
+/// head dims.
+static LogicalResult verifyPacked(Operation *op, ArrayRef<NamedType> all,
+                                  ArrayRef<DimRule> more) {
+  enum { Q, K, V, CuQ, CuK, O, Lse };
+  if (failed(verify::staticHeadDims(op, {all[Q], all[K], all[V]}, 1, 2)))
+    return failure();
+  SmallVector<DimRule> rules = {
+      // key [total_k, Hkv, D], value [total_k, Hkv, Dv].
+      {K, 2, Q, 2},
+      {V, 0, K, 0},
+      {V, 1, K, 1},
+      // out [total_q, Hq, Dv]; cu_seqlens both [B + 1].
+      {O, 0, Q, 0},
+      {O, 1, Q, 1},
+      {O, 2, V, 2},
+      {CuK, 0, CuQ, 0},
+  };
+  if (all[Lse].type) {
+    // lse [Hq, total_q].
+    rules.push_back({Lse, 0, Q, 1});
+    rules.push_back({Lse, 1, Q, 0});
+  }
+  rules.append(more.begin(), more.end());
+  if (failed(verify::dimRules(op, all, rules)))
+    return failure();
+  if (all[CuQ].type.getDimSize(0) == 0)
+    return op->emitOpError() << "expected cu_seqlens_q to hold B + 1 >= 1 "
+                                "offsets, but got 0";
+  return failure(
+      failed(verify::heads(op, all[Q].type.getDimSize(1),
+                           all[K].type.getDimSize(1))) ||
+      failed(verify::positiveHeadDims(op, all[Q].type, all[V].type, 2)));
+}
+
 LogicalResult SdpaVarlenOp::verify() {
   if (failed(verify::denseTensors(*this)))
     return failure();
@@ -38,37 +78,9 @@ LogicalResult SdpaVarlenOp::verify() {
   if (failed(verify::ranksAndElementTypes(*this, all, {3, 3, 3, 1, 1, 3, 2})))
     return failure();
 
-  // Heads and head dims drive the GQA mapping, the default scale and the
-  // inner attn.sdpa's types.
-  if (failed(verify::staticHeadDims(*this, {all[Q], all[K], all[V]}, 1, 2)))
+  if (failed(verifyPacked(*this, all, {})))
     return failure();
-
-  SmallVector<DimRule> rules = {
-      // key [total_k, Hkv, D], value [total_k, Hkv, Dv].
-      {K, 2, Q, 2},
-      {V, 0, K, 0},
-      {V, 1, K, 1},
-      // out [total_q, Hq, Dv]; cu_seqlens both [B + 1].
-      {O, 0, Q, 0},
-      {O, 1, Q, 1},
-      {O, 2, V, 2},
-      {CuK, 0, CuQ, 0},
-  };
-  if (lseType) {
-    // lse [Hq, total_q].
-    rules.push_back({Lse, 0, Q, 1});
-    rules.push_back({Lse, 1, Q, 0});
-  }
-  if (failed(verify::dimRules(*this, all, rules)))
-    return failure();
-  if (all[CuQ].type.getDimSize(0) == 0)
-    return emitOpError() << "expected cu_seqlens_q to hold B + 1 >= 1 "
-                            "offsets, but got 0";
-
-  int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
-  if (failed(verify::heads(*this, hq, hkv)) ||
-      failed(verify::positiveHeadDims(*this, all[Q].type, all[V].type, 2)))
-    return failure();
+  int64_t hq = all[Q].type.getDimSize(1);
 
   // ALiBi slopes [Hq] or [B, Hq], B = the offsets' count - 1.
   if (Value slopes = getAlibiSlopes()) {
@@ -117,40 +129,18 @@ LogicalResult SdpaVarlenGradOp::verify() {
                            << ") to equal query element type (" << elt << ")";
   }
 
-  if (failed(verify::staticHeadDims(*this, {all[Q], all[K], all[V]}, 1, 2)))
-    return failure();
-
   SmallVector<DimRule> rules = {
-      // key [total_k, Hkv, D], value [total_k, Hkv, Dv].
-      {K, 2, Q, 2},
-      {V, 0, K, 0},
-      {V, 1, K, 1},
-      // out and d_out [total_q, Hq, Dv]; lse [Hq, total_q]; cu_seqlens
-      // both [B + 1].
-      {O, 0, Q, 0},
-      {O, 1, Q, 1},
-      {O, 2, V, 2},
+      // d_out [total_q, Hq, Dv], as out.
       {DO, 0, O, 0},
       {DO, 1, O, 1},
       {DO, 2, O, 2},
-      {Lse, 0, Q, 1},
-      {Lse, 1, Q, 0},
-      {CuK, 0, CuQ, 0},
   };
   // Each gradient has the shape of what it differentiates.
   for (auto [grad, of] : {std::pair{DQ, Q}, {DK, K}, {DV, V}})
     for (unsigned d = 0; d < 3; ++d)
       rules.push_back(
           {static_cast<unsigned>(grad), d, static_cast<unsigned>(of), d});
-  if (failed(verify::dimRules(*this, all, rules)))
-    return failure();
-  if (all[CuQ].type.getDimSize(0) == 0)
-    return emitOpError() << "expected cu_seqlens_q to hold B + 1 >= 1 "
-                            "offsets, but got 0";
-
-  int64_t hq = all[Q].type.getDimSize(1), hkv = all[K].type.getDimSize(1);
-  if (failed(verify::heads(*this, hq, hkv)) ||
-      failed(verify::positiveHeadDims(*this, all[Q].type, all[V].type, 2)))
+  if (failed(verifyPacked(*this, all, rules)))
     return failure();
   return verify::scoreAttributes(*this, std::nullopt, nullptr, getScaleAttr());
 }
